@@ -1,0 +1,28 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** One operator command: `npm run admin -- <group> <action> [args] [--json]`. */
+export interface Command {
+  usage: string;
+  options?: NonNullable<ParseArgsConfig['options']>;
+  /** Returns the JSON object printed with --json, and the lines printed without it. */
+  run(args: { positionals: string[]; values: Record<string, string | boolean | undefined> }): Promise<{ json: unknown; text: string[] }>;
+}
+
+/** A mistake in how the command was called: printed with its usage, exit code 2. */
+export class UsageError extends Error {}
+
+export function parseCommandArgs(command: Command, argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { ...command.options, json: { type: 'boolean' } },
+    allowPositionals: true,
+    strict: true,
+  });
+  return { values: values as Record<string, string | boolean | undefined>, positionals };
+}
+
+export function requiredOption(values: Record<string, string | boolean | undefined>, name: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
+  return value;
+}

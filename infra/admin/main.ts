@@ -1,0 +1,46 @@
+import { openLocalStore } from '../local/store';
+import { parseCommandArgs, UsageError, type Command } from './command';
+import { tokenCommands } from './tokens';
+
+/**
+ * The operator CLI. Against the local store by default (the running `npm start`, or a temporary
+ * DynamoDB Local over DATA_DIR); against any table when TABLE_NAME is set, with the AWS SDK's
+ * usual settings (credentials, AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB).
+ */
+const groups: Record<string, Record<string, Command>> = { token: tokenCommands };
+
+function usage(): string {
+  const lines = Object.values(groups).flatMap((commands) => Object.values(commands).map((c) => `  npm run admin -- ${c.usage} [--json]`));
+  return ['Usage:', ...lines].join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [group, action, ...rest] = argv;
+  const command = group && action ? groups[group]?.[action] : undefined;
+  if (!command) {
+    console.error(usage());
+    return 2;
+  }
+  let args;
+  try {
+    args = parseCommandArgs(command, rest);
+  } catch (error) {
+    console.error(`${(error as Error).message}\nUsage: npm run admin -- ${command.usage} [--json]`);
+    return 2;
+  }
+  const store = process.env.TABLE_NAME ? undefined : await openLocalStore();
+  try {
+    const { json, text } = await command.run(args);
+    console.log(args.values.json ? JSON.stringify(json) : text.join('\n'));
+    return 0;
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    if (args.values.json) console.log(JSON.stringify({ error: error.message }));
+    console.error(`${error.message}\nUsage: npm run admin -- ${command.usage} [--json]`);
+    return 2;
+  } finally {
+    await store?.close();
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,286 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type {
+  APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent, Context,
+} from 'aws-lambda';
+import { API_BASE_PATH, AUTHORIZER_CACHE_TTL_SECONDS, MAX_BODY_BYTES } from '#shared/config';
+import { gatewayErrorResponse, type GatewayErrorType } from '#shared/http/gateway-responses';
+import { errorResponse } from '#shared/http/responses';
+import { MethodNotAllowed } from '#shared/jsonapi/errors';
+import { AUTHORIZER_FUNCTION, routes as allRoutes, type Route } from '#shared/routes';
+
+/**
+ * The local stand-in for API Gateway: turns HTTP requests into the REST API (v1) proxy events the
+ * deployed API sends, runs the REQUEST authorizer with the same identity source and result cache,
+ * calls the route's function and answers with the same gateway responses.
+ */
+export interface LocalGateway {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface LocalGatewayOptions {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  routes?: readonly Route[];
+  authorizerCacheTtlSeconds?: number;
+  /** Called once per request, after the response: an access log without tokens. */
+  onRequest?: (entry: { method: string; path: string; status: number; ms: number }) => void;
+}
+
+type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+type AuthorizerHandler = (event: APIGatewayRequestAuthorizerEvent, context: Context) => Promise<APIGatewayAuthorizerResult>;
+
+interface CompiledRoute {
+  route: Route;
+  pattern: RegExp;
+  parameterNames: string[];
+  handler: ProxyHandler;
+}
+
+const ACCOUNT = '000000000000';
+const REGION = 'local';
+const API_ID = 'local';
+const STAGE = 'local';
+
+export async function startGateway(options: LocalGatewayOptions = {}): Promise<LocalGateway> {
+  const compiled = await Promise.all((options.routes ?? allRoutes).map(compileRoute));
+  const authorizer = (await importFunction(AUTHORIZER_FUNCTION)) as AuthorizerHandler;
+  const cache = new AuthorizerCache((options.authorizerCacheTtlSeconds ?? AUTHORIZER_CACHE_TTL_SECONDS) * 1000);
+
+  const server = createServer((req, res) => {
+    const started = performance.now();
+    serve(req, compiled, authorizer, cache)
+      .catch((error: unknown) => {
+        console.error('local gateway failure', error);
+        return gatewayErrorResponse('DEFAULT_5XX');
+      })
+      .then((result) => {
+        send(res, result);
+        options.onRequest?.({ method: req.method ?? '', path: (req.url ?? '').split('?')[0]!, status: result.statusCode, ms: performance.now() - started });
+      });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+async function serve(
+  req: IncomingMessage, compiled: CompiledRoute[], authorizer: AuthorizerHandler, cache: AuthorizerCache,
+): Promise<APIGatewayProxyResult> {
+  const url = new URL(req.url ?? '/', 'http://local');
+  const method = (req.method ?? 'GET').toUpperCase();
+  const onPath = compiled.filter((c) => c.pattern.test(url.pathname));
+  if (onPath.length === 0) return gatewayErrorResponse('MISSING_AUTHENTICATION_TOKEN');
+  const match = onPath.find((c) => c.route.method === method);
+  if (!match) return errorResponse(new MethodNotAllowed());
+
+  const body = await readBody(req);
+  if (body === 'too large') return gatewayErrorResponse('REQUEST_TOO_LARGE');
+  const event = proxyEvent(req, url, match, body);
+
+  if (match.route.role !== null) {
+    const authorization = event.headers.Authorization ?? headerValue(event.headers, 'authorization');
+    // Like API Gateway: an empty identity source is a 401 without calling the authorizer.
+    if (!authorization) return gatewayErrorResponse('UNAUTHORIZED');
+    const decision = await cache.get(authorization, () => authorizer(authorizerEvent(event), lambdaContext(AUTHORIZER_FUNCTION)));
+    if (decision === 'unauthorized') return gatewayErrorResponse('UNAUTHORIZED');
+    if (decision === 'failed') return gatewayErrorResponse('DEFAULT_5XX');
+    if (!allows(decision, methodArn(event))) return gatewayErrorResponse('ACCESS_DENIED');
+    event.requestContext.authorizer = { principalId: decision.principalId, ...decision.context };
+  }
+  return match.handler(event, lambdaContext(match.route.function));
+}
+
+async function compileRoute(route: Route): Promise<CompiledRoute> {
+  const parameterNames: string[] = [];
+  const source = `${API_BASE_PATH}${route.path}`.replace(/\{(\w+)\}/g, (_, name: string) => {
+    parameterNames.push(name);
+    return '([^/]+)';
+  });
+  const handler = (await importFunction(route.function)) as ProxyHandler;
+  return { route, pattern: new RegExp(`^${source}/?$`), parameterNames, handler };
+}
+
+async function importFunction(name: string): Promise<unknown> {
+  const module = (await import(`../../functions/${name}.ts`)) as { handler?: unknown };
+  if (typeof module.handler !== 'function') throw new Error(`functions/${name}.ts does not export a handler`);
+  return module.handler;
+}
+
+async function readBody(req: IncomingMessage): Promise<string | null | 'too large'> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > MAX_BODY_BYTES) {
+    req.resume();
+    return 'too large';
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) {
+      req.resume();
+      return 'too large';
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return size === 0 ? null : Buffer.concat(chunks).toString('utf8');
+}
+
+/** Decodes like API Gateway: percent-escapes in names and values (`page%5Bsize%5D` → `page[size]`). */
+function decode(text: string): string {
+  try { return decodeURIComponent(text); } catch { return text; }
+}
+
+function proxyEvent(req: IncomingMessage, url: URL, match: CompiledRoute, body: string | null): APIGatewayProxyEvent {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!;
+    const value = req.rawHeaders[i + 1]!;
+    headers[name] = value;
+    (multiValueHeaders[name] ??= []).push(value);
+  }
+  headers['X-Forwarded-Proto'] = 'http';
+  multiValueHeaders['X-Forwarded-Proto'] = ['http'];
+
+  const query: Record<string, string> = {};
+  const multiQuery: Record<string, string[]> = {};
+  for (const pair of url.search.slice(1).split('&').filter(Boolean)) {
+    const [rawName, ...rest] = pair.split('=');
+    const name = decode(rawName!);
+    const value = decode(rest.join('='));
+    query[name] = value;
+    (multiQuery[name] ??= []).push(value);
+  }
+
+  const values = match.pattern.exec(url.pathname)!.slice(1);
+  const pathParameters = Object.fromEntries(match.parameterNames.map((name, i) => [name, decode(values[i]!)]));
+  const resource = `${API_BASE_PATH}${match.route.path}`;
+  const hasQuery = Object.keys(query).length > 0;
+  return {
+    resource,
+    path: url.pathname,
+    httpMethod: match.route.method,
+    headers,
+    multiValueHeaders,
+    queryStringParameters: hasQuery ? query : null,
+    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
+    pathParameters: match.parameterNames.length > 0 ? pathParameters : null,
+    stageVariables: null,
+    body,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: ACCOUNT,
+      apiId: API_ID,
+      authorizer: null,
+      domainName: headerValue(headers, 'host') ?? '127.0.0.1',
+      httpMethod: match.route.method,
+      path: url.pathname,
+      protocol: `HTTP/${req.httpVersion}`,
+      requestId: randomUUID(),
+      requestTimeEpoch: Date.now(),
+      resourceId: 'local',
+      resourcePath: resource,
+      stage: STAGE,
+      identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headerValue(headers, 'user-agent') ?? null } as APIGatewayProxyEvent['requestContext']['identity'],
+    },
+  };
+}
+
+function authorizerEvent(event: APIGatewayProxyEvent): APIGatewayRequestAuthorizerEvent {
+  return {
+    type: 'REQUEST',
+    methodArn: methodArn(event),
+    resource: event.resource,
+    path: event.path,
+    httpMethod: event.httpMethod,
+    headers: event.headers,
+    multiValueHeaders: event.multiValueHeaders,
+    queryStringParameters: event.queryStringParameters,
+    multiValueQueryStringParameters: event.multiValueQueryStringParameters,
+    pathParameters: event.pathParameters,
+    stageVariables: event.stageVariables,
+    requestContext: event.requestContext,
+  } as APIGatewayRequestAuthorizerEvent;
+}
+
+const methodArn = (event: APIGatewayProxyEvent) =>
+  `arn:aws:execute-api:${REGION}:${ACCOUNT}:${API_ID}/${STAGE}/${event.httpMethod}${event.resource}`;
+
+/** Evaluates the authorizer's policy as API Gateway does: an Allow on a matching resource, no matching Deny. */
+function allows(decision: APIGatewayAuthorizerResult, arn: string): boolean {
+  const statements = decision.policyDocument.Statement as Array<{ Effect: string; Resource?: string | string[] }>;
+  const matching = (s: { Resource?: string | string[] }) =>
+    [s.Resource ?? []].flat().some((resource) => wildcardMatch(resource, arn));
+  return statements.some((s) => s.Effect === 'Allow' && matching(s)) && !statements.some((s) => s.Effect === 'Deny' && matching(s));
+}
+
+function wildcardMatch(pattern: string, value: string): boolean {
+  const escaped = pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
+  return new RegExp(`^${escaped}$`).test(value);
+}
+
+type Decision = APIGatewayAuthorizerResult | 'unauthorized' | 'failed';
+
+/** API Gateway's authorizer cache: one decision per identity-source value, for the TTL. */
+class AuthorizerCache {
+  private readonly entries = new Map<string, { decision: APIGatewayAuthorizerResult; expires: number }>();
+  constructor(private readonly ttlMs: number) {}
+
+  async get(identity: string, authorize: () => Promise<APIGatewayAuthorizerResult>): Promise<Decision> {
+    const cached = this.entries.get(identity);
+    if (cached && cached.expires > Date.now()) return cached.decision;
+    try {
+      const decision = await authorize();
+      if (this.ttlMs > 0) this.entries.set(identity, { decision, expires: Date.now() + this.ttlMs });
+      return decision;
+    } catch (error) {
+      if (error instanceof Error && error.message === 'Unauthorized') return 'unauthorized';
+      console.error('authorizer failed', error instanceof Error ? error.name : 'unknown error');
+      return 'failed';
+    }
+  }
+}
+
+function headerValue(headers: Record<string, string | undefined>, name: string): string | undefined {
+  const entry = Object.entries(headers).find(([key]) => key.toLowerCase() === name);
+  return entry?.[1];
+}
+
+function lambdaContext(functionName: string): Context {
+  const deadline = Date.now() + 29_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function send(res: ServerResponse, result: APIGatewayProxyResult): void {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
+  const body = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : Buffer.from(result.body ?? '', 'utf8');
+  if (result.statusCode !== 204) headers['Content-Length'] = String(body.length);
+  res.writeHead(result.statusCode, headers);
+  res.end(result.statusCode === 204 ? undefined : body);
+}

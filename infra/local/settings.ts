@@ -1,0 +1,11 @@
+import { resolve } from 'node:path';
+
+/** The variables `npm start` and the admin CLI share, so both reach the same local store. */
+export const localSettings = () => ({
+  port: Number(process.env.PORT ?? 3000),
+  ddbPort: Number(process.env.DDB_PORT ?? 8000),
+  dataDir: resolve(process.env.DATA_DIR ?? '.data'),
+  tableName: process.env.TABLE_NAME ?? 'tfc-tags-comments-local',
+});
+
+export const SEED_ORGANIZATION = 'example-org';

@@ -1,0 +1,64 @@
+import { API_BASE_PATH } from '#shared/config';
+import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from './dynamodb-local';
+import { localSettings, SEED_ORGANIZATION } from './settings';
+
+/**
+ * `npm start`: DynamoDB Local over DATA_DIR, the table, a seed on first start, and the local
+ * gateway serving every route on 127.0.0.1:PORT. Ctrl-C stops it all.
+ */
+const started = performance.now();
+const settings = localSettings();
+process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+
+const dynamo = await startDynamoDbLocal({ port: settings.ddbPort, dataDir: settings.dataDir }).catch((error: Error) => {
+  console.error(error.message);
+  process.exit(1);
+});
+useLocalEndpoint(dynamo.endpoint);
+process.env.TABLE_NAME = settings.tableName;
+await ensureTable(dynamo.endpoint, settings.tableName);
+
+// Imported only now: the handlers' SDK client must see the local endpoint set above.
+const { startGateway } = await import('./gateway');
+const { seedOnFirstStart } = await import('./seed');
+const seed = await seedOnFirstStart();
+const gateway = await startGateway({
+  port: settings.port,
+  onRequest: ({ method, path, status, ms }) => console.log(`${method} ${path} ${status} ${ms.toFixed(1)}ms`),
+}).catch(async (error: Error) => {
+  console.error(`Could not listen on 127.0.0.1:${settings.port}: ${error.message}`);
+  await dynamo.stop();
+  process.exit(1);
+});
+
+const base = `${gateway.url}${API_BASE_PATH}`;
+const lines = [
+  `API ready in ${((performance.now() - started) / 1000).toFixed(1)} s at ${base}`,
+  `DynamoDB Local on ${dynamo.endpoint} (table ${settings.tableName}, data in ${settings.dataDir})`,
+];
+if (seed) {
+  lines.push(
+    `Seeded organization ${seed.organization} with an owner token (shown once, stored only as a hash):`,
+    `  TOKEN=${seed.token}`,
+    `Try:`,
+    `  curl -H "Authorization: Bearer ${seed.token}" ${base}/organizations/${seed.organization}/reserved-tag-keys`,
+  );
+} else {
+  lines.push(
+    `The store was seeded on an earlier start. New token: npm run admin -- token create --org ${SEED_ORGANIZATION} --role owner`,
+  );
+}
+lines.push(`  curl -i ${base}/ping`, 'Ctrl-C stops the API and DynamoDB Local.');
+console.log(lines.join('\n'));
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  console.log(`\n${signal}: stopping`);
+  await gateway.close();
+  await dynamo.stop();
+  process.exit(0);
+}
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -1,0 +1,51 @@
+import { Forbidden, NotFound, Unauthorized } from '../jsonapi/errors';
+
+export const ROLES = ['reader', 'member', 'owner'] as const;
+export type Role = (typeof ROLES)[number];
+
+export const isRole = (value: unknown): value is Role => ROLES.includes(value as Role);
+
+/** Who is calling: the subject a token was issued to and its role in each organization. */
+export interface Principal {
+  subject: string;
+  tokenId: string;
+  grants: Record<string, Role>;
+}
+
+/** What an action needs, in the words a 403 detail uses. */
+const ROLE_RANK: Record<Role, number> = { reader: 0, member: 1, owner: 2 };
+
+/**
+ * Checks that the principal holds at least `minimum` in `organization`. An organization the
+ * principal has no role in is a 404, exactly as if it did not exist; a role too low is a 403.
+ */
+export function authorize(principal: Principal, organization: string, minimum: Role): Role {
+  const role = Object.hasOwn(principal.grants, organization) ? principal.grants[organization] : undefined;
+  if (role === undefined) throw new NotFound();
+  if (ROLE_RANK[role] < ROLE_RANK[minimum]) {
+    throw new Forbidden(`this action requires the ${minimum} role in organization ${organization}; the token has ${role}`);
+  }
+  return role;
+}
+
+/** True when the principal can see the organization at all (any role). */
+export const canSee = (principal: Principal, organization: string) => Object.hasOwn(principal.grants, organization);
+
+/** Organizations where the principal holds at least `minimum`. */
+export const organizationsWith = (principal: Principal, minimum: Role) =>
+  Object.entries(principal.grants)
+    .filter(([, role]) => ROLE_RANK[role] >= ROLE_RANK[minimum])
+    .map(([organization]) => organization);
+
+/** Serialized into the authorizer context (API Gateway only passes flat string values). */
+export const PRINCIPAL_CONTEXT_KEY = 'principal';
+
+export function encodePrincipal(principal: Principal): Record<string, string> {
+  return { [PRINCIPAL_CONTEXT_KEY]: JSON.stringify(principal) };
+}
+
+export function decodePrincipal(context: Record<string, unknown> | null | undefined): Principal {
+  const raw = context?.[PRINCIPAL_CONTEXT_KEY];
+  if (typeof raw !== 'string') throw new Unauthorized();
+  return JSON.parse(raw) as Principal;
+}

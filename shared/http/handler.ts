@@ -1,0 +1,123 @@
+import middy, { type MiddlewareObj } from '@middy/core';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { authorize, decodePrincipal, type Principal, type Role } from '../auth/principal';
+import { ApiError, InternalError, PayloadTooLarge, Unavailable } from '../jsonapi/errors';
+import { assertAcceptable, assertRequestContentType } from '../jsonapi/media-type';
+import { parseRequestDocument, type RequestData } from '../jsonapi/request-document';
+import { isStoreUnavailable } from '../store/errors';
+import { logger } from '../observability/logger';
+import { routeOf } from '../routes';
+import { MAX_BODY_BYTES } from '../config';
+import { errorResponse, responseHeaders } from './responses';
+
+export type Event = APIGatewayProxyEvent;
+
+/** What a handler sees: the request already authenticated, negotiated and parsed. */
+export interface ApiRequest {
+  event: Event;
+  pathParameters: Record<string, string | undefined>;
+  query: Record<string, string | undefined>;
+  /** Primary data of the request document, for endpoints that take a body. */
+  data: RequestData;
+  principal: Principal;
+  /** Throws 404 when the caller cannot see `organization`, 403 when its role is below this route's. */
+  authorize(organization: string): Role;
+  /** The absolute URL of this request without its query string: the base of list links. */
+  url: string;
+}
+
+export type ApiResult = { status: 200 | 201; document: unknown } | { status: 204 };
+
+export interface HandlerOptions {
+  /** The JSON:API type the request body must carry (POST and PATCH). */
+  bodyType?: string;
+  /** The path parameter a PATCH body's optional `data.id` must equal. */
+  idParameter?: string;
+}
+
+/**
+ * The one middy chain every function gets: header normalization → content negotiation → body
+ * parsing → handler → JSON:API serialization, with errors shaped last into the contract's bodies.
+ */
+export function jsonApiHandler(
+  functionName: string,
+  handle: (request: ApiRequest) => Promise<ApiResult>,
+  options: HandlerOptions = {},
+) {
+  const route = routeOf(functionName);
+  return middy<Event, APIGatewayProxyResult, Error, Context>()
+    .use(jsonApiResponses())
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(httpHeaderNormalizer())
+    .use(contentNegotiation(options.bodyType !== undefined))
+    .handler(async (event) => {
+      const principal = route.role === null ? anonymous : decodePrincipal(event.requestContext.authorizer);
+      logger.appendKeys({ route: `${route.method} ${route.path}`, tokenId: principal.tokenId });
+      const pathParameters = event.pathParameters ?? {};
+      const result = await handle({
+        event,
+        pathParameters,
+        query: event.queryStringParameters ?? {},
+        data: options.bodyType
+          ? parseRequestDocument(bodyText(event), options.bodyType, options.idParameter && pathParameters[options.idParameter])
+          : { type: '', attributes: {} },
+        principal,
+        authorize: (organization) => authorize(principal, organization, route.role ?? 'reader'),
+        url: requestUrl(event),
+      });
+      return toResponse(result);
+    });
+}
+
+const anonymous: Principal = { subject: 'anonymous', tokenId: 'none', grants: {} };
+
+function bodyText(event: Event): string | null {
+  if (event.body === null || event.body === undefined) return null;
+  const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  if (Buffer.byteLength(text, 'utf8') > MAX_BODY_BYTES) throw new PayloadTooLarge(MAX_BODY_BYTES);
+  return text;
+}
+
+/** Scheme and host as the client used them; the path as API Gateway saw it (stage included). */
+function requestUrl(event: Event): string {
+  const proto = event.headers['x-forwarded-proto'] ?? 'https';
+  const host = event.headers.host ?? event.requestContext.domainName ?? 'localhost';
+  return `${proto}://${host}${event.requestContext.path ?? event.path}`;
+}
+
+function toResponse(result: ApiResult): APIGatewayProxyResult {
+  if (result.status === 204) return { statusCode: 204, headers: responseHeaders(false), body: '' };
+  return { statusCode: result.status, headers: responseHeaders(true), body: JSON.stringify(result.document) };
+}
+
+/** Registered first so that its onError runs last: every failure leaves as a contract error body. */
+function jsonApiResponses(): MiddlewareObj<Event, APIGatewayProxyResult> {
+  return {
+    onError: async (request) => {
+      const error = request.error;
+      let apiError: ApiError;
+      if (error instanceof ApiError) {
+        apiError = error;
+      } else if (isStoreUnavailable(error)) {
+        logger.warn('store unavailable', { error: error as Error });
+        apiError = new Unavailable();
+      } else {
+        logger.error('unhandled error', { error: error as Error });
+        apiError = new InternalError();
+      }
+      request.response = errorResponse(apiError);
+    },
+  };
+}
+
+/** 406 for an unusable Accept, 415 for a body that is not JSON:API or JSON; GET and DELETE never 415. */
+function contentNegotiation(takesBody: boolean): MiddlewareObj<Event, APIGatewayProxyResult> {
+  return {
+    before: async ({ event }) => {
+      assertAcceptable(event.headers.accept);
+      if (takesBody) assertRequestContentType(event.headers['content-type']);
+    },
+  };
+}

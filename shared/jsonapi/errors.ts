@@ -1,0 +1,72 @@
+/**
+ * Errors with meaning. Thrown anywhere, shaped into the contract's error body in one place
+ * (`shared/http/errors-middleware.ts`). Anything that is not an ApiError becomes a 500 whose
+ * message is never shown.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    readonly detail?: string,
+    readonly pointer?: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail ?? title);
+    this.name = new.target.name;
+  }
+}
+
+export class BadRequest extends ApiError {
+  constructor(detail: string) { super(400, 'bad request', detail); }
+}
+export class Unauthorized extends ApiError {
+  constructor() { super(401, 'unauthorized'); }
+}
+export class Forbidden extends ApiError {
+  constructor(detail: string) { super(403, 'forbidden', detail); }
+}
+/** Also what a caller gets for anything it may not see: no response reveals that it exists. */
+export class NotFound extends ApiError {
+  constructor() { super(404, 'not found'); }
+}
+export class MethodNotAllowed extends ApiError {
+  constructor() { super(405, 'method not allowed'); }
+}
+export class NotAcceptable extends ApiError {
+  constructor(detail: string) { super(406, 'not acceptable', detail); }
+}
+export class Conflict extends ApiError {
+  constructor(detail: string) { super(409, 'conflict', detail); }
+}
+export class PayloadTooLarge extends ApiError {
+  constructor(limit: number) { super(413, 'payload too large', `request body must not exceed ${limit} bytes`); }
+}
+export class UnsupportedMediaType extends ApiError {
+  constructor(detail: string) { super(415, 'unsupported media type', detail); }
+}
+export class InvalidAttribute extends ApiError {
+  constructor(detail: string, pointer?: string) { super(422, 'invalid attribute', detail, pointer); }
+}
+export class Unavailable extends ApiError {
+  constructor(retryAfterSeconds = 1) {
+    super(503, 'service unavailable', undefined, undefined, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+export class InternalError extends ApiError {
+  constructor() { super(500, 'internal server error'); }
+}
+
+export interface ErrorObject {
+  status: string;
+  title: string;
+  detail?: string;
+  source?: { pointer: string };
+}
+
+/** The contract's error document; `status` is a string because go-tfe cannot decode a number. */
+export function errorDocument(error: ApiError): { errors: ErrorObject[] } {
+  const object: ErrorObject = { status: String(error.status), title: error.title };
+  if (error.detail !== undefined) object.detail = error.detail;
+  if (error.pointer !== undefined) object.source = { pointer: error.pointer };
+  return { errors: [object] };
+}

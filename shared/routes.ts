@@ -1,0 +1,36 @@
+import type { Role } from './auth/principal';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+/** What a function may do to the table: the CDK stack grants exactly this, nothing more. */
+export type TableAccess = 'none' | 'read' | 'write';
+
+export interface Route {
+  method: HttpMethod;
+  /** Under API_BASE_PATH, with API Gateway's `{name}` path parameters. */
+  path: string;
+  /** The handler file under functions/, without extension; it exports `handler`. */
+  function: string;
+  /** The least role this endpoint needs in the organization it touches; null = no token at all. */
+  role: Role | null;
+  access: TableAccess;
+}
+
+/**
+ * Every endpoint of the API, in one place. The local gateway serves it, the CDK stack deploys it
+ * and the load tests drive it. Adding an endpoint is one row here plus its handler file.
+ */
+export const routes: readonly Route[] = [
+  { method: 'GET', path: '/ping', function: 'ping', role: null, access: 'none' },
+];
+
+/** The REQUEST authorizer guarding every route whose role is not null. */
+export const AUTHORIZER_FUNCTION = 'authorizer';
+
+/** Distinct handler files: two routes may share one function (the PATCH and DELETE aliases). */
+export const functionNames = () => [...new Set(routes.map((r) => r.function))];
+
+export function routeOf(functionName: string): Route {
+  const route = routes.find((r) => r.function === functionName);
+  if (!route) throw new Error(`No route uses function ${functionName}`);
+  return route;
+}

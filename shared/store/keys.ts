@@ -1,0 +1,65 @@
+/**
+ * Every PK/SK in the table is built here, nowhere else.
+ *
+ * A *counted collection* keeps its counter item at SK = the collection's prefix and its members
+ * at SK = prefix + '#' + creation time + '#' + id. A `begins_with(prefix)` Query therefore returns
+ * the counter first and then the members oldest first (ties broken by id): meta and page in one
+ * round trip. Other item kinds in the same partition use prefixes that do not start with it.
+ */
+export interface Key {
+  PK: string;
+  SK: string;
+}
+
+const member = (collection: string, createdAt: string, id: string) => `${collection}#${createdAt}#${id}`;
+
+/** Entity-type attribute values, one per kind of item. */
+export const Entity = {
+  Token: 'Token',
+  Run: 'Run',
+  RunOfOrganization: 'RunOfOrganization',
+  ReservedTagKeyCounter: 'ReservedTagKeyCounter',
+  ReservedTagKey: 'ReservedTagKey',
+  ReservedTagKeyName: 'ReservedTagKeyName',
+  Comment: 'Comment',
+} as const;
+
+export const organizationPartition = (organization: string) => `ORG#${organization}`;
+export const runPartition = (runId: string) => `RUN#${runId}`;
+
+export const keys = {
+  /** All tokens share one partition so the operator can list them with a Query. */
+  token: (tokenId: string): Key => ({ PK: 'TOKENS', SK: `TOKEN#${tokenId}` }),
+  tokensPrefix: { PK: 'TOKENS', SKPrefix: 'TOKEN#' },
+
+  /** The run's own record doubles as the counter of its comments collection. */
+  run: (runId: string): Key => ({ PK: runPartition(runId), SK: 'COMMENTS' }),
+  runComment: (runId: string, createdAt: string, commentId: string): Key => ({
+    PK: runPartition(runId),
+    SK: member('COMMENTS', createdAt, commentId),
+  }),
+  runComments: (runId: string) => ({ PK: runPartition(runId), SKPrefix: 'COMMENTS' }),
+  /** A run listed under its organization, for the operator's `run list`. */
+  organizationRun: (organization: string, runId: string): Key => ({
+    PK: organizationPartition(organization),
+    SK: `RUNS#${runId}`,
+  }),
+  organizationRuns: (organization: string) => ({ PK: organizationPartition(organization), SKPrefix: 'RUNS#' }),
+
+  /** Comments are immutable, so a full copy keyed by id makes `GET /comments/:id` one GetItem. */
+  comment: (commentId: string): Key => ({ PK: `COMMENT#${commentId}`, SK: 'COMMENT' }),
+
+  reservedTagKeyCounter: (organization: string): Key => ({ PK: organizationPartition(organization), SK: 'TAGKEYS' }),
+  reservedTagKey: (organization: string, createdAt: string, id: string): Key => ({
+    PK: organizationPartition(organization),
+    SK: member('TAGKEYS', createdAt, id),
+  }),
+  reservedTagKeys: (organization: string) => ({ PK: organizationPartition(organization), SKPrefix: 'TAGKEYS' }),
+  /** Uniqueness guard: one item per lower-cased key name, so duplicates fail a transaction condition. */
+  reservedTagKeyName: (organization: string, key: string): Key => ({
+    PK: organizationPartition(organization),
+    SK: `TAGNAME#${key.toLowerCase()}`,
+  }),
+  /** Finds a key by id (PATCH/DELETE name only the id); holds a full copy of the key's record. */
+  reservedTagKeyById: (id: string): Key => ({ PK: `RTK#${id}`, SK: 'RTK' }),
+};

@@ -1,0 +1,74 @@
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { documentClient, tableName } from './client';
+import { queryPrefix } from './collection';
+import { Entity, keys } from './keys';
+import type { Role } from '../auth/principal';
+import { hashToken, newTokenSecret } from '../auth/token-secret';
+import { now } from '../ids';
+
+/** A token as stored: never the token itself, only its hash. */
+export interface TokenRecord {
+  tokenId: string;
+  subject: string;
+  grants: Record<string, Role>;
+  tokenHash: string;
+  createdAt: string;
+  expiresAt?: string;
+  revokedAt?: string;
+}
+
+export interface NewToken {
+  subject: string;
+  grants: Record<string, Role>;
+  expiresAt?: string;
+}
+
+/** Creates a token; the secret is returned once, here, and exists nowhere else afterwards. */
+export async function createToken(input: NewToken): Promise<{ record: TokenRecord; token: string }> {
+  const { tokenId, token } = newTokenSecret();
+  const record: TokenRecord = { tokenId, tokenHash: hashToken(token), createdAt: now(), ...input };
+  await documentClient.send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...keys.token(tokenId), entity: Entity.Token, ...record },
+      ConditionExpression: 'attribute_not_exists(PK)',
+    }),
+  );
+  return { record, token };
+}
+
+export async function findToken(tokenId: string): Promise<TokenRecord | undefined> {
+  const { Item } = await documentClient.send(
+    new GetCommand({ TableName: tableName(), Key: keys.token(tokenId), ConsistentRead: true }),
+  );
+  return Item ? toRecord(Item) : undefined;
+}
+
+export async function listTokens(): Promise<TokenRecord[]> {
+  return (await queryPrefix(keys.tokensPrefix)).map(toRecord);
+}
+
+/** Revokes a token; false when no such token exists. Revoking twice keeps the first time. */
+export async function revokeToken(tokenId: string): Promise<boolean> {
+  try {
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.token(tokenId),
+        UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :now)',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':now': now() },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+function toRecord(item: Record<string, unknown>): TokenRecord {
+  const { PK: _pk, SK: _sk, entity: _entity, ...record } = item;
+  return record as unknown as TokenRecord;
+}

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll } from 'vitest';
+import { startGateway, type LocalGateway, type LocalGatewayOptions } from '#infra/local/gateway';
+import { createToken } from '#shared/store/tokens';
+import type { Role } from '#shared/auth/principal';
+import { API_BASE_PATH } from '#shared/config';
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The parsed body; undefined when empty. */
+  json: any;
+}
+
+export interface RequestOptions {
+  token?: string;
+  /** An object is sent as JSON; a string as it is. */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** A client for the local gateway, as an API caller sees it: over HTTP, paths under /api/v2. */
+export class TestApi {
+  constructor(readonly baseUrl: string) {}
+
+  async request(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token) headers.Authorization = `Bearer ${options.token}`;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+      headers['Content-Type'] ??= 'application/vnd.api+json';
+    }
+    const response = await fetch(`${this.baseUrl}${API_BASE_PATH}${path}`, { method, headers, body });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, text, json: text ? JSON.parse(text) : undefined };
+  }
+
+  get = (path: string, options?: RequestOptions) => this.request('GET', path, options);
+  post = (path: string, options?: RequestOptions) => this.request('POST', path, options);
+  patch = (path: string, options?: RequestOptions) => this.request('PATCH', path, options);
+  delete = (path: string, options?: RequestOptions) => this.request('DELETE', path, options);
+}
+
+/** Starts the local gateway for this test file (all routes, this file's table) and stops it after. */
+export function useLocalGateway(options: LocalGatewayOptions = {}): { api: TestApi; gateway: () => LocalGateway } {
+  let gateway: LocalGateway | undefined;
+  const api = new TestApi('');
+  beforeAll(async () => {
+    gateway = await startGateway(options);
+    (api as { baseUrl: string }).baseUrl = gateway.url;
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+  return { api, gateway: () => gateway! };
+}
+
+/** A token of `role` in each named organization, created in the store as the operator would. */
+export async function tokenFor(grants: Record<string, Role>, subject = 'user-test'): Promise<string> {
+  return (await createToken({ subject, grants })).token;
+}
+
+/** The contract's error body, for exact comparisons. */
+export const errorBody = (status: number, title: string, detail?: string, pointer?: string) => ({
+  errors: [{ status: String(status), title, ...(detail !== undefined ? { detail } : {}), ...(pointer ? { source: { pointer } } : {}) }],
+});
+
+/** Headers of contract section 6, present on every response. */
+export function expectContractHeaders(response: ApiResponse, hasBody = true) {
+  const h = response.headers;
+  const expected: Record<string, string | null> = {
+    'tfp-api-version': '2.6',
+    'x-ratelimit-limit': '30',
+    'tfp-appname': 'tfc-tags-comments',
+    'cache-control': 'no-store',
+    'content-type': hasBody ? 'application/vnd.api+json' : null,
+  };
+  const actual = Object.fromEntries(Object.keys(expected).map((k) => [k, h.get(k)]));
+  return { actual, expected };
+}
