@@ -21,6 +21,13 @@ export interface Route {
  */
 export const routes: readonly Route[] = [
   { method: 'GET', path: '/ping', function: 'ping', role: null, access: 'none' },
+  // Reserved tag keys. The docs name /reserved-tags/:id, go-tfe and python-tfe call /reserved-tag-keys/:id.
+  { method: 'GET', path: '/organizations/{organization_name}/reserved-tag-keys', function: 'reserved-tag-keys/list', role: 'reader', access: 'read' },
+  { method: 'POST', path: '/organizations/{organization_name}/reserved-tag-keys', function: 'reserved-tag-keys/create', role: 'owner', access: 'write' },
+  { method: 'PATCH', path: '/reserved-tags/{reserved_tag_key_id}', function: 'reserved-tag-keys/update', role: 'owner', access: 'write' },
+  { method: 'PATCH', path: '/reserved-tag-keys/{reserved_tag_key_id}', function: 'reserved-tag-keys/update', role: 'owner', access: 'write' },
+  { method: 'DELETE', path: '/reserved-tags/{reserved_tag_key_id}', function: 'reserved-tag-keys/delete', role: 'owner', access: 'write' },
+  { method: 'DELETE', path: '/reserved-tag-keys/{reserved_tag_key_id}', function: 'reserved-tag-keys/delete', role: 'owner', access: 'write' },
 ];
 
 /** The REQUEST authorizer guarding every route whose role is not null. */

@@ -14,7 +14,9 @@ export function isStoreUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (UNAVAILABLE.has(error.name)) return true;
   if (error instanceof TransactionCanceledException) {
-    return (error.CancellationReasons ?? []).some((r) => r.Code === 'ThrottlingError' || r.Code === 'ProvisionedThroughputExceeded');
+    // Throttled, or still contended after our retries (see transactions.ts): ask the client to retry.
+    return (error.CancellationReasons ?? []).some((r) =>
+      r.Code === 'ThrottlingError' || r.Code === 'ProvisionedThroughputExceeded' || r.Code === 'TransactionConflict');
   }
   // Connection refused or reset: the store is unreachable.
   const code = (error as { code?: string }).code;

@@ -1,0 +1,8 @@
+import { jsonApiHandler } from '#shared/http/handler';
+import { deleteKey } from '#shared/reserved-tag-keys/service';
+
+/** DELETE /reserved-tags/:reserved_tag_key_id and /reserved-tag-keys/:reserved_tag_key_id */
+export const handler = jsonApiHandler('reserved-tag-keys/delete', async ({ pathParameters, authorize }) => {
+  await deleteKey(pathParameters.reserved_tag_key_id, authorize);
+  return { status: 204 };
+});

@@ -1,0 +1,61 @@
+import { InvalidAttribute, NotFound } from '../jsonapi/errors';
+import type { PageRequest } from '../jsonapi/pagination';
+import type { Page } from '../jsonapi/document';
+import { isId } from '../ids';
+import {
+  deleteStoredReservedTagKey, findReservedTagKey, insertReservedTagKey, listReservedTagKeys, updateStoredReservedTagKey,
+} from '../store/reserved-tag-keys';
+import { parseCreateAttributes, parseUpdateAttributes, type ReservedTagKey, type ReservedTagKeyChanges } from './reserved-tag-key';
+
+/** Checks the caller's role in an organization (throws 404 or 403); see ApiRequest.authorize. */
+export type Authorize = (organization: string) => unknown;
+
+const nameTaken = () => new InvalidAttribute('Key has already been taken', '/data/attributes/key');
+/** A concurrent update or delete won the race: read the key again and re-apply, a few times at most. */
+const MAX_ATTEMPTS = 3;
+
+export async function listKeys(organization: string, page: PageRequest, authorize: Authorize): Promise<Page<ReservedTagKey>> {
+  authorize(organization);
+  return listReservedTagKeys(organization, page);
+}
+
+/** Authorization comes before validation: a caller who may not create learns nothing from its body. */
+type Attributes = Record<string, unknown>;
+
+export async function createKey(organization: string, attributes: Attributes, authorize: Authorize): Promise<ReservedTagKey> {
+  authorize(organization);
+  const created = await insertReservedTagKey(organization, parseCreateAttributes(attributes));
+  if (created === 'name-taken' || created === 'gone') throw nameTaken();
+  return created;
+}
+
+/** Finds a key by id for a caller: 404 for ids of the wrong shape, unknown ids and keys it cannot see. */
+async function findForCaller(id: string | undefined, authorize: Authorize): Promise<ReservedTagKey> {
+  const found = isId('rtk', id) ? await findReservedTagKey(id) : undefined;
+  if (!found) throw new NotFound();
+  authorize(found.organization);
+  return found;
+}
+
+const changesAnything = (current: ReservedTagKey, changes: ReservedTagKeyChanges) =>
+  (changes.key !== undefined && changes.key !== current.key) ||
+  (changes.disableOverrides !== undefined && changes.disableOverrides !== current.disableOverrides);
+
+/** Partial update; `updated-at` moves only when something changed (a no-op PATCH writes nothing). */
+export async function updateKey(id: string | undefined, attributes: Attributes, authorize: Authorize): Promise<ReservedTagKey> {
+  let changes: ReservedTagKeyChanges | undefined;
+  for (let attempt = 1; ; attempt++) {
+    const current = await findForCaller(id, authorize);
+    changes ??= parseUpdateAttributes(attributes);
+    if (!changesAnything(current, changes)) return current;
+    const updated = await updateStoredReservedTagKey(current, changes);
+    if (updated === 'name-taken') throw nameTaken();
+    if (updated !== 'gone') return updated;
+    if (attempt === MAX_ATTEMPTS) throw new NotFound();
+  }
+}
+
+export async function deleteKey(id: string | undefined, authorize: Authorize): Promise<void> {
+  const current = await findForCaller(id, authorize);
+  if ((await deleteStoredReservedTagKey(current)) === 'gone') throw new NotFound();
+}
