@@ -1,10 +1,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import type {
   APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent, Context,
 } from 'aws-lambda';
 import { API_BASE_PATH, AUTHORIZER_CACHE_TTL_SECONDS, MAX_BODY_BYTES } from '#shared/config';
-import { gatewayErrorResponse, type GatewayErrorType } from '#shared/http/gateway-responses';
+import { gatewayErrorResponse } from '#shared/http/gateway-responses';
 import { errorResponse } from '#shared/http/responses';
 import { MethodNotAllowed } from '#shared/jsonapi/errors';
 import { AUTHORIZER_FUNCTION, routes as allRoutes, type Route } from '#shared/routes';
@@ -112,7 +113,9 @@ async function compileRoute(route: Route): Promise<CompiledRoute> {
 }
 
 async function importFunction(name: string): Promise<unknown> {
-  const module = (await import(`../../functions/${name}.ts`)) as { handler?: unknown };
+  // A computed path (not a template literal) so test runners load nested handler files too.
+  const file = fileURLToPath(new URL(`../../functions/${name}.ts`, import.meta.url));
+  const module = (await import(/* @vite-ignore */ file)) as { handler?: unknown };
   if (typeof module.handler !== 'function') throw new Error(`functions/${name}.ts does not export a handler`);
   return module.handler;
 }

@@ -1,0 +1,357 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { errorBody, tokenFor, useLocalGateway, type ApiResponse } from '../support/api';
+import { recordRoundTrips } from '../support/round-trips';
+
+const { api } = useLocalGateway();
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+let orgCounter = 0;
+/** A fresh organization per test, with an owner, a member, a reader and an outsider. */
+async function organization() {
+  const org = `org-${++orgCounter}-${Date.now()}`;
+  const [owner, member, reader, outsider] = await Promise.all([
+    tokenFor({ [org]: 'owner' }, 'user-owner'),
+    tokenFor({ [org]: 'member' }),
+    tokenFor({ [org]: 'reader' }),
+    tokenFor({ 'someone-else': 'owner' }),
+  ]);
+  const keysPath = `/organizations/${org}/reserved-tag-keys`;
+  const create = (key: unknown, extra: Record<string, unknown> = {}, token = owner) =>
+    api.post(keysPath, { token, body: { data: { type: 'reserved-tag-keys', attributes: { key, ...extra } } } });
+  const list = (query = '', token = owner) => api.get(`${keysPath}${query}`, { token });
+  return { org, owner, member, reader, outsider, keysPath, create, list };
+}
+
+const created = (response: ApiResponse) => {
+  expect(response.status, response.text).toBe(201);
+  return response.json.data;
+};
+
+describe('create', () => {
+  it('returns the contract resource (go-tfe sends no disable-overrides)', async () => {
+    const { org, create } = await organization();
+    const response = await create('environment');
+    expect(response.headers.get('content-type')).toBe('application/vnd.api+json');
+    const data = created(response);
+    expect(data.id).toMatch(/^rtk-[A-Za-z0-9]{16}$/);
+    expect(data).toEqual({
+      id: data.id,
+      type: 'reserved-tag-keys',
+      attributes: { key: 'environment', 'disable-overrides': false, 'is-registry-tag': false, 'created-at': data.attributes['created-at'], 'updated-at': data.attributes['created-at'] },
+      relationships: { organization: { data: { id: org, type: 'organizations' } } },
+      links: { self: `/api/v2/reserved-tags/${data.id}` },
+    });
+    expect(data.attributes['created-at']).toMatch(ISO_MS);
+  });
+
+  it('takes disable-overrides and ignores read-only and unknown attributes', async () => {
+    const { create } = await organization();
+    const data = created(await create('cost-center', { 'disable-overrides': true, 'is-registry-tag': true, 'created-at': '2000-01-01T00:00:00Z', color: 'red' }));
+    expect(data.attributes).toMatchObject({ 'disable-overrides': true, 'is-registry-tag': false });
+    expect(data.attributes['created-at']).not.toBe('2000-01-01T00:00:00Z');
+    expect(data.attributes).not.toHaveProperty('color');
+  });
+
+  it.each([
+    ['', "Key can't be blank", '/data/attributes/key'],
+    [null, "Key can't be blank", '/data/attributes/key'],
+    ['bad/key', 'Key is invalid', '/data/attributes/key'],
+    [' padded', 'Key is invalid', '/data/attributes/key'],
+    ['k'.repeat(129), 'Key is invalid', '/data/attributes/key'],
+  ])('refuses key %j with the exact 422', async (key, detail, pointer) => {
+    const { create, list } = await organization();
+    const response = await create(key);
+    expect(response.status).toBe(422);
+    expect(response.json).toEqual(errorBody(422, 'invalid attribute', detail, pointer));
+    expect((await list()).json.meta.pagination['total-count']).toBe(0);
+  });
+
+  it('refuses a missing key and a non-boolean disable-overrides', async () => {
+    const { keysPath, owner, create } = await organization();
+    const missing = await api.post(keysPath, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: {} } } });
+    expect(missing.json).toEqual(errorBody(422, 'invalid attribute', "Key can't be blank", '/data/attributes/key'));
+    const noAttributes = await api.post(keysPath, { token: owner, body: { data: { type: 'reserved-tag-keys' } } });
+    expect(noAttributes.status).toBe(422);
+    const notBoolean = await create('env', { 'disable-overrides': 'true' });
+    expect(notBoolean.json).toEqual(errorBody(422, 'invalid attribute', 'Disable overrides must be a boolean', '/data/attributes/disable-overrides'));
+  });
+});
+
+describe('uniqueness per organization', () => {
+  it('is case-insensitive and stores the key as sent', async () => {
+    const { create } = await organization();
+    expect(created(await create('Environment')).attributes.key).toBe('Environment');
+    for (const key of ['Environment', 'environment', 'ENVIRONMENT']) {
+      const response = await create(key);
+      expect(response.status).toBe(422);
+      expect(response.json).toEqual(errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'));
+    }
+  });
+
+  it('is per organization', async () => {
+    const a = await organization();
+    const b = await organization();
+    created(await a.create('environment'));
+    created(await b.create('environment'));
+  });
+
+  it('holds under 20 concurrent creates of the same key: one 201, nineteen 422', async () => {
+    const { create, list } = await organization();
+    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => create(i % 2 ? 'region' : 'Region')));
+    const statuses = responses.map((r) => r.status).sort();
+    expect(statuses).toEqual([201, ...Array(19).fill(422)]);
+    for (const r of responses.filter((r) => r.status === 422)) {
+      expect(r.json).toEqual(errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'));
+    }
+    const listed = await list();
+    expect(listed.json.data).toHaveLength(1);
+    expect(listed.json.meta.pagination['total-count']).toBe(1);
+  });
+
+  it('frees the name when the key is deleted', async () => {
+    const { create, owner } = await organization();
+    const data = created(await create('team'));
+    expect((await api.delete(`/reserved-tag-keys/${data.id}`, { token: owner })).status).toBe(204);
+    created(await create('TEAM'));
+  });
+});
+
+describe('update', () => {
+  it('is partial, accepts go-tfe\'s PATCH without data.id, and serializes like create and list', async () => {
+    const { create, owner, list } = await organization();
+    const original = created(await create('environment'));
+    await new Promise((r) => setTimeout(r, 5));
+    const response = await api.patch(`/reserved-tag-keys/${original.id}`, {
+      token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { 'disable-overrides': true } } },
+    });
+    expect(response.status).toBe(200);
+    const updated = response.json.data;
+    expect(updated.attributes).toMatchObject({ key: 'environment', 'disable-overrides': true, 'created-at': original.attributes['created-at'] });
+    expect(updated.attributes['updated-at'] > original.attributes['updated-at']).toBe(true);
+    expect((await list()).json.data).toEqual([updated]);
+  });
+
+  it('renames through either path, with data.id matching', async () => {
+    const { create, owner } = await organization();
+    const original = created(await create('env'));
+    const response = await api.patch(`/reserved-tags/${original.id}`, {
+      token: owner, body: { data: { id: original.id, type: 'reserved-tag-keys', attributes: { key: 'environment' } } },
+    });
+    expect(response.status).toBe(200);
+    expect(response.json.data.attributes.key).toBe('environment');
+    created(await create('env')); // the old name is free again
+    expect((await create('Environment')).status).toBe(422); // the new one is taken
+  });
+
+  it('changes nothing for a body without attributes or with the same values: 200, updated-at unchanged', async () => {
+    const { create, owner } = await organization();
+    const original = created(await create('Environment'));
+    await new Promise((r) => setTimeout(r, 5));
+    for (const attributes of [undefined, {}, { key: 'Environment' }, { 'disable-overrides': false, 'updated-at': '2030-01-01T00:00:00.000Z' }]) {
+      const response = await api.patch(`/reserved-tag-keys/${original.id}`, {
+        token: owner, body: { data: { type: 'reserved-tag-keys', ...(attributes ? { attributes } : {}) } },
+      });
+      expect(response.status).toBe(200);
+      expect(response.json.data).toEqual(original);
+    }
+  });
+
+  it('renaming to a taken key is a 422; to a new casing of its own key is a 200', async () => {
+    const { create, owner } = await organization();
+    const first = created(await create('environment'));
+    const second = created(await create('region'));
+    const taken = await api.patch(`/reserved-tag-keys/${second.id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'ENVIRONMENT' } } } });
+    expect(taken.status).toBe(422);
+    expect(taken.json).toEqual(errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'));
+    const recased = await api.patch(`/reserved-tag-keys/${first.id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'Environment' } } } });
+    expect(recased.status).toBe(200);
+    expect(recased.json.data.attributes.key).toBe('Environment');
+  });
+
+  it('refuses a mismatched data.id (409), a wrong type (409) and invalid attributes (422), changing nothing', async () => {
+    const { create, owner, list } = await organization();
+    const original = created(await create('environment'));
+    const path = `/reserved-tag-keys/${original.id}`;
+    const mismatch = await api.patch(path, { token: owner, body: { data: { id: 'rtk-AAAAAAAAAAAAAAAA', type: 'reserved-tag-keys', attributes: { key: 'x' } } } });
+    expect(mismatch.json).toEqual(errorBody(409, 'conflict', 'data.id does not match the id in the path'));
+    const wrongType = await api.patch(path, { token: owner, body: { data: { type: 'tags', attributes: { key: 'x' } } } });
+    expect(wrongType.json).toEqual(errorBody(409, 'conflict', 'data.type must be "reserved-tag-keys"'));
+    const invalid = await api.patch(path, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'ok', 'disable-overrides': 'yes' } } } });
+    expect(invalid.json).toEqual(errorBody(422, 'invalid attribute', 'Disable overrides must be a boolean', '/data/attributes/disable-overrides'));
+    const blank = await api.patch(path, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: '' } } } });
+    expect(blank.json).toEqual(errorBody(422, 'invalid attribute', "Key can't be blank", '/data/attributes/key'));
+    expect((await list()).json.data).toEqual([original]);
+  });
+});
+
+describe('delete', () => {
+  it('answers 204 on both paths (go-tfe sends Content-Type and no body), then 404', async () => {
+    const { create, owner, list } = await organization();
+    const a = created(await create('a'));
+    const b = created(await create('b'));
+    const headers = { 'Content-Type': 'application/vnd.api+json' };
+    const first = await api.delete(`/reserved-tag-keys/${a.id}`, { token: owner, headers });
+    expect(first.status).toBe(204);
+    expect(first.text).toBe('');
+    expect((await api.delete(`/reserved-tags/${b.id}`, { token: owner })).status).toBe(204);
+    const again = await api.delete(`/reserved-tag-keys/${a.id}`, { token: owner, headers });
+    expect(again.status).toBe(404);
+    expect(again.json).toEqual(errorBody(404, 'not found'));
+    expect((await list()).json.meta.pagination['total-count']).toBe(0);
+  });
+});
+
+describe('authorization', () => {
+  let ctx: Awaited<ReturnType<typeof organization>>;
+  let keyId: string;
+  beforeAll(async () => {
+    ctx = await organization();
+    keyId = created(await ctx.create('environment')).id;
+  });
+
+  it('members and readers list; they get 403 on create, update and delete', async () => {
+    for (const token of [ctx.member, ctx.reader]) {
+      const listed = await ctx.list('', token);
+      expect(listed.status).toBe(200);
+      expect(listed.json.data.map((k: { id: string }) => k.id)).toEqual([keyId]);
+      const createResponse = await ctx.create('other', {}, token);
+      expect(createResponse.status).toBe(403);
+      expect(createResponse.json.errors[0]).toMatchObject({ status: '403', title: 'forbidden' });
+      expect(createResponse.json.errors[0].detail).toMatch(/requires the owner role/);
+      const update = await api.patch(`/reserved-tag-keys/${keyId}`, { token, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'x' } } } });
+      expect(update.status).toBe(403);
+      expect((await api.delete(`/reserved-tags/${keyId}`, { token })).status).toBe(403);
+    }
+    expect((await ctx.list()).json.data[0].attributes.key).toBe('environment');
+  });
+
+  it('a member sending an invalid body still gets 403, not 422', async () => {
+    expect((await ctx.create('', {}, ctx.member)).status).toBe(403);
+  });
+
+  it('a token without the organization gets 404 on all four, as for ids that do not exist', async () => {
+    const notFound = errorBody(404, 'not found');
+    const body = { data: { type: 'reserved-tag-keys', attributes: { key: 'x' } } };
+    const responses = [
+      await ctx.list('', ctx.outsider),
+      await ctx.create('x', {}, ctx.outsider),
+      await api.patch(`/reserved-tag-keys/${keyId}`, { token: ctx.outsider, body }),
+      await api.delete(`/reserved-tag-keys/${keyId}`, { token: ctx.outsider }),
+      await api.patch('/reserved-tag-keys/nonexistent', { token: ctx.owner, body }),
+      await api.delete('/reserved-tags/nonexistent', { token: ctx.owner }),
+      await api.patch('/reserved-tags/rtk-AAAAAAAAAAAAAAAA', { token: ctx.owner, body }),
+      await api.delete('/reserved-tag-keys/rtk-AAAAAAAAAAAAAAAA', { token: ctx.owner }),
+    ];
+    for (const response of responses) {
+      expect(response.status).toBe(404);
+      expect(response.json).toEqual(notFound);
+    }
+    expect((await ctx.list()).json.data).toHaveLength(1);
+  });
+});
+
+describe('lists', () => {
+  let ctx: Awaited<ReturnType<typeof organization>>;
+  let ids: string[];
+  beforeAll(async () => {
+    ctx = await organization();
+    ids = [];
+    for (let i = 0; i < 47; i++) ids.push(created(await ctx.create(`key-${String(i).padStart(2, '0')}`)).id);
+  });
+
+  it('pages 20 by default, oldest first, with meta and absolute links', async () => {
+    const response = await ctx.list();
+    expect(response.json.data.map((k: { id: string }) => k.id)).toEqual(ids.slice(0, 20));
+    expect(response.json.meta.pagination).toEqual({ 'current-page': 1, 'page-size': 20, 'prev-page': null, 'next-page': 2, 'total-pages': 3, 'total-count': 47 });
+    const base = `${api.baseUrl}/api/v2${ctx.keysPath}`;
+    expect(response.json.links).toEqual({
+      self: `${base}?page%5Bnumber%5D=1&page%5Bsize%5D=20`,
+      first: `${base}?page%5Bnumber%5D=1&page%5Bsize%5D=20`,
+      prev: null,
+      next: `${base}?page%5Bnumber%5D=2&page%5Bsize%5D=20`,
+      last: `${base}?page%5Bnumber%5D=3&page%5Bsize%5D=20`,
+    });
+  });
+
+  it('walks every page exactly once, with raw and percent-encoded brackets, by following links', async () => {
+    const seen: string[] = [];
+    let next: string | null = `${api.baseUrl}/api/v2${ctx.keysPath}?page%5Bsize%5D=10`;
+    let pages = 0;
+    while (next) {
+      const body = await (await fetch(next, { headers: { Authorization: `Bearer ${ctx.owner}` } })).json();
+      seen.push(...body.data.map((k: { id: string }) => k.id));
+      expect(body.meta.pagination).toMatchObject({ 'current-page': ++pages, 'page-size': 10, 'total-pages': 5, 'total-count': 47 });
+      next = body.links.next;
+    }
+    expect(seen).toEqual(ids);
+    const raw = await ctx.list('?page[number]=5&page[size]=10');
+    expect(raw.json.data.map((k: { id: string }) => k.id)).toEqual(ids.slice(40));
+    expect(raw.json.meta.pagination).toMatchObject({ 'prev-page': 4, 'next-page': null });
+    expect(raw.json.links.next).toBeNull();
+  });
+
+  it('answers python-tfe\'s GET with Content-Type and page[size]=100', async () => {
+    const response = await api.get(`${ctx.keysPath}?page%5Bnumber%5D=1&page%5Bsize%5D=100`, {
+      token: ctx.owner, headers: { 'Content-Type': 'application/vnd.api+json', Accept: 'application/vnd.api+json' },
+    });
+    expect(response.status).toBe(200);
+    expect(response.json.data).toHaveLength(47);
+    expect(response.json.meta.pagination).toMatchObject({ 'page-size': 100, 'total-pages': 1 });
+  });
+
+  it('returns an empty page past the end with correct meta', async () => {
+    const response = await ctx.list('?page[number]=9&page[size]=10');
+    expect(response.status).toBe(200);
+    expect(response.json.data).toEqual([]);
+    expect(response.json.meta.pagination).toEqual({ 'current-page': 9, 'page-size': 10, 'prev-page': 8, 'next-page': null, 'total-pages': 5, 'total-count': 47 });
+  });
+
+  it.each([
+    ['?page[size]=0', 'page[size] must be between 1 and 100'],
+    ['?page%5Bsize%5D=101', 'page[size] must be between 1 and 100'],
+    ['?page[size]=abc', 'page[size] must be between 1 and 100'],
+    ['?page[number]=0', 'page[number] must be a positive integer'],
+    ['?page%5Bnumber%5D=-2', 'page[number] must be a positive integer'],
+  ])('%s is a 422', async (query, detail) => {
+    const response = await ctx.list(query);
+    expect(response.status).toBe(422);
+    expect(response.json).toEqual(errorBody(422, 'invalid attribute', detail));
+  });
+
+  it('keeps total-count exact after deletes', async () => {
+    const other = await organization();
+    const made = [];
+    for (const key of ['a', 'b', 'c']) made.push(created(await other.create(key)));
+    await api.delete(`/reserved-tags/${made[1].id}`, { token: other.owner });
+    const response = await other.list();
+    expect(response.json.data.map((k: { id: string }) => k.id)).toEqual([made[0].id, made[2].id]);
+    expect(response.json.meta.pagination['total-count']).toBe(2);
+  });
+
+  it('an organization without keys lists nothing', async () => {
+    const empty = await organization();
+    const response = await empty.list();
+    expect(response.json).toMatchObject({ data: [], meta: { pagination: { 'total-count': 0, 'total-pages': 1, 'next-page': null } } });
+  });
+});
+
+describe('DynamoDB round trips per request (warm, after the authorizer)', () => {
+  it('list 1 Query, create 1 transaction, update and delete 2 at most', async () => {
+    const { create, owner, list } = await organization();
+    const recorder = recordRoundTrips();
+    await list(); // warms the authorizer cache for this token
+    const listed = await recorder.during(() => list());
+    expect(listed.commands).toEqual(['QueryCommand']);
+    const createdKey = await recorder.during(() => create('environment'));
+    expect(createdKey.commands).toEqual(['TransactWriteItemsCommand']);
+    const id = createdKey.result.json.data.id;
+    const updated = await recorder.during(() =>
+      api.patch(`/reserved-tag-keys/${id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'env' } } } }));
+    expect(updated.commands).toEqual(['GetItemCommand', 'TransactWriteItemsCommand']);
+    const unchanged = await recorder.during(() =>
+      api.patch(`/reserved-tag-keys/${id}`, { token: owner, body: { data: { type: 'reserved-tag-keys' } } }));
+    expect(unchanged.commands).toEqual(['GetItemCommand']);
+    const deleted = await recorder.during(() => api.delete(`/reserved-tag-keys/${id}`, { token: owner }));
+    expect(deleted.commands).toEqual(['GetItemCommand', 'TransactWriteItemsCommand']);
+  });
+});
