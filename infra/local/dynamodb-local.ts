@@ -15,6 +15,8 @@ import { createTableInput } from '#shared/store/table';
 export interface DynamoDbLocal {
   endpoint: string;
   port: number;
+  /** The java process, for whoever must make sure it is gone. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -72,7 +74,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   java.stderr!.removeListener('data', collect);
   java.stdout!.resume();
   java.stderr!.resume();
-  return { endpoint, port, stop };
+  return { endpoint, port, pid, stop };
 }
 
 /** Points the AWS SDK at a local endpoint; credentials and region are only set when absent. */

@@ -1,0 +1,105 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { eventually, freePort, isAlive, run, runToEnd, TSX } from '../support/processes';
+
+/**
+ * `npm start` as a user runs it (the same script, in its own process, its own DynamoDB Local over
+ * a DATA_DIR), and the admin CLI against it. Slow-ish: each start boots a JVM.
+ */
+const dataDir = mkdtempSync(join(tmpdir(), 'tfc-start-'));
+const started: Array<ReturnType<typeof run>> = [];
+afterAll(() => started.forEach((p) => p.child.kill('SIGKILL')));
+
+async function start(env: Record<string, string>) {
+  const proc = run([TSX, 'infra/local/start.ts'], { DATA_DIR: dataDir, POWERTOOLS_LOG_LEVEL: undefined, TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined, ...env });
+  started.push(proc);
+  const [, base] = await proc.waitFor(/API ready in [\d.]+ s at (\S+)/);
+  const [, ddb] = await proc.waitFor(/DynamoDB Local on http:\/\/127\.0\.0\.1:(\d+)/);
+  return { proc, base: base!, ddbPort: ddb! };
+}
+
+const admin = (args: string[], env: Record<string, string>) =>
+  runToEnd([TSX, 'infra/admin/main.ts', ...args], { DATA_DIR: dataDir, TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined, ...env });
+
+describe('npm start', () => {
+  it('seeds on first start, serves the API, keeps data across restarts, and stops everything on SIGINT', async () => {
+    const port = String(await freePort());
+    const ddbPort = String(await freePort());
+    const first = await start({ PORT: port, DDB_PORT: ddbPort });
+    expect(first.base).toBe(`http://127.0.0.1:${port}/api/v2`);
+    const token = (await first.proc.waitFor(/TOKEN=(tfcapi_\w+)/))[1]!;
+    expect(first.proc.output()).toContain(`curl -H "Authorization: Bearer ${token}" ${first.base}/organizations/example-org/reserved-tag-keys`);
+
+    const ping = await fetch(`${first.base}/ping`);
+    expect(ping.status).toBe(204);
+    expect(ping.headers.get('tfp-api-version')).toBe('2.6');
+    expect((await fetch(`${first.base}/organizations/example-org/reserved-tag-keys`)).status).toBe(401);
+    const createdKey = await fetch(`${first.base}/organizations/example-org/reserved-tag-keys`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/vnd.api+json' },
+      body: JSON.stringify({ data: { type: 'reserved-tag-keys', attributes: { key: 'environment' } } }),
+    });
+    expect(createdKey.status).toBe(201);
+
+    // The admin CLI reaches the running store through DDB_PORT.
+    const created = await admin(['token', 'create', '--org', 'example-org', '--role', 'reader', '--subject', 'user-ci', '--json'], { DDB_PORT: ddbPort });
+    expect(created.code, created.output).toBe(0);
+    const { id, tokenId, token: readerToken } = { id: undefined, ...JSON.parse(created.output.trim().split('\n').at(-1)!) };
+    expect(id).toBeUndefined();
+    expect(tokenId).toMatch(/^at-/);
+    const asReader = await fetch(`${first.base}/organizations/example-org/reserved-tag-keys`, { headers: { Authorization: `Bearer ${readerToken}` } });
+    expect(asReader.status).toBe(200);
+
+    const javaPid = Number((await runToEnd(['pgrep', '-f', `DynamoDBLocal.jar.*-port ${ddbPort}`], {})).output.trim());
+    expect(isAlive(javaPid)).toBe(true);
+    first.proc.child.kill('SIGINT');
+    expect(await first.proc.exited).toBe(0);
+    expect(await eventually(() => !isAlive(javaPid))).toBe(true);
+
+    // Second start over the same DATA_DIR: no new seed token, the key and tokens are still there.
+    const second = await start({ PORT: port, DDB_PORT: ddbPort });
+    expect(second.proc.output()).not.toContain('TOKEN=');
+    expect(second.proc.output()).toContain('seeded on an earlier start');
+    const listed = await (await fetch(`${second.base}/organizations/example-org/reserved-tag-keys`, { headers: { Authorization: `Bearer ${token}` } })).json();
+    expect(listed.data.map((k: { attributes: { key: string } }) => k.attributes.key)).toEqual(['environment']);
+    second.proc.child.kill('SIGTERM');
+    expect(await second.proc.exited).toBe(0);
+  });
+});
+
+describe('admin CLI on the local store without npm start', () => {
+  it('creates, lists and revokes tokens, printing one JSON object with --json', async () => {
+    const env = { DDB_PORT: String(await freePort()), DATA_DIR: mkdtempSync(join(tmpdir(), 'tfc-admin-')) };
+    const created = await admin(['token', 'create', '--org', 'acme', '--role', 'member', '--expires-in-days', '7', '--json'], env);
+    expect(created.code, created.output).toBe(0);
+    const token = JSON.parse(created.output.trim());
+    expect(token).toMatchObject({ tokenId: expect.stringMatching(/^at-/), token: expect.stringMatching(/^tfcapi_/), grants: { acme: 'member' } });
+    expect(Date.parse(token.expiresAt) - Date.now()).toBeGreaterThan(6.9 * 86_400_000);
+    expect(token).not.toHaveProperty('tokenHash');
+
+    const listed = await admin(['token', 'list', '--json'], env);
+    const { tokens } = JSON.parse(listed.output.trim());
+    expect(tokens.map((t: { tokenId: string }) => t.tokenId)).toEqual([token.tokenId]);
+    expect(listed.output).not.toContain(token.token);
+
+    const revoked = await admin(['token', 'revoke', token.tokenId, '--json'], env);
+    expect(JSON.parse(revoked.output.trim())).toEqual({ tokenId: token.tokenId, revoked: true });
+    const human = await admin(['token', 'list'], env);
+    expect(human.output).toMatch(new RegExp(`${token.tokenId}\\t.*\\tmember@acme\\trevoked `));
+  });
+
+  it('refuses bad input with its usage and exit code 2', async () => {
+    const env = { DDB_PORT: String(await freePort()), DATA_DIR: mkdtempSync(join(tmpdir(), 'tfc-admin-')) };
+    const badRole = await admin(['token', 'create', '--org', 'acme', '--role', 'admin'], env);
+    expect(badRole.code).toBe(2);
+    expect(badRole.output).toContain('--role must be one of reader, member, owner');
+    const unknown = await admin(['token', 'frobnicate'], env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.output).toContain('Usage:');
+    const missing = await admin(['token', 'revoke', 'at-AAAAAAAAAAAAAAAA'], env);
+    expect(missing.code).toBe(2);
+    expect(missing.output).toContain('no token at-AAAAAAAAAAAAAAAA');
+  });
+});
