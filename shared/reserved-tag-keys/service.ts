@@ -1,4 +1,4 @@
-import { InvalidAttribute, NotFound } from '../jsonapi/errors';
+import { Conflict, InvalidAttribute, NotFound } from '../jsonapi/errors';
 import type { PageRequest } from '../jsonapi/pagination';
 import type { Page } from '../jsonapi/document';
 import { isId } from '../ids';
@@ -11,7 +11,7 @@ import { parseCreateAttributes, parseUpdateAttributes, type ReservedTagKey, type
 export type Authorize = (organization: string) => unknown;
 
 const nameTaken = () => new InvalidAttribute('Key has already been taken', '/data/attributes/key');
-/** A concurrent update or delete won the race: read the key again and re-apply, a few times at most. */
+/** A concurrent rename or delete won the race: read the key again and re-apply, a few times at most. */
 const MAX_ATTEMPTS = 3;
 
 export async function listKeys(organization: string, page: PageRequest, authorize: Authorize): Promise<Page<ReservedTagKey>> {
@@ -51,7 +51,7 @@ export async function updateKey(id: string | undefined, attributes: Attributes, 
     const updated = await updateStoredReservedTagKey(current, changes);
     if (updated === 'name-taken') throw nameTaken();
     if (updated !== 'gone') return updated;
-    if (attempt === MAX_ATTEMPTS) throw new NotFound();
+    if (attempt === MAX_ATTEMPTS) throw new Conflict('the reserved tag key is being changed by other requests; try again');
   }
 }
 

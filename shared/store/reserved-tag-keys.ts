@@ -61,13 +61,25 @@ export async function insertReservedTagKey(
 }
 
 /**
- * Applies changes read from `current`. Both copies are conditioned on still holding `current`'s
- * updatedAt, so a concurrent update or delete cancels this one ('gone': read again and retry).
+ * Sets only the attributes that change, on both copies. A rename is conditioned on the key still
+ * being the one read (its guard item moves with it); other changes only need the key to exist,
+ * so concurrent updates of different attributes never refuse each other. 'gone': deleted or
+ * renamed meanwhile, read it again.
  */
 export async function updateStoredReservedTagKey(current: ReservedTagKey, changes: ReservedTagKeyChanges): Promise<ReservedTagKey | WriteRefusal> {
   const updated: ReservedTagKey = { ...current, ...changes, updatedAt: now() };
   const renamed = nameKey(updated).SK !== nameKey(current).SK;
-  const unchangedSince = { ConditionExpression: 'updatedAt = :seen', ExpressionAttributeValues: { ':seen': current.updatedAt } };
+  const set = { updatedAt: updated.updatedAt, ...changes };
+  const names = Object.keys(set);
+  const update = {
+    UpdateExpression: `SET ${names.map((n) => `#${n} = :${n}`).join(', ')}`,
+    ConditionExpression: changes.key === undefined ? 'attribute_exists(PK)' : '#key = :seenKey',
+    ExpressionAttributeNames: Object.fromEntries(names.map((n) => [`#${n}`, n])),
+    ExpressionAttributeValues: {
+      ...Object.fromEntries(names.map((n) => [`:${n}`, set[n as keyof typeof set]])),
+      ...(changes.key === undefined ? {} : { ':seenKey': current.key }),
+    },
+  };
   const refused = await transactWrite([
     ...(renamed
       ? [
@@ -75,8 +87,8 @@ export async function updateStoredReservedTagKey(current: ReservedTagKey, change
           { Delete: { TableName: table(), Key: nameKey(current), ConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': current.id } } },
         ]
       : []),
-    { Put: { TableName: table(), Item: { ...memberKey(updated), ...item(updated) }, ...unchangedSince } },
-    { Put: { TableName: table(), Item: { ...keys.reservedTagKeyById(updated.id), ...item(updated) }, ...unchangedSince } },
+    { Update: { TableName: table(), Key: memberKey(current), ...update } },
+    { Update: { TableName: table(), Key: keys.reservedTagKeyById(current.id), ...update } },
   ]);
   if (!refused) return updated;
   return renamed && refused[0] === 'ConditionalCheckFailed' ? 'name-taken' : 'gone';

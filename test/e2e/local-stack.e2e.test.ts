@@ -62,7 +62,7 @@ describe('npm start', () => {
     const second = await start({ PORT: port, DDB_PORT: ddbPort });
     expect(second.proc.output()).not.toContain('TOKEN=');
     expect(second.proc.output()).toContain('seeded on an earlier start');
-    const listed = await (await fetch(`${second.base}/organizations/example-org/reserved-tag-keys`, { headers: { Authorization: `Bearer ${token}` } })).json();
+    const listed = (await (await fetch(`${second.base}/organizations/example-org/reserved-tag-keys`, { headers: { Authorization: `Bearer ${token}` } })).json()) as any;
     expect(listed.data.map((k: { attributes: { key: string } }) => k.attributes.key)).toEqual(['environment']);
     second.proc.child.kill('SIGTERM');
     expect(await second.proc.exited).toBe(0);

@@ -184,6 +184,34 @@ describe('update', () => {
   });
 });
 
+describe('concurrent updates', () => {
+  it('of different requests to one key all succeed, and both copies stay identical', async () => {
+    const { create, owner, list } = await organization();
+    const key = created(await create('environment'));
+    const responses = await Promise.all(Array.from({ length: 12 }, (_, i) =>
+      api.patch(`/reserved-tag-keys/${key.id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { 'disable-overrides': i % 2 === 0 } } } })));
+    expect(responses.map((r) => r.status)).toEqual(Array(12).fill(200));
+    const listed = (await list()).json.data;
+    expect(listed).toHaveLength(1);
+    // The by-id copy (what PATCH reads) agrees with the listed copy.
+    const noop = await api.patch(`/reserved-tag-keys/${key.id}`, { token: owner, body: { data: { type: 'reserved-tag-keys' } } });
+    expect(noop.json.data).toEqual(listed[0]);
+  });
+
+  it('renaming one key to many names at once leaves exactly one name taken', async () => {
+    const { create, owner, list } = await organization();
+    const key = created(await create('start'));
+    const names = Array.from({ length: 8 }, (_, i) => `name-${i}`);
+    const responses = await Promise.all(names.map((name) =>
+      api.patch(`/reserved-tag-keys/${key.id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: name } } } })));
+    expect(responses.every((r) => r.status === 200 || r.status === 409)).toBe(true);
+    const final = (await list()).json.data[0].attributes.key;
+    expect(names).toContain(final);
+    for (const name of ['start', ...names.filter((n) => n !== final)]) created(await create(name));
+    expect((await create(final)).status).toBe(422);
+  });
+});
+
 describe('delete', () => {
   it('answers 204 on both paths (go-tfe sends Content-Type and no body), then 404', async () => {
     const { create, owner, list } = await organization();
@@ -278,7 +306,7 @@ describe('lists', () => {
     let next: string | null = `${api.baseUrl}/api/v2${ctx.keysPath}?page%5Bsize%5D=10`;
     let pages = 0;
     while (next) {
-      const body = await (await fetch(next, { headers: { Authorization: `Bearer ${ctx.owner}` } })).json();
+      const body = (await (await fetch(next, { headers: { Authorization: `Bearer ${ctx.owner}` } })).json()) as any;
       seen.push(...body.data.map((k: { id: string }) => k.id));
       expect(body.meta.pagination).toMatchObject({ 'current-page': ++pages, 'page-size': 10, 'total-pages': 5, 'total-count': 47 });
       next = body.links.next;
