@@ -28,6 +28,10 @@ export const routes: readonly Route[] = [
   { method: 'PATCH', path: '/reserved-tag-keys/{reserved_tag_key_id}', function: 'reserved-tag-keys/update', role: 'owner', access: 'write' },
   { method: 'DELETE', path: '/reserved-tags/{reserved_tag_key_id}', function: 'reserved-tag-keys/delete', role: 'owner', access: 'write' },
   { method: 'DELETE', path: '/reserved-tag-keys/{reserved_tag_key_id}', function: 'reserved-tag-keys/delete', role: 'owner', access: 'write' },
+  // Comments on runs, authorized through the run's organization.
+  { method: 'GET', path: '/runs/{run_id}/comments', function: 'comments/list', role: 'reader', access: 'read' },
+  { method: 'POST', path: '/runs/{run_id}/comments', function: 'comments/create', role: 'member', access: 'write' },
+  { method: 'GET', path: '/comments/{comment_id}', function: 'comments/show', role: 'reader', access: 'read' },
 ];
 
 /** The REQUEST authorizer guarding every route whose role is not null. */

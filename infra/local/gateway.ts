@@ -33,7 +33,7 @@ export interface LocalGatewayOptions {
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type AuthorizerHandler = (event: APIGatewayRequestAuthorizerEvent, context: Context) => Promise<APIGatewayAuthorizerResult>;
 
-interface CompiledRoute {
+export interface CompiledRoute {
   route: Route;
   pattern: RegExp;
   parameterNames: string[];
@@ -87,7 +87,10 @@ async function serve(
 
   const body = await readBody(req);
   if (body === 'too large') return gatewayErrorResponse('REQUEST_TOO_LARGE');
-  const event = proxyEvent(req, url, match, body);
+  const event = proxyEvent(
+    { url, rawHeaders: req.rawHeaders, body, httpVersion: req.httpVersion, sourceIp: req.socket.remoteAddress ?? '127.0.0.1' },
+    match,
+  );
 
   if (match.route.role !== null) {
     const authorization = event.headers.Authorization ?? headerValue(event.headers, 'authorization');
@@ -102,7 +105,8 @@ async function serve(
   return match.handler(event, lambdaContext(match.route.function));
 }
 
-async function compileRoute(route: Route): Promise<CompiledRoute> {
+/** A route with its path pattern and loaded handler (the bench invokes handlers through these too). */
+export async function compileRoute(route: Route): Promise<CompiledRoute> {
   const parameterNames: string[] = [];
   const source = `${API_BASE_PATH}${route.path}`.replace(/\{(\w+)\}/g, (_, name: string) => {
     parameterNames.push(name);
@@ -144,7 +148,18 @@ function decode(text: string): string {
   try { return decodeURIComponent(text); } catch { return text; }
 }
 
-function proxyEvent(req: IncomingMessage, url: URL, match: CompiledRoute, body: string | null): APIGatewayProxyEvent {
+/** An HTTP request as the gateway sees it: raw header pairs keep the client's header casing. */
+export interface GatewayRequest {
+  url: URL;
+  rawHeaders: string[];
+  body: string | null;
+  httpVersion?: string;
+  sourceIp?: string;
+}
+
+/** The REST API (v1) proxy event API Gateway would send the route's function for this request. */
+export function proxyEvent(req: GatewayRequest, match: CompiledRoute): APIGatewayProxyEvent {
+  const { url, body } = req;
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
@@ -189,13 +204,13 @@ function proxyEvent(req: IncomingMessage, url: URL, match: CompiledRoute, body: 
       domainName: headerValue(headers, 'host') ?? '127.0.0.1',
       httpMethod: match.route.method,
       path: url.pathname,
-      protocol: `HTTP/${req.httpVersion}`,
+      protocol: `HTTP/${req.httpVersion ?? '1.1'}`,
       requestId: randomUUID(),
       requestTimeEpoch: Date.now(),
       resourceId: 'local',
       resourcePath: resource,
       stage: STAGE,
-      identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headerValue(headers, 'user-agent') ?? null } as APIGatewayProxyEvent['requestContext']['identity'],
+      identity: { sourceIp: req.sourceIp ?? '127.0.0.1', userAgent: headerValue(headers, 'user-agent') ?? null } as APIGatewayProxyEvent['requestContext']['identity'],
     },
   };
 }
@@ -260,7 +275,7 @@ function headerValue(headers: Record<string, string | undefined>, name: string):
   return entry?.[1];
 }
 
-function lambdaContext(functionName: string): Context {
+export function lambdaContext(functionName: string): Context {
   const deadline = Date.now() + 29_000;
   return {
     callbackWaitsForEmptyEventLoop: false,

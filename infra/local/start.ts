@@ -38,14 +38,19 @@ const lines = [
 ];
 if (seed) {
   lines.push(
-    `Seeded organization ${seed.organization} with an owner token (shown once, stored only as a hash):`,
+    `Seeded organization ${seed.organization} with an owner token (shown once, stored only as a hash) and a run:`,
     `  TOKEN=${seed.token}`,
+    `  RUN=${seed.runId}`,
     `Try:`,
     `  curl -H "Authorization: Bearer ${seed.token}" ${base}/organizations/${seed.organization}/reserved-tag-keys`,
+    `  curl -H "Authorization: Bearer ${seed.token}" -H "Content-Type: application/vnd.api+json" \\`,
+    `    -d '{"data":{"type":"comments","attributes":{"body":"Looks good"}}}' ${base}/runs/${seed.runId}/comments`,
+    `  curl -H "Authorization: Bearer ${seed.token}" ${base}/runs/${seed.runId}/comments`,
   );
 } else {
   lines.push(
     `The store was seeded on an earlier start. New token: npm run admin -- token create --org ${SEED_ORGANIZATION} --role owner`,
+    `Its runs: npm run admin -- run list --org ${SEED_ORGANIZATION}`,
   );
 }
 lines.push(`  curl -i ${base}/ping`, 'Ctrl-C stops the API and DynamoDB Local.');

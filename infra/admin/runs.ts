@@ -1,0 +1,42 @@
+import { isId } from '#shared/ids';
+import { listRuns, registerRun, RunRegisteredElsewhere, type RunRecord } from '#shared/store/runs';
+import { requiredOption, UsageError, type Command } from './command';
+
+/** HCP Terraform's workspace names: letters, digits, - and _, at most 90. */
+const WORKSPACE = /^[A-Za-z0-9_-]{1,90}$/;
+
+const describe = (run: RunRecord) => [run.runId, run.organization, run.workspace ?? '-', run.createdAt].join('\t');
+
+export const runCommands: Record<string, Command> = {
+  register: {
+    usage: 'run register RUN_ID --org ORG [--workspace WS]',
+    options: { org: { type: 'string' }, workspace: { type: 'string' } },
+    async run({ positionals, values }) {
+      const [runId] = positionals;
+      if (!isId('run', runId)) throw new UsageError('RUN_ID must be run- followed by 16 letters or digits');
+      const organization = requiredOption(values, 'org');
+      const workspace = values.workspace;
+      if (workspace !== undefined && (typeof workspace !== 'string' || !WORKSPACE.test(workspace))) {
+        throw new UsageError('--workspace must be 1-90 letters, digits, - or _');
+      }
+      try {
+        const { run, created } = await registerRun({ runId, organization, ...(workspace ? { workspace } : {}) });
+        return {
+          json: { run, created },
+          text: [created ? `Registered ${run.runId} in ${run.organization}.` : `${run.runId} was already registered in ${run.organization}.`],
+        };
+      } catch (error) {
+        if (error instanceof RunRegisteredElsewhere) throw new UsageError(error.message);
+        throw error;
+      }
+    },
+  },
+  list: {
+    usage: 'run list --org ORG',
+    options: { org: { type: 'string' } },
+    async run({ values }) {
+      const runs = await listRuns(requiredOption(values, 'org'));
+      return { json: { runs }, text: runs.length === 0 ? ['No runs.'] : runs.map(describe) };
+    },
+  },
+};

@@ -1,0 +1,76 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { tokenFor, useLocalGateway, type ApiResponse } from '../support/api';
+import { documentClient } from '#shared/store/client';
+import { registerRun } from '#shared/store/runs';
+import { newId } from '#shared/ids';
+
+/**
+ * DESIGN.md's round-trip budget, measured: every DynamoDB command the handlers send goes through
+ * the one document client, and the local gateway runs them in this process.
+ */
+const sent: string[] = [];
+documentClient.middlewareStack.add(
+  (next, context) => async (args) => {
+    sent.push(context.commandName ?? 'unknown');
+    return next(args);
+  },
+  { step: 'initialize', name: 'countRoundTrips' },
+);
+
+async function commandsOf(request: () => Promise<ApiResponse>): Promise<{ status: number; commands: string[] }> {
+  sent.length = 0;
+  const { status } = await request();
+  return { status, commands: [...sent] };
+}
+
+const { api } = useLocalGateway();
+const comment = (body: string) => ({ data: { type: 'comments', attributes: { body } } });
+let token: string;
+let reader: string;
+
+beforeAll(async () => {
+  [token, reader] = await Promise.all([tokenFor({ acme: 'member' }), tokenFor({ acme: 'reader' })]);
+  // Warm the authorizer cache, so what is counted below is the handler's work alone.
+  for (const t of [token, reader]) expect((await api.get(`/runs/${newId('run')}/comments`, { token: t })).status).toBe(404);
+});
+
+describe('DynamoDB round trips per request (authorizer cache warm)', () => {
+  it('create: 2 while the run’s organization is unknown to the function, then 1', async () => {
+    const runId = (await registerRun({ runId: newId('run'), organization: 'acme' })).run.runId;
+    const path = `/runs/${runId}/comments`;
+    expect(await commandsOf(() => api.post(path, { token, body: comment('cold') })))
+      .toEqual({ status: 201, commands: ['GetItemCommand', 'TransactWriteItemsCommand'] });
+    expect(await commandsOf(() => api.post(path, { token, body: comment('warm') })))
+      .toEqual({ status: 201, commands: ['TransactWriteItemsCommand'] });
+  });
+
+  it('list: 1 Query for page 1 with total count and the run’s organization, and for a later page', async () => {
+    const runId = (await registerRun({ runId: newId('run'), organization: 'acme' })).run.runId;
+    for (let i = 0; i < 3; i++) await api.post(`/runs/${runId}/comments`, { token, body: comment(`#${i}`) });
+    expect(await commandsOf(() => api.get(`/runs/${runId}/comments`, { token }))).toEqual({ status: 200, commands: ['QueryCommand'] });
+    expect(await commandsOf(() => api.get(`/runs/${runId}/comments?page[number]=2&page[size]=2`, { token })))
+      .toEqual({ status: 200, commands: ['QueryCommand'] });
+  });
+
+  it('show: 1 GetItem', async () => {
+    const runId = (await registerRun({ runId: newId('run'), organization: 'acme' })).run.runId;
+    const { json } = await api.post(`/runs/${runId}/comments`, { token, body: comment('show me') });
+    expect(await commandsOf(() => api.get(`/comments/${json.data.id}`, { token }))).toEqual({ status: 200, commands: ['GetItemCommand'] });
+  });
+
+  it('a reader’s refused create reads the run once and writes nothing', async () => {
+    const runId = (await registerRun({ runId: newId('run'), organization: 'acme' })).run.runId;
+    expect(await commandsOf(() => api.post(`/runs/${runId}/comments`, { token: reader, body: comment('no') })))
+      .toEqual({ status: 403, commands: ['GetItemCommand'] });
+  });
+
+  it('ids of the wrong shape: 404 without asking the store', async () => {
+    for (const request of [
+      () => api.get('/runs/nonexistent/comments', { token }),
+      () => api.post('/runs/nonexistent/comments', { token, body: comment('x') }),
+      () => api.get('/comments/nonexistent', { token }),
+    ]) {
+      expect(await commandsOf(request)).toEqual({ status: 404, commands: [] });
+    }
+  });
+});

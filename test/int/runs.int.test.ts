@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { findRun, listRuns, registerRun, RunRegisteredElsewhere } from '#shared/store/runs';
+import { newId } from '#shared/ids';
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+describe('runs store', () => {
+  it('registers a run and finds it by id and under its organization', async () => {
+    const runId = newId('run');
+    const { run, created } = await registerRun({ runId, organization: 'acme', workspace: 'networking' });
+    expect(created).toBe(true);
+    expect(run).toEqual({ runId, organization: 'acme', workspace: 'networking', createdAt: expect.stringMatching(ISO) });
+    expect(await findRun(runId)).toEqual(run);
+    expect(await listRuns('acme')).toEqual([run]);
+    expect(await listRuns('other-org')).toEqual([]);
+  });
+
+  it('registers a run without a workspace', async () => {
+    const runId = newId('run');
+    const { run } = await registerRun({ runId, organization: 'no-workspace-org' });
+    expect(run).toEqual({ runId, organization: 'no-workspace-org', createdAt: expect.stringMatching(ISO) });
+  });
+
+  it('is idempotent for the same organization: the run stays as first registered', async () => {
+    const runId = newId('run');
+    const first = await registerRun({ runId, organization: 'idem', workspace: 'app' });
+    const again = await registerRun({ runId, organization: 'idem', workspace: 'app' });
+    expect(again).toEqual({ run: first.run, created: false });
+    expect(await listRuns('idem')).toEqual([first.run]);
+  });
+
+  it('refuses the same run id for another organization and changes nothing', async () => {
+    const runId = newId('run');
+    const { run } = await registerRun({ runId, organization: 'owner-org' });
+    await expect(registerRun({ runId, organization: 'thief-org' })).rejects.toThrow(RunRegisteredElsewhere);
+    expect(await findRun(runId)).toEqual(run);
+    expect(await listRuns('thief-org')).toEqual([]);
+  });
+
+  it('settles concurrent registrations of one run on a single organization', async () => {
+    const runId = newId('run');
+    const results = await Promise.allSettled(
+      ['race-a', 'race-b', 'race-a', 'race-b'].map((organization) => registerRun({ runId, organization })),
+    );
+    const winner = (await findRun(runId))!.organization;
+    for (const result of results) {
+      if (result.status === 'fulfilled') expect(result.value.run.organization).toBe(winner);
+      else expect(result.reason).toBeInstanceOf(RunRegisteredElsewhere);
+    }
+    expect(results.filter((r) => r.status === 'fulfilled' && r.value.created)).toHaveLength(1);
+    expect([...(await listRuns('race-a')), ...(await listRuns('race-b'))]).toHaveLength(1);
+  });
+
+  it('does not find a run that was never registered', async () => {
+    expect(await findRun(newId('run'))).toBeUndefined();
+  });
+});
+
+describe('npm start’s first-start seed', () => {
+  it('registers one run in the example organization, once', async () => {
+    const { seedOnFirstStart } = await import('#infra/local/seed');
+    const seed = await seedOnFirstStart();
+    expect(seed?.runId).toMatch(/^run-[A-Za-z0-9]{16}$/);
+    expect(await findRun(seed!.runId)).toEqual({
+      runId: seed!.runId, organization: 'example-org', workspace: 'example-workspace', createdAt: expect.stringMatching(ISO),
+    });
+    expect(await seedOnFirstStart()).toBeUndefined();
+    expect(await listRuns('example-org')).toHaveLength(1);
+  });
+});
