@@ -1,0 +1,132 @@
+import autocannon from 'autocannon';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { functionNames } from '#shared/routes';
+import { randomAlphanumeric } from '#shared/ids';
+import { scenarios, type Fixture } from './scenarios';
+import { apiPath, cleanUp, fillDeletable, prepareFixture, startLocalTarget, type Target } from './target';
+import { errorRate, html, table, type FunctionResult } from './report';
+
+/**
+ * `npm run load [-- FUNCTION…] [--target URL --token T --org ORG --run RUN_ID]`
+ * One autocannon run per function of the route table, against a local stack started for the run or
+ * a deployed stage. Prints a table, writes JSON and HTML reports, exits 1 when a threshold breaks.
+ */
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    target: { type: 'string' }, token: { type: 'string' }, org: { type: 'string' }, run: { type: 'string' },
+    duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' }, rate: { type: 'string' },
+    'max-p99': { type: 'string' }, 'max-error-rate': { type: 'string' }, 'report-dir': { type: 'string', default: 'reports' },
+    help: { type: 'boolean' },
+  },
+});
+
+const USAGE = `Usage: npm run load -- [FUNCTION…] [--duration S] [--connections N] [--rate REQ_PER_S]
+       [--max-p99 MS] [--max-error-rate FRACTION] [--report-dir DIR]
+       [--target https://…/api/v2 --token TOKEN --org ORG --run RUN_ID]
+Functions: ${functionNames().join(', ')}`;
+if (values.help) { console.log(USAGE); process.exit(0); }
+
+const duration = Number(values.duration);
+const connections = Number(values.connections);
+const rate = values.rate === undefined ? undefined : Number(values.rate);
+const maxP99 = values['max-p99'] === undefined ? undefined : Number(values['max-p99']);
+const maxErrorRate = values['max-error-rate'] === undefined ? undefined : Number(values['max-error-rate']);
+const selected = positionals.length > 0 ? positionals : functionNames();
+const unknown = selected.filter((name) => !scenarios[name] || !functionNames().includes(name));
+if (unknown.length > 0 || [duration, connections].some((n) => !(n > 0)) || (rate !== undefined && !(rate > 0))) {
+  console.error(`${unknown.length > 0 ? `Unknown function: ${unknown.join(', ')}\n` : ''}${USAGE}`);
+  process.exit(2);
+}
+
+let target: Target;
+if (values.target) {
+  if (!values.token || !values.org || !values.run) { console.error(`--target needs --token, --org and --run\n${USAGE}`); process.exit(2); }
+  target = { apiUrl: values.target.replace(/\/$/, ''), token: values.token, organization: values.org, runId: values.run, stop: async () => {} };
+} else {
+  console.error('Starting the local stack (npm start in a child process)…');
+  target = await startLocalTarget();
+}
+
+const unique = randomAlphanumeric(6).toLowerCase();
+const created: string[] = [];
+/** Keys the create scenario made: the delete scenario's pool, or cleaned up at the end. */
+const createdByRun: string[] = [];
+const results: FunctionResult[] = [];
+let fixture: Fixture | undefined;
+try {
+  fixture = await prepareFixture(target, unique, connections);
+  created.push(...fixture.keyIds);
+  for (const name of selected) {
+    const scenario = scenarios[name]!;
+    if (scenario.consumesDeletable) await fillDeletable(target, fixture, unique, connections * 20);
+    console.error(`▶ ${name}: ${connections} connections, ${duration} s${rate ? `, ${rate} req/s` : ''}${scenario.consumesDeletable ? `, at most ${fixture.deletable.length} deletes` : ''}`);
+    results.push(await load(name, fixture));
+    if (name === 'reserved-tag-keys/create') fixture.deletable.push(...createdByRun.splice(0));
+  }
+} finally {
+  const leftovers = [...created, ...(fixture?.deletable ?? []), ...createdByRun];
+  if (leftovers.length > 0) console.error(`Cleaning up: deleted ${await cleanUp(target, leftovers)} keys created by this run.`);
+  await target.stop();
+}
+
+async function load(name: string, f: Fixture): Promise<FunctionResult> {
+  const scenario = scenarios[name]!;
+  let n = 0;
+  let finish!: (result: autocannon.Result) => void;
+  const finished = new Promise<autocannon.Result>((resolve) => { finish = resolve; });
+  const instance = autocannon({
+    url: new URL(target.apiUrl).origin,
+    connections,
+    duration,
+    ...(rate ? { overallRate: rate } : {}),
+    ...(scenario.consumesDeletable ? { amount: f.deletable.length } : {}),
+    headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/vnd.api+json' },
+    requests: [{
+      setupRequest: (request) => {
+        const next = scenario.request(f, n++, unique);
+        return { ...request, method: next.method, path: apiPath(target, next.path), body: next.body === undefined ? undefined : JSON.stringify(next.body) };
+      },
+      onResponse: (status, body) => {
+        if (name === 'reserved-tag-keys/create' && status === 201) createdByRun.push(JSON.parse(body).data.id);
+      },
+    }],
+  }, (error, result) => {
+    if (error) throw error;
+    finish(result);
+  });
+  autocannon.track(instance, { renderProgressBar: process.stderr.isTTY, renderResultsTable: false, renderLatencyTable: false });
+  const result = await finished;
+  const latency = result.latency as unknown as Record<string, number>;
+  const percentiles = Object.keys(latency)
+    .filter((k) => /^p\d/.test(k))
+    .map((k) => [Number(k.slice(1).replace('_', '.')), latency[k]!] as [number, number])
+    .sort((a, b) => a[0] - b[0]);
+  return {
+    function: name, requests: result.requests.total, throughput: result.requests.average,
+    p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99,
+    non2xx: result.non2xx, errors: result.errors + result.timeouts, percentiles,
+  };
+}
+
+console.log(table(results));
+const reportDir = resolve(values['report-dir']!);
+mkdirSync(reportDir, { recursive: true });
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const meta = { target: values.target ?? 'local (npm start)', connections, duration: `${duration} s`, rate: rate ?? 'unlimited', at: new Date().toISOString() };
+const jsonFile = join(reportDir, `load-${stamp}.json`);
+const htmlFile = join(reportDir, `load-${stamp}.html`);
+writeFileSync(jsonFile, JSON.stringify({ ...meta, results: results.map(({ percentiles: _p, ...r }) => ({ ...r, percentiles: Object.fromEntries(_p) })) }, null, 2));
+writeFileSync(htmlFile, html(results, meta));
+console.log(`\nReports: ${jsonFile}\n         ${htmlFile}`);
+
+const breaches = results.flatMap((r) => [
+  ...(maxP99 !== undefined && r.p99 > maxP99 ? [`${r.function}: p99 ${r.p99} ms > ${maxP99} ms`] : []),
+  ...(maxErrorRate !== undefined && errorRate(r) > maxErrorRate ? [`${r.function}: error rate ${(errorRate(r) * 100).toFixed(2)}% > ${(maxErrorRate * 100).toFixed(2)}%`] : []),
+]);
+if (breaches.length > 0) {
+  console.error(`\nThresholds breached:\n  ${breaches.join('\n  ')}`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,96 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, run, TSX } from '../support/processes';
+import type { Fixture, ScenarioRequest } from './scenarios';
+
+/** Where the load goes: an API base URL (ending in /api/v2), a token, and what it may use. */
+export interface Target {
+  apiUrl: string;
+  token: string;
+  organization: string;
+  runId: string;
+  stop(): Promise<void>;
+}
+
+/** `npm start` in its own process over a throwaway DATA_DIR: the load never shares its event loop. */
+export async function startLocalTarget(): Promise<Target> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tfc-load-'));
+  const proc = run([TSX, 'infra/local/start.ts'], {
+    PORT: String(await freePort()), DDB_PORT: String(await freePort()), DATA_DIR: dataDir,
+    TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined, POWERTOOLS_LOG_LEVEL: 'ERROR',
+  });
+  const [, apiUrl] = await proc.waitFor(/API ready in [\d.]+ s at (\S+)/);
+  const [, token] = await proc.waitFor(/TOKEN=(\S+)/);
+  const [, runId] = await proc.waitFor(/RUN=(run-\w+)/);
+  proc.child.stdout.removeAllListeners('data'); // the access log is not for us; keep the pipe drained
+  proc.child.stdout.resume();
+  return {
+    apiUrl: apiUrl!, token: token!, organization: 'example-org', runId: runId!,
+    async stop() {
+      proc.child.kill('SIGINT');
+      await proc.exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A tiny API client for setting up and cleaning up around a load run. */
+export async function call(target: Target, request: ScenarioRequest): Promise<{ status: number; json: any }> {
+  const response = await fetch(`${target.apiUrl}${request.path}`, {
+    method: request.method,
+    headers: { Authorization: `Bearer ${target.token}`, 'Content-Type': 'application/vnd.api+json' },
+    body: request.body === undefined ? undefined : JSON.stringify(request.body),
+  });
+  const text = await response.text();
+  return { status: response.status, json: text ? JSON.parse(text) : undefined };
+}
+
+async function createKey(target: Target, key: string): Promise<string> {
+  const response = await call(target, {
+    method: 'POST', path: `/organizations/${target.organization}/reserved-tag-keys`,
+    body: { data: { type: 'reserved-tag-keys', attributes: { key } } },
+  });
+  if (response.status !== 201) throw new Error(`could not create key ${key}: ${response.status} ${JSON.stringify(response.json)}`);
+  return response.json.data.id as string;
+}
+
+/** Runs `tasks` with at most `width` in flight. */
+export async function inParallel<T>(items: T[], width: number, task: (item: T) => Promise<unknown>): Promise<void> {
+  const queue = [...items];
+  await Promise.all(Array.from({ length: Math.min(width, queue.length) }, async () => {
+    while (queue.length > 0) await task(queue.shift()!);
+  }));
+}
+
+/** Keys to update (one per connection), a comment to show; everything created is recorded for cleanup. */
+export async function prepareFixture(target: Target, unique: string, connections: number): Promise<Fixture> {
+  const keyIds: string[] = [];
+  await inParallel(Array.from({ length: connections }, (_, i) => i), 8, async (i) => {
+    keyIds.push(await createKey(target, `load-${unique}-fixture-${i}`));
+  });
+  const comment = await call(target, {
+    method: 'POST', path: `/runs/${target.runId}/comments`,
+    body: { data: { type: 'comments', attributes: { body: `Load test ${unique}: fixture comment` } } },
+  });
+  if (comment.status !== 201) throw new Error(`could not create a comment on ${target.runId}: ${comment.status} ${JSON.stringify(comment.json)}`);
+  return { organization: target.organization, runId: target.runId, keyIds, deletable: [], commentId: comment.json.data.id };
+}
+
+/** Fills the delete pool up to `size` keys (when the create scenario has not already). */
+export async function fillDeletable(target: Target, fixture: Fixture, unique: string, size: number): Promise<void> {
+  const missing = Array.from({ length: Math.max(0, size - fixture.deletable.length) }, (_, i) => i);
+  await inParallel(missing, 16, async (i) => { fixture.deletable.push(await createKey(target, `load-${unique}-pool-${i}`)); });
+}
+
+/** Deletes every key the run created that is still there (comments are immutable and stay). */
+export async function cleanUp(target: Target, ids: string[]): Promise<number> {
+  let deleted = 0;
+  await inParallel(ids, 16, async (id) => {
+    const response = await call(target, { method: 'DELETE', path: `/reserved-tags/${id}` });
+    if (response.status === 204) deleted++;
+  });
+  return deleted;
+}
+
+export const apiPath = (target: Target, path: string) => `${new URL(target.apiUrl).pathname.replace(/\/$/, '')}${path}`;
