@@ -48,7 +48,9 @@ export const scenarios: Record<string, Scenario> = {
   'reserved-tag-keys/update': {
     budget: 2,
     request: (f, n) => ({
-      method: 'PATCH', path: `/reserved-tag-keys/${f.keyIds[n % f.keyIds.length]}`, body: keyDocument({ 'disable-overrides': n % 2 === 0 }),
+      // Each visit to a key flips its flag, so every request really changes something.
+      method: 'PATCH', path: `/reserved-tag-keys/${f.keyIds[n % f.keyIds.length]}`,
+      body: keyDocument({ 'disable-overrides': Math.floor(n / f.keyIds.length) % 2 === 0 }),
     }),
   },
   'reserved-tag-keys/delete': {

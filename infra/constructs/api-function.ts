@@ -1,0 +1,117 @@
+import { join, resolve } from 'node:path';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { APP_NAME } from '#shared/config';
+import { BUNDLE } from './bundling';
+import type { TableAccess } from '#shared/routes';
+
+/** The repository root: entries are functions/<name>.ts, resolved through package.json `imports`. */
+export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
+
+/**
+ * The DynamoDB actions each access level needs, and nothing more. `TransactWriteItems` and
+ * `TransactGetItems` have no action of their own: IAM authorizes each item by its Put/Update/
+ * Delete/ConditionCheck (or Get) action. No Scan (lists are Query), no Batch* (the store uses
+ * neither, and BatchWriteItem cannot carry the condition every write states), no DescribeTable.
+ */
+export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
+  none: [],
+  read: ['dynamodb:GetItem', 'dynamodb:Query'],
+  write: [
+    'dynamodb:GetItem', 'dynamodb:Query',
+    'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem',
+  ],
+};
+
+/** The authorizer looks a token up by id: one GetItem, never more. */
+export const AUTHORIZER_TABLE_ACTIONS = ['dynamodb:GetItem'] as const;
+
+export interface ApiFunctionProps {
+  /** The handler file under functions/, without extension (a route table `function`). */
+  name: string;
+  table: ITableV2;
+  /** DynamoDB actions this function's role gets on the table; empty = no table access. */
+  tableActions: readonly string[];
+  logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  description?: string;
+}
+
+/**
+ * One endpoint's Lambda, configured in one place: Node 24 on arm64, an ESM bundle with the AWS SDK
+ * inside (no runtime-provided SDK drift), minified with source maps, active tracing, its own log
+ * group, and a role that holds exactly the table actions it is given.
+ */
+export class ApiFunction extends NodejsFunction {
+  /** Memory and CPU: Lambda allots CPU in proportion to memory. The handlers need <100 MB, but the
+   *  cold start (parsing a ~1 MB bundle with the SDK) and per-request work (JSON, token hashing)
+   *  are CPU-bound; 1024 MB roughly halves both against 512 MB for ~$0.1 more per million
+   *  requests at the ~15 ms a warm request takes. */
+  static readonly MEMORY_MB = 1024;
+  /** A request is at most two DynamoDB round trips (DESIGN.md); 10 s leaves room for the SDK's
+   *  retries with backoff when the table throttles, stays well under API Gateway's 29 s
+   *  integration timeout (so the client gets our 5xx, not a hung socket) and caps the cost of a
+   *  stuck call. */
+  static readonly TIMEOUT = Duration.seconds(10);
+  static readonly LOG_RETENTION = RetentionDays.ONE_MONTH;
+
+  constructor(scope: Construct, id: string, props: ApiFunctionProps) {
+    const logGroup = new LogGroup(scope, `${id}Logs`, {
+      retention: ApiFunction.LOG_RETENTION,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // Our own role instead of the default one: no AWSLambdaBasicExecutionRole (logs:* on every log
+    // group of the account), only writes to this function's log group.
+    const role = new Role(scope, `${id}Role`, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `${APP_NAME} ${props.name}: its log group, tracing and its table access`,
+    });
+    logGroup.grantWrite(role);
+
+    super(scope, id, {
+      description: props.description ?? `${APP_NAME}: functions/${props.name}.ts`,
+      entry: join(PROJECT_ROOT, 'functions', `${props.name}.ts`),
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: ApiFunction.MEMORY_MB,
+      timeout: ApiFunction.TIMEOUT,
+      tracing: Tracing.ACTIVE,
+      logGroup,
+      role,
+      environment: {
+        TABLE_NAME: props.table.tableName,
+        POWERTOOLS_SERVICE_NAME: APP_NAME,
+        POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        format: OutputFormat.ESM,
+        platform: 'node',
+        // Shared with the bench, so it measures the bundles that are deployed.
+        target: BUNDLE.target,
+        mainFields: [...BUNDLE.mainFields],
+        banner: BUNDLE.banner,
+        minify: BUNDLE.minify,
+        sourceMap: true,
+        sourcesContent: false,
+        bundleAwsSDK: true,
+        externalModules: [],
+        forceDockerBundling: false,
+        logLevel: LogLevel.WARNING,
+      },
+    });
+    if (props.tableActions.length > 0) props.table.grant(role, ...props.tableActions);
+
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions (AWS service authorization reference), so "*" is the only valid resource.',
+    });
+  }
+}

@@ -1,0 +1,191 @@
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import {
+  AccessLogFormat, AuthorizationType, EndpointType, IdentitySource, LambdaIntegration, LogGroupLogDestination,
+  MethodLoggingLevel, MockIntegration, PassthroughBehavior, RequestAuthorizer, ResponseType, RestApi, type IResource,
+} from 'aws-cdk-lib/aws-apigateway';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { API_BASE_PATH, APP_NAME, AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/config';
+import type { Route } from '#shared/routes';
+import { gatewayError, gatewayErrorTypes, methodNotAllowed, quoted, templatesFor } from './contract-responses';
+
+export interface JsonApiGatewayProps {
+  stage: string;
+  routes: readonly Route[];
+  /** The Lambda of each route-table function, by name. */
+  functions: ReadonlyMap<string, IFunction>;
+  authorizer: IFunction;
+  /** Stage-wide throttling: the guard above the per-token WAF limit (see stack.ts). */
+  throttle: { rateLimit: number; burstLimit: number };
+}
+
+/**
+ * The REST API of the route table: every route under /api/v2, the REQUEST authorizer on every
+ * route that needs a role, a 405 for known paths with another method, and gateway responses that
+ * make API Gateway's own errors the contract's JSON:API errors.
+ */
+export class JsonApiGateway extends Construct {
+  readonly api: RestApi;
+  readonly accessLogs: LogGroup;
+  /** `https://…/<stage>/api/v2`: what go-tfe's `address` + base path point at. */
+  readonly baseUrl: string;
+
+  constructor(scope: Construct, id: string, props: JsonApiGatewayProps) {
+    super(scope, id);
+
+    this.accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.api = new RestApi(this, 'Api', {
+      // The stack's name (it holds the stage): API Gateway's metrics are keyed on it.
+      restApiName: Stack.of(this).stackName,
+      description: `${APP_NAME} (${props.stage}): HCP Terraform Reserved Tag Keys and Comments APIs`,
+      endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      // Access and execution logs need the account's API Gateway CloudWatch role. It is one per
+      // account and region, shared by every stage; retained so that removing one stage does not
+      // break another stage's logging.
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      deployOptions: {
+        stageName: props.stage,
+        accessLogDestination: new LogGroupLogDestination(this.accessLogs),
+        accessLogFormat: ACCESS_LOG_FORMAT,
+        // Execution logs for errors only, and never request/response data: they would hold tokens.
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        metricsEnabled: true,
+        tracingEnabled: true,
+        throttlingRateLimit: props.throttle.rateLimit,
+        throttlingBurstLimit: props.throttle.burstLimit,
+      },
+    });
+
+    const authorizer = new RequestAuthorizer(this, 'TokenAuthorizer', {
+      handler: props.authorizer,
+      identitySources: [IdentitySource.header('Authorization')],
+      resultsCacheTtl: Duration.seconds(AUTHORIZER_CACHE_TTL_SECONDS),
+    });
+
+    const withRoutes = new Set<IResource>();
+    for (const route of props.routes) {
+      const fn = props.functions.get(route.function);
+      if (!fn) throw new Error(`No Lambda for function ${route.function} (${route.method} ${route.path})`);
+      const resource = this.api.root.resourceForPath(`${API_BASE_PATH}${route.path}`);
+      const method = resource.addMethod(
+        route.method,
+        new LambdaIntegration(fn, { allowTestInvoke: false }),
+        route.role === null ? { authorizationType: AuthorizationType.NONE } : { authorizationType: AuthorizationType.CUSTOM, authorizer },
+      );
+      if (route.role === null) {
+        Validations.of(method).acknowledge({
+          id: 'AwsSolutions-APIG4',
+          reason: `${route.method} ${route.path} is public by contract (role null in the route table): go-tfe calls it before it has a token.`,
+        });
+      }
+      withRoutes.add(resource);
+    }
+    for (const resource of withRoutes) this.addMethodNotAllowed(resource);
+
+    for (const type of gatewayErrorTypes()) {
+      const response = gatewayError(type);
+      this.api.addGatewayResponse(`Gateway${pascal(type)}`, {
+        type: ResponseType.of(type),
+        statusCode: String(response.statusCode),
+        responseHeaders: Object.fromEntries(Object.entries(response.headers).map(([name, value]) => [name, quoted(value)])),
+        templates: templatesFor(response.body),
+      });
+    }
+
+    this.baseUrl = this.api.urlForPath(API_BASE_PATH);
+    // RestApi's own output is the stage root, which serves nothing; the stack outputs baseUrl.
+    this.api.node.tryRemoveChild('Endpoint');
+
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-APIG2',
+      reason: 'Requests are validated by the functions (shared/jsonapi): the contract needs its own JSON:API errors (400, 409, 415, 422 with pointers), which an API Gateway request validator cannot produce.',
+    });
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-COG4',
+      reason: 'HCP Terraform clients authenticate with opaque API tokens (Authorization: Bearer), not Cognito: a Lambda REQUEST authorizer checks them against the table.',
+    });
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      reason: "The account-level API Gateway logging role: AWS's managed policy is the documented one for it, and API Gateway (not our code) assumes it.",
+    });
+  }
+
+  /**
+   * `ANY` on a resource that has routes answers 405 with the contract's body; API Gateway prefers
+   * an explicit method, so only the methods the route table does not serve reach it.
+   */
+  private addMethodNotAllowed(resource: IResource): void {
+    const response = methodNotAllowed();
+    const headers = Object.entries(response.headers);
+    const statusCode = String(response.statusCode);
+    const method = resource.addMethod(
+      'ANY',
+      new MockIntegration({
+        // The mock's status comes from its request template; NEVER: a body of another type is
+        // not passed through (it would not parse as the mock's status), API Gateway answers 415.
+        passthroughBehavior: PassthroughBehavior.NEVER,
+        requestTemplates: Object.fromEntries(MOCK_REQUEST_TYPES.map((type) => [type, `{"statusCode": ${statusCode}}`])),
+        integrationResponses: [{
+          statusCode,
+          responseParameters: Object.fromEntries(headers.map(([name, value]) => [`method.response.header.${name}`, quoted(value)])),
+          responseTemplates: templatesFor(response.body),
+        }],
+      }),
+      {
+        authorizationType: AuthorizationType.NONE,
+        methodResponses: [{
+          statusCode,
+          responseParameters: Object.fromEntries(headers.map(([name]) => [`method.response.header.${name}`, true])),
+        }],
+      },
+    );
+    Validations.of(method).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason: 'Mock integration that only answers 405 method not allowed, like the local gateway, before any authentication; it reaches no function and no data.',
+    });
+  }
+}
+
+/** Content types the 405 mock accepts a body of (a body-less request counts as application/json). */
+const MOCK_REQUEST_TYPES = [
+  'application/json', 'application/vnd.api+json', 'text/plain', 'application/x-www-form-urlencoded',
+  'multipart/form-data', 'application/octet-stream', 'application/xml', 'text/xml',
+];
+
+/**
+ * One JSON line per request. No Authorization header and no request data: tokens must never reach
+ * a log. The principal is the token's subject (a user or team name), not a secret.
+ */
+export const ACCESS_LOG_FIELDS: Readonly<Record<string, string>> = {
+  requestId: '$context.requestId',
+  extendedRequestId: '$context.extendedRequestId',
+  requestTime: '$context.requestTimeEpoch',
+  ip: '$context.identity.sourceIp',
+  userAgent: '$context.identity.userAgent',
+  method: '$context.httpMethod',
+  resourcePath: '$context.resourcePath',
+  path: '$context.path',
+  status: '$context.status',
+  protocol: '$context.protocol',
+  responseLength: '$context.responseLength',
+  responseLatency: '$context.responseLatency',
+  integrationLatency: '$context.integrationLatency',
+  integrationStatus: '$context.integration.status',
+  principal: '$context.authorizer.principalId',
+  authorizerStatus: '$context.authorizer.status',
+  authorizerLatency: '$context.authorizer.latency',
+  errorType: '$context.error.responseType',
+  wafStatus: '$context.waf.status',
+  xrayTraceId: '$context.xrayTraceId',
+};
+
+const ACCESS_LOG_FORMAT = AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS));
+
+const pascal = (type: string) => type.toLowerCase().replace(/(^|_)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());

@@ -1,0 +1,191 @@
+import * as ddb from '@aws-sdk/client-dynamodb';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from '#infra/local/dynamodb-local';
+import { functionNames, routes } from '#shared/routes';
+import { encodePrincipal, type Principal } from '#shared/auth/principal';
+import { API_BASE_PATH } from '#shared/config';
+import { scenarios, type Fixture } from '../load/scenarios';
+import { bundle, initMs } from './bundles';
+
+/**
+ * `npm run bench`: per function, in one process and one run —
+ *   DynamoDB round trips per request, against DESIGN.md's budget;
+ *   warm handler latency (p50, p99) against a baseline that sends the same DynamoDB requests
+ *   through the bare SDK client and does nothing else;
+ *   bundle size and module-initialization time against a bundle that only creates the client.
+ * Measured, never asserted: these machines are shared, so read the ratios of one run.
+ */
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
+const WARMUP = 30;
+const INIT_SAMPLES = Number(process.env.BENCH_INIT_SAMPLES ?? 11);
+const GOALS = { latencyRatio: 1.15, initRatio: 1.3, bundleBytes: 400 * 1024 };
+
+process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+process.env.TABLE_NAME = 'bench';
+const dynamo = await startDynamoDbLocal();
+useLocalEndpoint(dynamo.endpoint);
+await ensureTable(dynamo.endpoint, 'bench');
+// Imported only now: the handlers' client must see the local endpoint.
+const { compileRoute, proxyEvent, lambdaContext } = await import('#infra/local/gateway');
+const { documentClient } = await import('#shared/store/client');
+const { registerRun } = await import('#shared/store/runs');
+
+/** A DynamoDB request as it leaves the document client: command name and marshalled input. */
+interface Call { command: string; input: unknown }
+let recording: Call[] | undefined;
+documentClient.middlewareStack.add(
+  (next, context) => async (args) => {
+    recording?.push({ command: context.commandName ?? '?', input: structuredClone(args.input) });
+    return next(args);
+  },
+  { step: 'build', name: 'benchRecorder' },
+);
+const bareClient = new ddb.DynamoDBClient({});
+
+const organization = 'bench-org';
+const principal: Principal = { subject: 'user-bench', tokenId: 'at-bench', grants: { [organization]: 'owner' } };
+const fixture: Fixture = { organization, runId: 'run-BenchBenchBench0', keyIds: [], deletable: [], commentId: '' };
+await registerRun({ runId: fixture.runId, organization, workspace: 'bench' });
+
+const compiled = await Promise.all(routes.map(compileRoute));
+
+interface Invocation { ms: number; calls: Call[]; body: string }
+async function invoke(name: string, n: number): Promise<Invocation> {
+  const request = scenarios[name]!.request(fixture, n, 'bench');
+  const url = new URL(`http://bench.local${API_BASE_PATH}${request.path}`);
+  const route = compiled.find((c) => c.route.method === request.method && c.pattern.test(url.pathname));
+  if (route?.route.function !== name) throw new Error(`${request.method} ${request.path} does not reach ${name}`);
+  const event = proxyEvent({
+    url,
+    rawHeaders: ['Host', 'bench.local', 'Content-Type', 'application/vnd.api+json', 'Accept', 'application/vnd.api+json'],
+    body: request.body === undefined ? null : JSON.stringify(request.body),
+  }, route);
+  event.requestContext.authorizer = { principalId: principal.subject, ...encodePrincipal(principal) };
+  recording = [];
+  const started = performance.now();
+  const response = await route.handler(event, lambdaContext(name));
+  const ms = performance.now() - started;
+  const calls = recording;
+  recording = undefined;
+  if (response.statusCode >= 300) throw new Error(`${name} #${n} answered ${response.statusCode}: ${response.body}`);
+  return { ms, calls, body: response.body };
+}
+
+/** New ids (and key names) for a replayed create, so its attribute_not_exists conditions hold again. */
+function renamed(calls: Call[]): Call[] {
+  const ids = new Map<string, string>();
+  const fresh = (id: string) => ids.get(id) ?? ids.set(id, `${id.slice(0, 4)}${Math.random().toString(36).slice(2, 10)}${Math.random().toString(36).slice(2, 10)}`.slice(0, 20)).get(id)!;
+  return JSON.parse(JSON.stringify(calls).replace(/(rtk|wsc)-[A-Za-z0-9]{16}/g, fresh).replace(/load-bench-/g, 'base-bench-'));
+}
+
+/** The baseline: the same requests through the bare low-level client, nothing else. */
+async function replay(calls: Call[]): Promise<number> {
+  const started = performance.now();
+  for (const { command, input } of calls) {
+    const Command = (ddb as unknown as Record<string, new (input: unknown) => ddb.GetItemCommand>)[command];
+    await bareClient.send(new Command!(input));
+  }
+  return performance.now() - started;
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+};
+
+interface Row {
+  function: string; budget: number; roundTrips: number;
+  handlerP50: number; handlerP99: number; baselineP50: number | null; baselineP99: number | null; latencyRatio: number | null;
+  bundleBytes: number; initMs: number; initRatio: number;
+}
+const rows: Row[] = [];
+/** Create calls by key id: the delete baseline recreates each victim (untimed) before deleting it. */
+const keyCreations = new Map<string, Call[]>();
+
+// Fixture through the handlers themselves: keys to update (a few, cycled) and a comment to show.
+for (let i = 0; i < 4; i++) fixture.keyIds.push(JSON.parse((await invoke('reserved-tag-keys/create', 1_000_000 + i)).body).data.id);
+fixture.commentId = JSON.parse((await invoke('comments/create', 1_000_000)).body).data.id;
+
+for (const name of functionNames()) {
+  process.stderr.write(`${name}: `);
+  const scenario = scenarios[name]!;
+  const handlerMs: number[] = [];
+  const baselineMs: number[] = [];
+  let roundTrips = 0;
+  for (let n = 0; n < WARMUP + ITERATIONS; n++) {
+    const invocation = await invoke(name, n);
+    if (name === 'reserved-tag-keys/create') {
+      const id = JSON.parse(invocation.body).data.id as string;
+      keyCreations.set(id, invocation.calls);
+      fixture.deletable.unshift(id);
+    }
+    if (n < WARMUP) continue;
+    handlerMs.push(invocation.ms);
+    roundTrips = Math.max(roundTrips, invocation.calls.length);
+    if (invocation.calls.length === 0) continue;
+    if (name === 'reserved-tag-keys/delete') {
+      const victim = /rtk-[A-Za-z0-9]{16}/.exec(JSON.stringify(invocation.calls[0]!.input))![0];
+      await replay(keyCreations.get(victim)!); // untimed: puts the key back for the baseline to delete
+      baselineMs.push(await replay(invocation.calls));
+    } else if (name.endsWith('/create')) {
+      baselineMs.push(await replay(renamed(invocation.calls)));
+    } else {
+      baselineMs.push(await replay(invocation.calls));
+    }
+    if (n % 50 === 0) process.stderr.write('.');
+  }
+  process.stderr.write('\n');
+  const handlerP50 = percentile(handlerMs, 50);
+  const baselineP50 = baselineMs.length > 0 ? percentile(baselineMs, 50) : null;
+  rows.push({
+    function: name, budget: scenario.budget, roundTrips,
+    handlerP50, handlerP99: percentile(handlerMs, 99),
+    baselineP50, baselineP99: baselineMs.length > 0 ? percentile(baselineMs, 99) : null,
+    latencyRatio: baselineP50 === null ? null : handlerP50 / baselineP50,
+    bundleBytes: 0, initMs: 0, initRatio: 0,
+  });
+}
+await dynamo.stop();
+
+// Bundles: built as the stack builds them; cold-start imports interleaved across bundles so drift hits all alike.
+process.stderr.write('bundling and timing module initialization');
+const minimal = await bundle(resolve('test/bench/minimal-function.ts'));
+const bundles = new Map<string, { file: string; bytes: number }>();
+for (const row of rows) bundles.set(row.function, await bundle(resolve('functions', `${row.function}.ts`)));
+const samples = new Map<string, number[]>([['minimal', []], ...rows.map((r) => [r.function, []] as [string, number[]])]);
+for (let i = 0; i < INIT_SAMPLES; i++) {
+  samples.get('minimal')!.push(initMs(minimal.file));
+  for (const row of rows) samples.get(row.function)!.push(initMs(bundles.get(row.function)!.file));
+  process.stderr.write('.');
+}
+process.stderr.write('\n');
+const minimalInit = percentile(samples.get('minimal')!, 50);
+for (const row of rows) {
+  row.bundleBytes = bundles.get(row.function)!.bytes;
+  row.initMs = percentile(samples.get(row.function)!, 50);
+  row.initRatio = row.initMs / minimalInit;
+}
+
+const f = (v: number | null, digits = 2) => (v === null ? '—' : v.toFixed(digits));
+const header = ['function', 'DDB calls', 'budget', 'handler p50', 'p99', 'bare SDK p50', 'p99', 'p50 ratio', 'bundle KB', 'init ms', 'init ratio'];
+const table = rows.map((r) => [r.function, String(r.roundTrips), String(r.budget), f(r.handlerP50), f(r.handlerP99), f(r.baselineP50), f(r.baselineP99),
+  f(r.latencyRatio), (r.bundleBytes / 1024).toFixed(0), f(r.initMs, 1), f(r.initRatio)]);
+table.push(['(minimal bundle)', '', '', '', '', '', '', '', (minimal.bytes / 1024).toFixed(0), f(minimalInit, 1), '1.00']);
+const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
+const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+console.log(`\nBench on ${cpus().length}× ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, ${ITERATIONS} warm invocations per function (latencies in ms)\n`);
+console.log([line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...table.map(line)].join('\n'));
+
+const missed = rows.flatMap((r) => [
+  ...(r.roundTrips > r.budget ? [`${r.function}: ${r.roundTrips} DynamoDB calls > budget ${r.budget}`] : []),
+  ...(r.latencyRatio !== null && r.latencyRatio > GOALS.latencyRatio ? [`${r.function}: handler p50 ${f(r.latencyRatio)}× the bare SDK (goal ≤ ${GOALS.latencyRatio})`] : []),
+  ...(r.initRatio > GOALS.initRatio ? [`${r.function}: init ${f(r.initRatio)}× the minimal bundle (goal ≤ ${GOALS.initRatio})`] : []),
+  ...(r.bundleBytes > GOALS.bundleBytes ? [`${r.function}: bundle ${(r.bundleBytes / 1024).toFixed(0)} KB (goal < 400 KB)`] : []),
+]);
+console.log(missed.length === 0 ? '\nEvery goal met.' : `\nGoals missed:\n  ${missed.join('\n  ')}`);
+mkdirSync('reports', { recursive: true });
+const file = join('reports', `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+writeFileSync(file, JSON.stringify({ machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }, iterations: ITERATIONS, goals: GOALS, minimal: { bytes: minimal.bytes, initMs: minimalInit }, rows, missed }, null, 2));
+console.log(`Report: ${file}`);
