@@ -126,7 +126,8 @@ function dynamoDbLocalJarDir(): string {
   return join(lib, release);
 }
 
-async function freePort(): Promise<number> {
+/** A port nobody listens on right now (the OS picks it). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

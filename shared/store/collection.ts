@@ -4,6 +4,12 @@ import { pageOffset, type PageRequest } from '../jsonapi/pagination';
 
 export type Item = Record<string, unknown>;
 
+/** An item without its table keys and entity tag: the record it stores. */
+export function recordOf<T>(item: Item): T {
+  const { PK: _pk, SK: _sk, entity: _entity, ...record } = item;
+  return record as T;
+}
+
 export interface KeyPrefix {
   PK: string;
   SKPrefix: string;

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from './client';
-import { queryCountedPage, type Item } from './collection';
+import { queryCountedPage, recordOf, type Item } from './collection';
 import { Entity, keys } from './keys';
 import { transactWrite } from './transactions';
 import type { PageRequest } from '../jsonapi/pagination';
@@ -21,14 +21,7 @@ export interface NewComment {
   createdBy: string;
 }
 
-const toRecord = (item: Item): Comment => ({
-  id: item.id as string,
-  runId: item.runId as string,
-  organization: item.organization as string,
-  body: item.body as string,
-  createdBy: item.createdBy as string,
-  createdAt: item.createdAt as string,
-});
+const toRecord = (item: Item) => recordOf<Comment>(item);
 
 /** The two items of a comment; exported so tests can bulk-load comments exactly as they are stored. */
 export const commentItems = (comment: Comment): Item[] => [

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from './client';
-import { queryCountedPage, type Item } from './collection';
+import { queryCountedPage, recordOf, type Item } from './collection';
 import { Entity, keys } from './keys';
 import { transactWrite } from './transactions';
 import type { PageRequest } from '../jsonapi/pagination';
@@ -19,14 +19,7 @@ export type WriteRefusal = 'name-taken' | 'gone';
 
 const table = () => tableName();
 
-const toRecord = (item: Item): ReservedTagKey => ({
-  id: item.id as string,
-  organization: item.organization as string,
-  key: item.key as string,
-  disableOverrides: item.disableOverrides as boolean,
-  createdAt: item.createdAt as string,
-  updatedAt: item.updatedAt as string,
-});
+const toRecord = (item: Item) => recordOf<ReservedTagKey>(item);
 
 const memberKey = (record: ReservedTagKey) => keys.reservedTagKey(record.organization, record.createdAt, record.id);
 const nameKey = (record: { organization: string; key: string }) => keys.reservedTagKeyName(record.organization, record.key);

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { documentClient, tableName } from './client';
-import { queryPrefix } from './collection';
+import { queryPrefix, recordOf } from './collection';
 import { Entity, keys } from './keys';
 import type { Role } from '../auth/principal';
 import { hashToken, newTokenSecret } from '../auth/token-secret';
@@ -68,7 +68,4 @@ export async function revokeToken(tokenId: string): Promise<boolean> {
   }
 }
 
-function toRecord(item: Record<string, unknown>): TokenRecord {
-  const { PK: _pk, SK: _sk, entity: _entity, ...record } = item;
-  return record as unknown as TokenRecord;
-}
+const toRecord = (item: Record<string, unknown>) => recordOf<TokenRecord>(item);

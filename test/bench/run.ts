@@ -8,6 +8,7 @@ import { encodePrincipal, type Principal } from '#shared/auth/principal';
 import { API_BASE_PATH } from '#shared/config';
 import { scenarios, type Fixture } from '../load/scenarios';
 import { bundle, initMs } from './bundles';
+import type { DynamoDbCall } from '../support/round-trips';
 
 /**
  * `npm run bench`: per function, in one process and one run —
@@ -29,19 +30,10 @@ useLocalEndpoint(dynamo.endpoint);
 await ensureTable(dynamo.endpoint, 'bench');
 // Imported only now: the handlers' client must see the local endpoint.
 const { compileRoute, proxyEvent, lambdaContext } = await import('#infra/local/gateway');
-const { documentClient } = await import('#shared/store/client');
+const { recordDynamoDbCalls } = await import('../support/round-trips');
+type Call = DynamoDbCall;
 const { registerRun } = await import('#shared/store/runs');
 
-/** A DynamoDB request as it leaves the document client: command name and marshalled input. */
-interface Call { command: string; input: unknown }
-let recording: Call[] | undefined;
-documentClient.middlewareStack.add(
-  (next, context) => async (args) => {
-    recording?.push({ command: context.commandName ?? '?', input: structuredClone(args.input) });
-    return next(args);
-  },
-  { step: 'build', name: 'benchRecorder' },
-);
 const bareClient = new ddb.DynamoDBClient({});
 
 const organization = 'bench-org';
@@ -63,12 +55,13 @@ async function invoke(name: string, n: number): Promise<Invocation> {
     body: request.body === undefined ? null : JSON.stringify(request.body),
   }, route);
   event.requestContext.authorizer = { principalId: principal.subject, ...encodePrincipal(principal) };
-  recording = [];
-  const started = performance.now();
-  const response = await route.handler(event, lambdaContext(name));
-  const ms = performance.now() - started;
-  const calls = recording;
-  recording = undefined;
+  let ms = 0;
+  const { result: response, calls } = await recordDynamoDbCalls(async () => {
+    const started = performance.now();
+    const answer = await route.handler(event, lambdaContext(name));
+    ms = performance.now() - started;
+    return answer;
+  });
   if (response.statusCode >= 300) throw new Error(`${name} #${n} answered ${response.statusCode}: ${response.body}`);
   return { ms, calls, body: response.body };
 }

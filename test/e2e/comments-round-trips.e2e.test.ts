@@ -1,26 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tokenFor, useLocalGateway, type ApiResponse } from '../support/api';
-import { documentClient } from '#shared/store/client';
+import { roundTrips } from '../support/round-trips';
 import { registerRun } from '#shared/store/runs';
 import { newId } from '#shared/ids';
 
-/**
- * DESIGN.md's round-trip budget, measured: every DynamoDB command the handlers send goes through
- * the one document client, and the local gateway runs them in this process.
- */
-const sent: string[] = [];
-documentClient.middlewareStack.add(
-  (next, context) => async (args) => {
-    sent.push(context.commandName ?? 'unknown');
-    return next(args);
-  },
-  { step: 'initialize', name: 'countRoundTrips' },
-);
-
+/** DESIGN.md's round-trip budget, measured: the local gateway runs the handlers in this process. */
 async function commandsOf(request: () => Promise<ApiResponse>): Promise<{ status: number; commands: string[] }> {
-  sent.length = 0;
-  const { status } = await request();
-  return { status, commands: [...sent] };
+  const { result, commands } = await roundTrips(request);
+  return { status: result.status, commands };
 }
 
 const { api } = useLocalGateway();

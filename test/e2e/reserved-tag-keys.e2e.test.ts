@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { errorBody, tokenFor, useLocalGateway, type ApiResponse } from '../support/api';
-import { recordRoundTrips } from '../support/round-trips';
+import { roundTrips } from '../support/round-trips';
 
 const { api } = useLocalGateway();
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -366,20 +366,19 @@ describe('lists', () => {
 describe('DynamoDB round trips per request (warm, after the authorizer)', () => {
   it('list 1 Query, create 1 transaction, update and delete 2 at most', async () => {
     const { create, owner, list } = await organization();
-    const recorder = recordRoundTrips();
     await list(); // warms the authorizer cache for this token
-    const listed = await recorder.during(() => list());
+    const listed = await roundTrips(() => list());
     expect(listed.commands).toEqual(['QueryCommand']);
-    const createdKey = await recorder.during(() => create('environment'));
+    const createdKey = await roundTrips(() => create('environment'));
     expect(createdKey.commands).toEqual(['TransactWriteItemsCommand']);
     const id = createdKey.result.json.data.id;
-    const updated = await recorder.during(() =>
+    const updated = await roundTrips(() =>
       api.patch(`/reserved-tag-keys/${id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'env' } } } }));
     expect(updated.commands).toEqual(['GetItemCommand', 'TransactWriteItemsCommand']);
-    const unchanged = await recorder.during(() =>
+    const unchanged = await roundTrips(() =>
       api.patch(`/reserved-tag-keys/${id}`, { token: owner, body: { data: { type: 'reserved-tag-keys' } } }));
     expect(unchanged.commands).toEqual(['GetItemCommand']);
-    const deleted = await recorder.during(() => api.delete(`/reserved-tag-keys/${id}`, { token: owner }));
+    const deleted = await roundTrips(() => api.delete(`/reserved-tag-keys/${id}`, { token: owner }));
     expect(deleted.commands).toEqual(['GetItemCommand', 'TransactWriteItemsCommand']);
   });
 });

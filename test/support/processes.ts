@@ -1,18 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { createServer } from 'node:net';
+export { freePort } from '#infra/local/dynamodb-local';
 
 export const TSX = 'node_modules/.bin/tsx';
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export const isAlive = (pid: number) => {
   try { process.kill(pid, 0); return true; } catch { return false; }

@@ -1,28 +1,40 @@
 import { documentClient } from '#shared/store/client';
 
+/** A DynamoDB request as it leaves the document client: low-level command name, marshalled input. */
+export interface DynamoDbCall {
+  command: string;
+  input: unknown;
+}
+
 /**
- * Records every DynamoDB command the process sends (the local gateway runs the handlers in-process),
- * so a test can state how many round trips one request costs.
+ * Records every DynamoDB request the process sends (the local gateway and the bench run the
+ * handlers in-process), so tests and the bench can state what one request costs.
  */
-const sent: string[] = [];
+const sent: DynamoDbCall[] = [];
 let installed = false;
 
-export function recordRoundTrips(): { during<T>(fn: () => Promise<T>): Promise<{ result: T; commands: string[] }> } {
-  if (!installed) {
-    documentClient.middlewareStack.add(
-      (next, context) => async (args) => {
-        sent.push(context.commandName ?? 'unknown');
-        return next(args);
-      },
-      { step: 'initialize', name: 'roundTripRecorder' },
-    );
-    installed = true;
-  }
-  return {
-    async during(fn) {
-      const start = sent.length;
-      const result = await fn();
-      return { result, commands: sent.slice(start) };
+function install(): void {
+  if (installed) return;
+  documentClient.middlewareStack.add(
+    (next, context) => async (args) => {
+      sent.push({ command: context.commandName ?? 'unknown', input: args.input }); // no copy: the SDK does not change it later
+      return next(args);
     },
-  };
+    { step: 'build', name: 'dynamoDbCallRecorder' }, // after the document client has marshalled
+  );
+  installed = true;
+}
+
+/** The calls `fn` makes, with its result. */
+export async function recordDynamoDbCalls<T>(fn: () => Promise<T>): Promise<{ result: T; calls: DynamoDbCall[] }> {
+  install();
+  const start = sent.length;
+  const result = await fn();
+  return { result, calls: sent.splice(start) };
+}
+
+/** The command names of the calls `fn` makes, with its result. */
+export async function roundTrips<T>(fn: () => Promise<T>): Promise<{ result: T; commands: string[] }> {
+  const { result, calls } = await recordDynamoDbCalls(fn);
+  return { result, commands: calls.map((c) => c.command) };
 }
