@@ -1,4 +1,4 @@
-import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import { authenticate } from '#shared/auth/authenticate';
 import { encodePrincipal } from '#shared/auth/principal';
 import { logger } from '#shared/observability/logger';
@@ -10,7 +10,8 @@ export const UNAUTHORIZED = 'Unauthorized';
  * REQUEST authorizer: `Authorization: Bearer <token>` → principal. The policy allows the whole API,
  * never just this method: API Gateway caches it per token and reuses it for every route.
  */
-export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
+export async function handler(event: APIGatewayRequestAuthorizerEvent, context?: Context): Promise<APIGatewayAuthorizerResult> {
+  if (context) logger.addContext(context); // request id on every line
   const principal = await authenticate(headerValue(event.headers, 'authorization'));
   if (!principal) {
     logger.info('token rejected'); // never the token itself

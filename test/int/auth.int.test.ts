@@ -47,6 +47,15 @@ describe('authentication', () => {
     }
   });
 
+  it('rejects the token with any single character of its secret changed', async () => {
+    const { token } = await createToken({ subject: 'u', grants: { acme: 'owner' } });
+    const secretStart = token.length - 40;
+    for (let i = secretStart; i < token.length; i += 3) {
+      const changed = `${token.slice(0, i)}${token[i] === 'A' ? 'B' : 'A'}${token.slice(i + 1)}`;
+      expect(await authenticate(`Bearer ${changed}`), `position ${i}`).toBeUndefined();
+    }
+  });
+
   it('honours a future expiry until it passes', async () => {
     const expiresAt = new Date(Date.now() + 60_000);
     const { token } = await createToken({ subject: 'u', grants: { acme: 'owner' }, expiresAt: expiresAt.toISOString() });
