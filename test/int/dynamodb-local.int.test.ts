@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDynamoDbLocal } from '#infra/local/dynamodb-local';
-import { eventually, isAlive, run, TSX } from '../support/processes';
+import { eventually, isAlive, run, runToEnd, TSX } from '../support/processes';
 
 describe('embedded DynamoDB Local', () => {
   it('says in one line when Java is missing', async () => {
@@ -36,5 +36,24 @@ describe('embedded DynamoDB Local', () => {
     expect(isAlive(javaPid)).toBe(true);
     process.kill(Number(node), 'SIGKILL'); // the node process itself, not tsx's wrapper around it
     expect(await eventually(() => !isAlive(javaPid))).toBe(true);
+  });
+});
+
+describe('a DynamoDB Local orphaned with its watchdog', () => {
+  it('is swept by the next start', async () => {
+    const parent = run([TSX, 'test/support/fixtures/dynamodb-local-parent.ts'], {});
+    const [, java, node] = await parent.waitFor(/JAVA_PID=(\d+) PARENT_PID=(\d+)/);
+    const javaPid = Number(java);
+    // Kill the watchdog first, then the parent: nothing is left to stop java but the next start.
+    await runToEnd(['pkill', '-f', `kill -9 ${javaPid}`], {});
+    process.kill(Number(node), 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(isAlive(javaPid)).toBe(true);
+    const next = await startDynamoDbLocal();
+    try {
+      expect(await eventually(() => !isAlive(javaPid))).toBe(true);
+    } finally {
+      await next.stop();
+    }
   });
 });

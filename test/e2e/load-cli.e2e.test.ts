@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runToEnd, TSX } from '../support/processes';
+
+/** `npm run load` as a user runs it: its own local stack, reports, thresholds and exit codes. */
+const load = (args: string[], reportDir: string) =>
+  runToEnd([TSX, 'test/load/run.ts', ...args, '--report-dir', reportDir], { TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined });
+
+describe('npm run load', () => {
+  it('loads the named functions, writes JSON and HTML reports, and exits 1 when a threshold is breached', async () => {
+    const reports = mkdtempSync(join(tmpdir(), 'tfc-load-'));
+    const ok = await load(['comments/show', 'reserved-tag-keys/create', '--duration', '1', '--connections', '2', '--max-error-rate', '0'], reports);
+    expect(ok.code, ok.output).toBe(0);
+    expect(ok.output).toMatch(/comments\/show\s+\d+\s+\d+/);
+    expect(ok.output).toMatch(/Cleaning up: deleted \d+ keys/);
+    const json = JSON.parse(readFileSync(join(reports, readdirSync(reports).find((f) => f.endsWith('.json'))!), 'utf8'));
+    expect(json.results.map((r: { function: string }) => r.function)).toEqual(['comments/show', 'reserved-tag-keys/create']);
+    for (const result of json.results) {
+      expect(result.requests).toBeGreaterThan(0);
+      expect(result.non2xx + result.errors).toBe(0);
+      expect(result.percentiles['50']).toBe(result.p50);
+    }
+    const html = readFileSync(join(reports, readdirSync(reports).find((f) => f.endsWith('.html'))!), 'utf8');
+    expect(html).toContain('<svg');
+    expect(html.match(/<polyline/g)).toHaveLength(2);
+
+    const breached = await load(['comments/show', '--duration', '1', '--connections', '2', '--max-p99', '0'], mkdtempSync(join(tmpdir(), 'tfc-load-')));
+    expect(breached.code).toBe(1);
+    expect(breached.output).toMatch(/Thresholds breached:\n\s+comments\/show: p99 [\d.]+ ms > 0 ms/);
+  }, 120_000);
+
+  it('refuses unknown functions with its usage (exit 2)', async () => {
+    const result = await load(['no/such-function'], mkdtempSync(join(tmpdir(), 'tfc-load-')));
+    expect(result.code).toBe(2);
+    expect(result.output).toContain('Unknown function: no/such-function');
+  });
+});
