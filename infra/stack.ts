@@ -69,12 +69,10 @@ export class ApiStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
-    const names = props.routes ? [...new Set(routeTable.map((r) => r.function))] : functionNames();
-    const accessOf = (name: string) => (props.routes ? routeTable.find((r) => r.function === name)! : routeOf(name)).access;
     const functions = new Map<string, ApiFunction>();
-    for (const name of names) {
+    for (const name of functionNames(routeTable)) {
       functions.set(name, new ApiFunction(this, constructId(name), {
-        name, table: this.table, tableActions: TABLE_ACTIONS[accessOf(name)],
+        name, table: this.table, tableActions: TABLE_ACTIONS[routeOf(name, routeTable).access],
       }));
     }
     const authorizer = new ApiFunction(this, constructId(AUTHORIZER_FUNCTION), {

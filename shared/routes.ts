@@ -38,10 +38,10 @@ export const routes: readonly Route[] = [
 export const AUTHORIZER_FUNCTION = 'authorizer';
 
 /** Distinct handler files: two routes may share one function (the PATCH and DELETE aliases). */
-export const functionNames = () => [...new Set(routes.map((r) => r.function))];
+export const functionNames = (table: readonly Route[] = routes) => [...new Set(table.map((r) => r.function))];
 
-export function routeOf(functionName: string): Route {
-  const route = routes.find((r) => r.function === functionName);
+export function routeOf(functionName: string, table: readonly Route[] = routes): Route {
+  const route = table.find((r) => r.function === functionName);
   if (!route) throw new Error(`No route uses function ${functionName}`);
   return route;
 }
