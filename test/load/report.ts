@@ -34,7 +34,7 @@ const escape = (text: string) => text.replace(/[&<>"]/g, (c) => `&#${c.charCodeA
  * distribution as a percentile curve on a log scale of "1 in N requests is slower".
  */
 export function html(results: FunctionResult[], meta: Record<string, string | number>): string {
-  const width = 760, height = 360, left = 60, bottom = 40, top = 20, right = 150;
+  const width = 860, height = 360, left = 60, bottom = 40, top = 20, right = 210;
   const xs = (p: number) => Math.log10(1 / (1 - Math.min(p, 99.999) / 100)); // 0 at p0, 1 at p90, 2 at p99…
   const xMax = 5;
   const yMax = Math.max(1, ...results.flatMap((r) => r.percentiles.map(([, v]) => v))) * 1.05;
