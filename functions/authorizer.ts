@@ -1,6 +1,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import { authenticate } from '#shared/auth/authenticate';
 import { encodePrincipal } from '#shared/auth/principal';
+import { headerValue } from '#shared/http/headers';
 import { logger } from '#shared/observability/logger';
 
 /** API Gateway answers 401 (its UNAUTHORIZED gateway response) when an authorizer throws exactly this. */
@@ -32,9 +33,4 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent, context?:
 export function wholeApiArn(methodArn: string): string {
   const [apiArn, stage] = methodArn.split('/');
   return `${apiArn}/${stage}/*`;
-}
-
-function headerValue(headers: Record<string, string | undefined> | null, name: string): string | undefined {
-  const entry = Object.entries(headers ?? {}).find(([key]) => key.toLowerCase() === name);
-  return entry?.[1];
 }

@@ -9,11 +9,14 @@ export function randomAlphanumeric(length: number): string {
   return out;
 }
 
-/** Resource ids in the HCP Terraform shape: a type prefix and 16 alphanumerics. */
-export const newId = (prefix: 'rtk' | 'wsc' | 'at' | 'run') => `${prefix}-${randomAlphanumeric(16)}`;
+type IdPrefix = 'rtk' | 'wsc' | 'at' | 'run';
 
-export const isId = (prefix: 'rtk' | 'wsc' | 'at' | 'run', value: string | undefined): value is string =>
-  value !== undefined && new RegExp(`^${prefix}-[A-Za-z0-9]{16}$`).test(value);
+/** Resource ids in the HCP Terraform shape: a type prefix and 16 alphanumerics. */
+export const newId = (prefix: IdPrefix) => `${prefix}-${randomAlphanumeric(16)}`;
+
+const ID_PATTERNS = Object.fromEntries((['rtk', 'wsc', 'at', 'run'] as const).map((p) => [p, new RegExp(`^${p}-[A-Za-z0-9]{16}$`)])) as Record<IdPrefix, RegExp>;
+
+export const isId = (prefix: IdPrefix, value: string | undefined): value is string => value !== undefined && ID_PATTERNS[prefix].test(value);
 
 /** ISO-8601 UTC with milliseconds and `Z`: the only timestamp format the API emits. */
 export const now = () => new Date().toISOString();

@@ -7,6 +7,7 @@ import type {
 import { API_BASE_PATH, AUTHORIZER_CACHE_TTL_SECONDS, MAX_BODY_BYTES } from '#shared/config';
 import { gatewayErrorResponse } from '#shared/http/gateway-responses';
 import { errorResponse } from '#shared/http/responses';
+import { headerValue } from '#shared/http/headers';
 import { MethodNotAllowed } from '#shared/jsonapi/errors';
 import { AUTHORIZER_FUNCTION, routes as allRoutes, type Route } from '#shared/routes';
 
@@ -93,7 +94,7 @@ async function serve(
   );
 
   if (match.route.role !== null) {
-    const authorization = event.headers.Authorization ?? headerValue(event.headers, 'authorization');
+    const authorization = headerValue(event.headers, 'authorization');
     // Like API Gateway: an empty identity source is a 401 without calling the authorizer.
     if (!authorization) return gatewayErrorResponse('UNAUTHORIZED');
     const decision = await cache.get(authorization, () => authorizer(authorizerEvent(event), lambdaContext(AUTHORIZER_FUNCTION)));
@@ -268,11 +269,6 @@ class AuthorizerCache {
       return 'failed';
     }
   }
-}
-
-function headerValue(headers: Record<string, string | undefined>, name: string): string | undefined {
-  const entry = Object.entries(headers).find(([key]) => key.toLowerCase() === name);
-  return entry?.[1];
 }
 
 export function lambdaContext(functionName: string): Context {

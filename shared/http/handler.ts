@@ -3,13 +3,12 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { authorize, decodePrincipal, type Principal, type Role } from '../auth/principal';
-import { ApiError, InternalError, PayloadTooLarge, Unavailable } from '../jsonapi/errors';
+import { ApiError, InternalError, Unavailable } from '../jsonapi/errors';
 import { assertAcceptable, assertRequestContentType } from '../jsonapi/media-type';
 import { parseRequestDocument, type RequestData } from '../jsonapi/request-document';
 import { isStoreUnavailable } from '../store/errors';
 import { logger } from '../observability/logger';
 import { routeOf } from '../routes';
-import { MAX_BODY_BYTES } from '../config';
 import { errorResponse, responseHeaders } from './responses';
 
 export type Event = APIGatewayProxyEvent;
@@ -75,9 +74,7 @@ const anonymous: Principal = { subject: 'anonymous', tokenId: 'none', grants: {}
 
 function bodyText(event: Event): string | null {
   if (event.body === null || event.body === undefined) return null;
-  const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-  if (Buffer.byteLength(text, 'utf8') > MAX_BODY_BYTES) throw new PayloadTooLarge(MAX_BODY_BYTES);
-  return text;
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
 }
 
 /** Scheme and host as the client used them; the path as API Gateway saw it (stage included). */

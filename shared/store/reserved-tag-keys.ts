@@ -17,8 +17,6 @@ import { newId, now } from '../ids';
 /** Why a write was refused, so the caller can answer with the right error. */
 export type WriteRefusal = 'name-taken' | 'gone';
 
-const table = () => tableName();
-
 const toRecord = (item: Item) => recordOf<ReservedTagKey>(item);
 
 const memberKey = (record: ReservedTagKey) => keys.reservedTagKey(record.organization, record.createdAt, record.id);
@@ -33,7 +31,7 @@ export async function listReservedTagKeys(organization: string, page: PageReques
 
 export async function findReservedTagKey(id: string): Promise<ReservedTagKey | undefined> {
   const { Item: found } = await documentClient.send(
-    new GetCommand({ TableName: table(), Key: keys.reservedTagKeyById(id), ConsistentRead: true }),
+    new GetCommand({ TableName: tableName(), Key: keys.reservedTagKeyById(id), ConsistentRead: true }),
   );
   return found ? toRecord(found) : undefined;
 }
@@ -45,9 +43,9 @@ export async function insertReservedTagKey(
   const createdAt = now();
   const record: ReservedTagKey = { id: newId('rtk'), organization, ...attributes, createdAt, updatedAt: createdAt };
   const refused = await transactWrite([
-    { Put: { TableName: table(), Item: { ...nameKey(record), entity: Entity.ReservedTagKeyName, id: record.id }, ConditionExpression: 'attribute_not_exists(PK)' } },
-    { Put: { TableName: table(), Item: { ...memberKey(record), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
-    { Put: { TableName: table(), Item: { ...keys.reservedTagKeyById(record.id), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
+    { Put: { TableName: tableName(), Item: { ...nameKey(record), entity: Entity.ReservedTagKeyName, id: record.id }, ConditionExpression: 'attribute_not_exists(PK)' } },
+    { Put: { TableName: tableName(), Item: { ...memberKey(record), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
+    { Put: { TableName: tableName(), Item: { ...keys.reservedTagKeyById(record.id), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
     counterChange(organization, 1),
   ]);
   return refused ? 'name-taken' : record;
@@ -76,12 +74,12 @@ export async function updateStoredReservedTagKey(current: ReservedTagKey, change
   const refused = await transactWrite([
     ...(renamed
       ? [
-          { Put: { TableName: table(), Item: { ...nameKey(updated), entity: Entity.ReservedTagKeyName, id: updated.id }, ConditionExpression: 'attribute_not_exists(PK)' } },
-          { Delete: { TableName: table(), Key: nameKey(current), ConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': current.id } } },
+          { Put: { TableName: tableName(), Item: { ...nameKey(updated), entity: Entity.ReservedTagKeyName, id: updated.id }, ConditionExpression: 'attribute_not_exists(PK)' } },
+          { Delete: { TableName: tableName(), Key: nameKey(current), ConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': current.id } } },
         ]
       : []),
-    { Update: { TableName: table(), Key: memberKey(current), ...update } },
-    { Update: { TableName: table(), Key: keys.reservedTagKeyById(current.id), ...update } },
+    { Update: { TableName: tableName(), Key: memberKey(current), ...update } },
+    { Update: { TableName: tableName(), Key: keys.reservedTagKeyById(current.id), ...update } },
   ]);
   if (!refused) return updated;
   return renamed && refused[0] === 'ConditionalCheckFailed' ? 'name-taken' : 'gone';
@@ -90,9 +88,9 @@ export async function updateStoredReservedTagKey(current: ReservedTagKey, change
 /** Removes all three items and decrements the counter; 'gone' when it was already deleted. */
 export async function deleteStoredReservedTagKey(current: ReservedTagKey): Promise<undefined | WriteRefusal> {
   const refused = await transactWrite([
-    { Delete: { TableName: table(), Key: memberKey(current), ConditionExpression: 'attribute_exists(PK)' } },
-    { Delete: { TableName: table(), Key: keys.reservedTagKeyById(current.id) } },
-    { Delete: { TableName: table(), Key: nameKey(current), ConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': current.id } } },
+    { Delete: { TableName: tableName(), Key: memberKey(current), ConditionExpression: 'attribute_exists(PK)' } },
+    { Delete: { TableName: tableName(), Key: keys.reservedTagKeyById(current.id) } },
+    { Delete: { TableName: tableName(), Key: nameKey(current), ConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': current.id } } },
     counterChange(current.organization, -1),
   ]);
   return refused ? 'gone' : undefined;
@@ -101,7 +99,7 @@ export async function deleteStoredReservedTagKey(current: ReservedTagKey): Promi
 function counterChange(organization: string, delta: 1 | -1) {
   return {
     Update: {
-      TableName: table(),
+      TableName: tableName(),
       Key: keys.reservedTagKeyCounter(organization),
       UpdateExpression: 'SET entity = :entity ADD itemCount :delta',
       ExpressionAttributeValues: { ':entity': Entity.ReservedTagKeyCounter, ':delta': delta },
