@@ -9,6 +9,7 @@ import { ApiFunction, AUTHORIZER_TABLE_ACTIONS, TABLE_ACTIONS } from './construc
 import { JsonApiGateway } from './constructs/json-api-gateway';
 import { Monitoring } from './constructs/monitoring';
 import { RateLimit } from './constructs/rate-limit';
+import { pascalCase } from './constructs/names';
 
 export const DEFAULT_STAGE = 'dev';
 
@@ -101,6 +102,5 @@ export class ApiStack extends Stack {
   }
 }
 
-/** `reserved-tag-keys/create` → `ReservedTagKeysCreate`: construct ids cannot hold `/`. */
-export const constructId = (functionName: string) =>
-  functionName.replace(/(^|[-_/])([a-zA-Z0-9])/g, (_, __, c: string) => c.toUpperCase()) + 'Function';
+/** `reserved-tag-keys/create` → `ReservedTagKeysCreateFunction`. */
+export const constructId = (functionName: string) => `${pascalCase(functionName)}Function`;

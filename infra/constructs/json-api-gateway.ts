@@ -8,6 +8,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { API_BASE_PATH, APP_NAME, AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/config';
 import type { Route } from '#shared/routes';
+import { pascalCase } from './names';
 import { gatewayError, gatewayErrorTypes, methodNotAllowed, quoted, templatesFor } from './contract-responses';
 
 export interface JsonApiGatewayProps {
@@ -91,7 +92,7 @@ export class JsonApiGateway extends Construct {
 
     for (const type of gatewayErrorTypes()) {
       const response = gatewayError(type);
-      this.api.addGatewayResponse(`Gateway${pascal(type)}`, {
+      this.api.addGatewayResponse(`Gateway${pascalCase(type.toLowerCase())}`, {
         type: ResponseType.of(type),
         statusCode: String(response.statusCode),
         responseHeaders: Object.fromEntries(Object.entries(response.headers).map(([name, value]) => [name, quoted(value)])),
@@ -188,4 +189,3 @@ export const ACCESS_LOG_FIELDS: Readonly<Record<string, string>> = {
 
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS));
 
-const pascal = (type: string) => type.toLowerCase().replace(/(^|_)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());

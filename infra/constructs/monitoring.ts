@@ -14,6 +14,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import { APP_NAME } from '#shared/config';
+import { pascalCase } from './names';
 
 export interface MonitoringProps {
   stage: Stage;
@@ -91,7 +92,7 @@ export class Monitoring extends Construct {
     });
 
     for (const [name, fn] of props.functions) {
-      const id = pascal(name);
+      const id = pascalCase(name);
       alarm(`${id}Errors`, {
         alarmDescription: `functions/${name}.ts: unhandled errors or timeouts`,
         metric: fn.metricErrors({ period: Duration.minutes(5) }), threshold: ALARM_THRESHOLDS.lambdaErrors, evaluationPeriods: 1,
@@ -177,4 +178,3 @@ export class Monitoring extends Construct {
   }
 }
 
-const pascal = (name: string) => name.replace(/(^|[-_/])([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());

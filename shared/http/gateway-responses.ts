@@ -8,6 +8,10 @@ import { MAX_BODY_BYTES } from '../config';
  * into a gateway response and the local gateway sends the same body, so neither leaks AWS's
  * default `{"message": …}` shape that go-tfe cannot read.
  */
+/** 429 with the wait in both forms go-tfe reads: whole seconds and float seconds. */
+const tooManyRequests = () =>
+  new errors.ApiError(429, 'too many requests', undefined, undefined, { 'Retry-After': '1', 'X-RateLimit-Reset': '1.000' });
+
 export const GATEWAY_ERRORS = {
   /** Missing, malformed, unknown, revoked or expired token. */
   UNAUTHORIZED: () => new errors.Unauthorized(),
@@ -17,8 +21,8 @@ export const GATEWAY_ERRORS = {
   MISSING_AUTHENTICATION_TOKEN: () => new errors.NotFound(),
   RESOURCE_NOT_FOUND: () => new errors.NotFound(),
   REQUEST_TOO_LARGE: () => new errors.PayloadTooLarge(MAX_BODY_BYTES),
-  THROTTLED: () => new errors.ApiError(429, 'too many requests', undefined, undefined, { 'Retry-After': '1', 'X-RateLimit-Reset': '1.000' }),
-  QUOTA_EXCEEDED: () => new errors.ApiError(429, 'too many requests', undefined, undefined, { 'Retry-After': '1', 'X-RateLimit-Reset': '1.000' }),
+  THROTTLED: () => tooManyRequests(),
+  QUOTA_EXCEEDED: () => tooManyRequests(),
   DEFAULT_4XX: () => new errors.BadRequest('the request could not be processed'),
   DEFAULT_5XX: () => new errors.InternalError(),
 } satisfies Record<string, () => ApiError>;
