@@ -4,7 +4,7 @@ import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ESBUILD_OPTIONS } from '#infra/constructs/bundling';
+import { ESBUILD_OPTIONS } from '#infra/cdk/constructs/bundling';
 
 /** Bundles one entry exactly as the stack does (same esbuild options) and returns the file. */
 export async function bundle(entry: string): Promise<{ file: string; bytes: number }> {

@@ -5,8 +5,8 @@ import { COMMON_HEADERS } from '#shared/http/responses';
 import { routes } from '#shared/routes';
 import { TABLE_KEYS } from '#shared/store/table';
 import { startGateway, type LocalGateway } from '#infra/local/gateway';
-import { ACCESS_LOG_FIELDS } from '#infra/constructs/json-api-gateway';
-import { STAGE_THROTTLE } from '#infra/stack';
+import { ACCESS_LOG_FIELDS } from '#infra/cdk/constructs/json-api-gateway';
+import { STAGE_THROTTLE } from '#infra/cdk/stack';
 import { deployedMethods, resourcesOf, synthesize, underBase, type Synthesized } from './synth';
 
 /** The template without bundling (same resources; only asset hashes differ), synthesized once. */

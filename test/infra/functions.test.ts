@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { APP_NAME } from '#shared/config';
 import { AUTHORIZER_FUNCTION, functionNames, routes, type TableAccess } from '#shared/routes';
-import { ApiFunction } from '#infra/constructs/api-function';
+import { ApiFunction } from '#infra/cdk/constructs/api-function';
 import { resourcesOf, synthesize, type Resources, type Synthesized } from './synth';
 
 /** The functions as deployed: bundled by esbuild, exactly as `npm run synth` does (slow: once). */

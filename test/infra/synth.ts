@@ -1,8 +1,8 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { API_BASE_PATH } from '#shared/config';
-import { ApiStack } from '#infra/stack';
-import { addNagChecks } from '#infra/constructs/nag';
+import { ApiStack } from '#infra/cdk/stack';
+import { addNagChecks } from '#infra/cdk/constructs/nag';
 import cdkJson from '../../cdk.json' with { type: 'json' };
 
 export interface Synthesized {

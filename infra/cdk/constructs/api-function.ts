@@ -11,7 +11,7 @@ import { BUNDLE } from './bundling';
 import type { TableAccess } from '#shared/routes';
 
 /** The repository root: entries are functions/<name>.ts, resolved through package.json `imports`. */
-export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
+export const PROJECT_ROOT = resolve(import.meta.dirname, '../../..');
 
 /**
  * The DynamoDB actions each access level needs, and nothing more. `TransactWriteItems` and
