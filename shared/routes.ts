@@ -1,8 +1,25 @@
 import type { Role } from './auth/principal';
+import { PARTITION } from './store/keys';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-/** What a function may do to the table: the CDK stack grants exactly this, nothing more. */
-export type TableAccess = 'none' | 'read' | 'write';
+
+/**
+ * The IAM actions of the DynamoDB calls the store makes. A TransactWriteItems has no action of its
+ * own: IAM authorizes each of its items by that item's Put/Update/Delete/ConditionCheck action.
+ */
+export type TableAction =
+  | 'dynamodb:GetItem' | 'dynamodb:Query'
+  | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem' | 'dynamodb:ConditionCheckItem';
+
+/**
+ * What a function may do to the table, and where: the CDK stack grants exactly these actions, only
+ * on items whose partition key matches one of `partitions` (IAM `dynamodb:LeadingKeys`, `*` = any
+ * characters). Written from what the function's code really calls (shared/store/*).
+ */
+export interface TableAccess {
+  actions: readonly TableAction[];
+  partitions: readonly string[];
+}
 
 export interface Route {
   method: HttpMethod;
@@ -12,30 +29,57 @@ export interface Route {
   function: string;
   /** The least role this endpoint needs in the organization it touches; null = no token at all. */
   role: Role | null;
-  access: TableAccess;
+  table: TableAccess;
 }
+
+const any = (prefix: string) => `${prefix}*`;
+
+/**
+ * Reserved tag keys live in their organization's partition (member, name guard, counter) and in
+ * their by-id partition (shared/store/reserved-tag-keys.ts).
+ */
+const TAG_KEY_PARTITIONS = [any(PARTITION.organization), any(PARTITION.reservedTagKey)];
+const TABLE = {
+  none: { actions: [], partitions: [] },
+  /** One Query of the organization's collection. */
+  listTagKeys: { actions: ['dynamodb:Query'], partitions: [any(PARTITION.organization)] },
+  /** One transaction: Puts of both copies and the name guard, Update of the counter. */
+  createTagKey: { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: TAG_KEY_PARTITIONS },
+  /** GetItem by id, then one transaction: Updates of both copies; on a rename, Put and Delete of the name guard. */
+  updateTagKey: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], partitions: TAG_KEY_PARTITIONS },
+  /** GetItem by id, then one transaction: Deletes of the three items, Update of the counter. */
+  deleteTagKey: { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'], partitions: TAG_KEY_PARTITIONS },
+  /** One Query of the run's partition (its record and comments). */
+  listComments: { actions: ['dynamodb:Query'], partitions: [any(PARTITION.run)] },
+  /** GetItem of the run (unless its organization is cached), then one transaction: counter Update, Put of each copy. */
+  createComment: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], partitions: [any(PARTITION.run), any(PARTITION.comment)] },
+  /** One GetItem of the by-id copy. */
+  showComment: { actions: ['dynamodb:GetItem'], partitions: [any(PARTITION.comment)] },
+} satisfies Record<string, TableAccess>;
 
 /**
  * Every endpoint of the API, in one place. The local gateway serves it, the CDK stack deploys it
  * and the load tests drive it. Adding an endpoint is one row here plus its handler file.
  */
 export const routes: readonly Route[] = [
-  { method: 'GET', path: '/ping', function: 'ping', role: null, access: 'none' },
+  { method: 'GET', path: '/ping', function: 'ping', role: null, table: TABLE.none },
   // Reserved tag keys. The docs name /reserved-tags/:id, go-tfe and python-tfe call /reserved-tag-keys/:id.
-  { method: 'GET', path: '/organizations/{organization_name}/reserved-tag-keys', function: 'reserved-tag-keys/list', role: 'reader', access: 'read' },
-  { method: 'POST', path: '/organizations/{organization_name}/reserved-tag-keys', function: 'reserved-tag-keys/create', role: 'owner', access: 'write' },
-  { method: 'PATCH', path: '/reserved-tags/{reserved_tag_key_id}', function: 'reserved-tag-keys/update', role: 'owner', access: 'write' },
-  { method: 'PATCH', path: '/reserved-tag-keys/{reserved_tag_key_id}', function: 'reserved-tag-keys/update', role: 'owner', access: 'write' },
-  { method: 'DELETE', path: '/reserved-tags/{reserved_tag_key_id}', function: 'reserved-tag-keys/delete', role: 'owner', access: 'write' },
-  { method: 'DELETE', path: '/reserved-tag-keys/{reserved_tag_key_id}', function: 'reserved-tag-keys/delete', role: 'owner', access: 'write' },
+  { method: 'GET', path: '/organizations/{organization_name}/reserved-tag-keys', function: 'reserved-tag-keys/list', role: 'reader', table: TABLE.listTagKeys },
+  { method: 'POST', path: '/organizations/{organization_name}/reserved-tag-keys', function: 'reserved-tag-keys/create', role: 'owner', table: TABLE.createTagKey },
+  { method: 'PATCH', path: '/reserved-tags/{reserved_tag_key_id}', function: 'reserved-tag-keys/update', role: 'owner', table: TABLE.updateTagKey },
+  { method: 'PATCH', path: '/reserved-tag-keys/{reserved_tag_key_id}', function: 'reserved-tag-keys/update', role: 'owner', table: TABLE.updateTagKey },
+  { method: 'DELETE', path: '/reserved-tags/{reserved_tag_key_id}', function: 'reserved-tag-keys/delete', role: 'owner', table: TABLE.deleteTagKey },
+  { method: 'DELETE', path: '/reserved-tag-keys/{reserved_tag_key_id}', function: 'reserved-tag-keys/delete', role: 'owner', table: TABLE.deleteTagKey },
   // Comments on runs, authorized through the run's organization.
-  { method: 'GET', path: '/runs/{run_id}/comments', function: 'comments/list', role: 'reader', access: 'read' },
-  { method: 'POST', path: '/runs/{run_id}/comments', function: 'comments/create', role: 'member', access: 'write' },
-  { method: 'GET', path: '/comments/{comment_id}', function: 'comments/show', role: 'reader', access: 'read' },
+  { method: 'GET', path: '/runs/{run_id}/comments', function: 'comments/list', role: 'reader', table: TABLE.listComments },
+  { method: 'POST', path: '/runs/{run_id}/comments', function: 'comments/create', role: 'member', table: TABLE.createComment },
+  { method: 'GET', path: '/comments/{comment_id}', function: 'comments/show', role: 'reader', table: TABLE.showComment },
 ];
 
 /** The REQUEST authorizer guarding every route whose role is not null. */
 export const AUTHORIZER_FUNCTION = 'authorizer';
+/** It looks a token up by id: one GetItem in the tokens partition, the only function that may. */
+export const AUTHORIZER_TABLE_ACCESS: TableAccess = { actions: ['dynamodb:GetItem'], partitions: [PARTITION.tokens] };
 
 /** Distinct handler files: two routes may share one function (the PATCH and DELETE aliases). */
 export const functionNames = (table: readonly Route[] = routes) => [...new Set(table.map((r) => r.function))];

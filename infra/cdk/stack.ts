@@ -1,42 +1,25 @@
 import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, Billing, TableEncryptionV2, TableV2, type ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { APP_NAME } from '#shared/config';
-import { AUTHORIZER_FUNCTION, functionNames, routeOf, routes, type Route } from '#shared/routes';
+import { AUTHORIZER_FUNCTION, AUTHORIZER_TABLE_ACCESS, functionNames, routeOf, routes, type Route } from '#shared/routes';
 import { TABLE_KEYS } from '#shared/store/table';
-import { ApiFunction, AUTHORIZER_TABLE_ACTIONS, TABLE_ACTIONS } from './constructs/api-function';
+import { checkReservationsFitAccount, checkThrottleFitsAccount, stageConfigFrom, validStage, type StageConfig } from './config';
+import { ApiFunction } from './constructs/api-function';
 import { JsonApiGateway } from './constructs/json-api-gateway';
 import { Monitoring } from './constructs/monitoring';
 import { RateLimit } from './constructs/rate-limit';
 import { pascalCase } from './constructs/names';
 
-export const DEFAULT_STAGE = 'dev';
-
-/** API Gateway stage names allow letters, digits, `-` and `_`; stack names no `_`: the intersection. */
-export function validStage(stage: string): string {
-  if (!/^[a-z][a-z0-9-]{0,30}$/.test(stage)) {
-    throw new Error(`Invalid stage "${stage}": lowercase letters, digits and "-", starting with a letter, at most 31 characters`);
-  }
-  return stage;
-}
+export { DEFAULT_STAGE, validStage } from './config';
 
 /** One stack per stage, so `dev` and `prod` live side by side in one account. */
 export const stackNameFor = (stage: string) => `${APP_NAME}-${validStage(stage)}`;
 
-/**
- * Stage-wide throttling, the guard above WAF's per-token limit. The account allows 10,000 rps
- * (burst 5,000) shared by every API and stage in the region; 2,000 rps keeps two stages well
- * inside it, and at the ~50 ms an uncached request takes (authorizer + function) it needs ~100
- * concurrent Lambdas, so even at a 500 ms p99 it stays within the default 1,000 concurrency. The
- * burst absorbs half a second of the limit.
- */
-export const STAGE_THROTTLE = { rateLimit: 2_000, burstLimit: 1_000 } as const;
-
 export interface ApiStackProps extends StackProps {
   stage: string;
-  /** Subscribed to the alarm topic when given. */
-  alarmEmail?: string;
   /** The routes to deploy; the route table by default (tests may pass another). */
   routes?: readonly Route[];
 }
@@ -46,7 +29,9 @@ export interface ApiStackProps extends StackProps {
  * REQUEST authorizer, one DynamoDB table, WAF in front, alarms and a dashboard.
  */
 export class ApiStack extends Stack {
-  readonly table: TableV2;
+  /** The stage's settings, from context (infra/cdk/config.ts). */
+  readonly config: StageConfig;
+  readonly table: ITableV2;
   readonly functions: ReadonlyMap<string, ApiFunction>;
   readonly gateway: JsonApiGateway;
 
@@ -55,11 +40,58 @@ export class ApiStack extends Stack {
       description: `${APP_NAME} (${props.stage}): HCP Terraform-compatible Reserved Tag Keys and Comments APIs`,
       ...props,
     });
-    const stage = validStage(props.stage);
+    const config = stageConfigFrom(this.node, props.stage);
+    this.config = config;
+    const { stage } = config;
     const routeTable = props.routes ?? routes;
 
-    // Same keys as the local store (shared/store/table.ts), so both are the same table.
-    this.table = new TableV2(this, 'Table', {
+    this.table = config.tableName ? TableV2.fromTableName(this, 'Table', config.tableName) : this.newTable();
+
+    const names = functionNames(routeTable);
+    checkReservationsFitAccount(config, names.length);
+    const common = { table: this.table, memorySize: config.memorySize, logRetention: config.logRetentionDays as RetentionDays };
+    const functions = new Map<string, ApiFunction>();
+    for (const name of names) {
+      functions.set(name, new ApiFunction(this, constructId(name), {
+        ...common, name, tableAccess: routeOf(name, routeTable).table, reservedConcurrency: config.reservedConcurrency,
+      }));
+    }
+    const authorizer = new ApiFunction(this, constructId(AUTHORIZER_FUNCTION), {
+      ...common, name: AUTHORIZER_FUNCTION, tableAccess: AUTHORIZER_TABLE_ACCESS, reservedConcurrency: config.authorizerReservedConcurrency,
+    });
+    this.functions = functions;
+
+    this.gateway = new JsonApiGateway(this, 'Gateway', {
+      stage, routes: routeTable, functions, authorizer,
+      // Applied by API Gateway to each method on its own (see README, capacity).
+      throttle: { rateLimit: config.throttleRateLimit, burstLimit: config.throttleBurstLimit },
+      authorizerCacheTtlSeconds: config.authorizerCacheTtlSeconds,
+      cloudWatchRole: config.apiGatewayCloudWatchRole,
+    });
+    checkThrottleFitsAccount(config, this.gateway.api.methods.length);
+    const rateLimit = new RateLimit(this, 'RateLimit', { stage: this.gateway.api.deploymentStage });
+
+    const monitored = new Map<string, IFunction>([...functions, [AUTHORIZER_FUNCTION, authorizer]]);
+    const monitoring = new Monitoring(this, 'Monitoring', {
+      stage: this.gateway.api.deploymentStage,
+      functions: monitored,
+      table: this.table,
+      webAcl: rateLimit.webAcl,
+      ...(config.alarmEmail ? { alarmEmail: config.alarmEmail } : {}),
+    });
+
+    new CfnOutput(this, 'ApiUrl', { value: this.gateway.baseUrl, description: 'Base URL of the API (…/api/v2)' });
+    new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'TABLE_NAME for the operator CLI (npm run admin)' });
+    new CfnOutput(this, 'AlarmTopicArn', { value: monitoring.alarmTopic.topicArn, description: 'Subscribe here to receive alarms' });
+    new CfnOutput(this, 'DashboardName', { value: monitoring.dashboard.dashboardName });
+  }
+
+  /**
+   * The table, when the stage does not adopt one: same keys as the local store
+   * (shared/store/table.ts). Retained on delete; a later deploy adopts it with context `tableName`.
+   */
+  private newTable(): TableV2 {
+    return new TableV2(this, 'Table', {
       partitionKey: { name: TABLE_KEYS.partitionKey, type: AttributeType.STRING },
       sortKey: { name: TABLE_KEYS.sortKey, type: AttributeType.STRING },
       billing: Billing.onDemand(),
@@ -69,36 +101,6 @@ export class ApiStack extends Stack {
       encryption: TableEncryptionV2.awsManagedKey(),
       removalPolicy: RemovalPolicy.RETAIN,
     });
-
-    const functions = new Map<string, ApiFunction>();
-    for (const name of functionNames(routeTable)) {
-      functions.set(name, new ApiFunction(this, constructId(name), {
-        name, table: this.table, tableActions: TABLE_ACTIONS[routeOf(name, routeTable).access],
-      }));
-    }
-    const authorizer = new ApiFunction(this, constructId(AUTHORIZER_FUNCTION), {
-      name: AUTHORIZER_FUNCTION, table: this.table, tableActions: AUTHORIZER_TABLE_ACTIONS,
-    });
-    this.functions = functions;
-
-    this.gateway = new JsonApiGateway(this, 'Gateway', {
-      stage, routes: routeTable, functions, authorizer, throttle: STAGE_THROTTLE,
-    });
-    const rateLimit = new RateLimit(this, 'RateLimit', { stage: this.gateway.api.deploymentStage });
-
-    const monitored = new Map<string, IFunction>([...functions, [AUTHORIZER_FUNCTION, authorizer]]);
-    const monitoring = new Monitoring(this, 'Monitoring', {
-      stage: this.gateway.api.deploymentStage,
-      functions: monitored,
-      table: this.table,
-      webAcl: rateLimit.webAcl,
-      ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
-    });
-
-    new CfnOutput(this, 'ApiUrl', { value: this.gateway.baseUrl, description: 'Base URL of the API (…/api/v2)' });
-    new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'TABLE_NAME for the operator CLI (npm run admin)' });
-    new CfnOutput(this, 'AlarmTopicArn', { value: monitoring.alarmTopic.topicArn, description: 'Subscribe here to receive alarms' });
-    new CfnOutput(this, 'DashboardName', { value: monitoring.dashboard.dashboardName });
   }
 }
 

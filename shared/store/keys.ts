@@ -24,13 +24,27 @@ export const Entity = {
   Comment: 'Comment',
 } as const;
 
-export const organizationPartition = (organization: string) => `ORG#${organization}`;
-export const runPartition = (runId: string) => `RUN#${runId}`;
+/**
+ * What every partition key starts with, by kind of partition. IAM grants each function the
+ * partitions it works on by these prefixes (dynamodb:LeadingKeys), so a new kind of item gets
+ * its own prefix rather than sharing one with items another function must not touch.
+ */
+export const PARTITION = {
+  organization: 'ORG#',
+  run: 'RUN#',
+  comment: 'COMMENT#',
+  reservedTagKey: 'RTK#',
+  /** Not a prefix: the one partition every token lives in. */
+  tokens: 'TOKENS',
+} as const;
+
+export const organizationPartition = (organization: string) => `${PARTITION.organization}${organization}`;
+export const runPartition = (runId: string) => `${PARTITION.run}${runId}`;
 
 export const keys = {
   /** All tokens share one partition so the operator can list them with a Query. */
-  token: (tokenId: string): Key => ({ PK: 'TOKENS', SK: `TOKEN#${tokenId}` }),
-  tokensPrefix: { PK: 'TOKENS', SKPrefix: 'TOKEN#' },
+  token: (tokenId: string): Key => ({ PK: PARTITION.tokens, SK: `TOKEN#${tokenId}` }),
+  tokensPrefix: { PK: PARTITION.tokens, SKPrefix: 'TOKEN#' },
 
   /** The run's own record doubles as the counter of its comments collection. */
   run: (runId: string): Key => ({ PK: runPartition(runId), SK: 'COMMENTS' }),
@@ -47,7 +61,7 @@ export const keys = {
   organizationRuns: (organization: string) => ({ PK: organizationPartition(organization), SKPrefix: 'RUNS#' }),
 
   /** Comments are immutable, so a full copy keyed by id makes `GET /comments/:id` one GetItem. */
-  comment: (commentId: string): Key => ({ PK: `COMMENT#${commentId}`, SK: 'COMMENT' }),
+  comment: (commentId: string): Key => ({ PK: `${PARTITION.comment}${commentId}`, SK: 'COMMENT' }),
 
   reservedTagKeyCounter: (organization: string): Key => ({ PK: organizationPartition(organization), SK: 'TAGKEYS' }),
   reservedTagKey: (organization: string, createdAt: string, id: string): Key => ({
@@ -61,5 +75,5 @@ export const keys = {
     SK: `TAGNAME#${key.toLowerCase()}`,
   }),
   /** Finds a key by id (PATCH/DELETE name only the id); holds a full copy of the key's record. */
-  reservedTagKeyById: (id: string): Key => ({ PK: `RTK#${id}`, SK: 'RTK' }),
+  reservedTagKeyById: (id: string): Key => ({ PK: `${PARTITION.reservedTagKey}${id}`, SK: 'RTK' }),
 };

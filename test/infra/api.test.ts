@@ -6,7 +6,6 @@ import { routes } from '#shared/routes';
 import { TABLE_KEYS } from '#shared/store/table';
 import { startGateway, type LocalGateway } from '#infra/local/gateway';
 import { ACCESS_LOG_FIELDS } from '#infra/cdk/constructs/json-api-gateway';
-import { STAGE_THROTTLE } from '#infra/cdk/stack';
 import { deployedMethods, resourcesOf, synthesize, underBase, type Synthesized } from './synth';
 
 /** The template without bundling (same resources; only asset hashes differ), synthesized once. */
@@ -189,16 +188,18 @@ describe('gateway responses: API Gateway’s own errors are the contract’s', (
 });
 
 describe('the stage', () => {
-  it('is named after the stage, traced, throttled as a whole and logs errors without request data', () => {
+  it('is named after the stage, traced, throttled per method and logs errors without request data', () => {
     const stage = single('AWS::ApiGateway::Stage');
     expect(stage.Properties.StageName).toBe('test');
     expect(stage.Properties.TracingEnabled).toBe(true);
     expect(stage.Properties.MethodSettings).toEqual([expect.objectContaining({
       HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false, MetricsEnabled: true,
-      ThrottlingRateLimit: STAGE_THROTTLE.rateLimit, ThrottlingBurstLimit: STAGE_THROTTLE.burstLimit,
+      ThrottlingRateLimit: 250, ThrottlingBurstLimit: 125,
     })]);
-    // The stage guards the account (10,000 rps shared by every API) and leaves room for one more stage.
-    expect(STAGE_THROTTLE.rateLimit * 2).toBeLessThanOrEqual(10_000);
+    // API Gateway applies it to each method: all methods at their limit fit in the account's
+    // 10,000 req/s (shared by every API and stage of the region) with room for a second stage.
+    const methods = Object.keys(resourcesOf(synth.template, 'AWS::ApiGateway::Method')).length;
+    expect(methods * 250 * 2).toBeLessThanOrEqual(10_000);
   });
 
   it('writes JSON access logs with the request facts and never a token', () => {

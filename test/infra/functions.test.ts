@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { APP_NAME } from '#shared/config';
-import { AUTHORIZER_FUNCTION, functionNames, routes, type TableAccess } from '#shared/routes';
+import { AUTHORIZER_FUNCTION, functionNames } from '#shared/routes';
 import { ApiFunction } from '#infra/cdk/constructs/api-function';
 import { resourcesOf, synthesize, type Resources, type Synthesized } from './synth';
 
@@ -23,20 +23,38 @@ const lambdaOf = (name: string) => {
   return { logicalId: found[0]![0], ...(found[0]![1] as any) };
 };
 
-/** Every action the function's role may take, from the policies attached to that role. */
-function actionsOf(name: string): string[] {
+/** Every statement of the policies attached to the function's role. */
+function statementsOf(name: string): any[] {
   const roleId = lambdaOf(name).Properties.Role['Fn::GetAtt'][0];
   return Object.values(policies)
     .filter((p) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
-    .flatMap((p) => p.Properties.PolicyDocument.Statement)
-    .flatMap((s: any) => [s.Action].flat());
+    .flatMap((p) => p.Properties.PolicyDocument.Statement);
 }
 
-const dynamoActions = (name: string) => actionsOf(name).filter((a) => a.startsWith('dynamodb:')).sort();
-const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem', 'dynamodb:PartiQLInsert', 'dynamodb:PartiQLUpdate', 'dynamodb:PartiQLDelete'];
-const accessOf = (name: string): TableAccess =>
-  name === AUTHORIZER_FUNCTION ? 'read' : routes.find((r) => r.function === name)!.access;
+const actionsIn = (statement: any): string[] => [statement.Action].flat();
+const dynamoStatements = (name: string) => statementsOf(name).filter((s) => actionsIn(s).some((a) => a.startsWith('dynamodb:')));
 const allFunctions = () => [...functionNames(), AUTHORIZER_FUNCTION];
+
+/**
+ * What each function's code calls (shared/store/*), written out here by hand rather than read from
+ * the route table: IAM actions (a TransactWriteItems is authorized per item by its Put/Update/
+ * Delete action) and the partition-key prefixes of the items it touches.
+ */
+const EXPECTED_TABLE_ACCESS: Record<string, { actions: string[]; partitions: string[] }> = {
+  'ping': { actions: [], partitions: [] },
+  'reserved-tag-keys/list': { actions: ['dynamodb:Query'], partitions: ['ORG#*'] },
+  'reserved-tag-keys/create': { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RTK#*'] },
+  'reserved-tag-keys/update': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RTK#*'] },
+  'reserved-tag-keys/delete': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RTK#*'] },
+  'comments/list': { actions: ['dynamodb:Query'], partitions: ['RUN#*'] },
+  'comments/create': { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['COMMENT#*', 'RUN#*'] },
+  'comments/show': { actions: ['dynamodb:GetItem'], partitions: ['COMMENT#*'] },
+  'authorizer': { actions: ['dynamodb:GetItem'], partitions: ['TOKENS'] },
+};
+
+/** IAM's StringLike: `*` matches any run of characters, `?` any one. */
+const matchesLike = (pattern: string, value: string) =>
+  new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(value);
 
 describe('one Lambda per route-table function, plus the authorizer', () => {
   it('has exactly one function per handler file and nothing else', () => {
@@ -61,6 +79,13 @@ describe('one Lambda per route-table function, plus the authorizer', () => {
     });
   });
 
+  it('reserves concurrency for each function: 25 per API function, 50 for the authorizer', () => {
+    // A flood on one endpoint (or of fresh tokens through the authorizer) is throttled there and
+    // never takes the account's other executions: 8 × 25 + 50 = 250 per stage, of 1,000 − 100.
+    for (const name of functionNames()) expect(lambdaOf(name).Properties.ReservedConcurrentExecutions, name).toBe(25);
+    expect(lambdaOf(AUTHORIZER_FUNCTION).Properties.ReservedConcurrentExecutions).toBe(50);
+  });
+
   it('gives every function a log group with a retention', () => {
     const groups = resourcesOf(synth.template, 'AWS::Logs::LogGroup');
     for (const name of allFunctions()) {
@@ -70,29 +95,46 @@ describe('one Lambda per route-table function, plus the authorizer', () => {
   });
 });
 
-describe('least privilege, from the route table access', () => {
-  it.each(functionNames())('%s holds exactly the table actions of its access level', (name) => {
-    const actions = dynamoActions(name);
-    switch (accessOf(name)) {
-      case 'none':
-        expect(actions).toEqual([]);
-        break;
-      case 'read':
-        expect(actions).toEqual(['dynamodb:GetItem', 'dynamodb:Query']);
-        expect(actions.filter((a) => WRITE_ACTIONS.includes(a))).toEqual([]);
-        break;
-      case 'write':
-        expect(actions).toEqual([
-          'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem',
-        ]);
-        break;
-    }
-    expect(actions).not.toContain('dynamodb:Scan');
-    expect(actions.some((a) => a.includes('*'))).toBe(false);
+describe('least privilege: each function its own actions on its own partitions', () => {
+  it('knows every deployed function', () => {
+    expect(Object.keys(EXPECTED_TABLE_ACCESS).sort()).toEqual(allFunctions().sort());
   });
 
-  it('lets the authorizer read one item and nothing else', () => {
-    expect(dynamoActions(AUTHORIZER_FUNCTION)).toEqual(['dynamodb:GetItem']);
+  it.each(allFunctions())('%s may do exactly what its code does, only on its partitions', (name) => {
+    const expected = EXPECTED_TABLE_ACCESS[name]!;
+    const statements = dynamoStatements(name);
+    if (expected.actions.length === 0) {
+      expect(statements).toEqual([]);
+      return;
+    }
+    expect(statements).toHaveLength(1);
+    const [statement] = statements;
+    expect(statement.Effect).toBe('Allow');
+    expect(actionsIn(statement).sort()).toEqual(expected.actions);
+    expect(statement.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^Table/), 'Arn'] });
+    // Every partition key the request touches must match (ForAllValues), never just one of them.
+    expect(statement.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': expect.any(Array) } });
+    expect([...statement.Condition['ForAllValues:StringLike']['dynamodb:LeadingKeys']].sort()).toEqual(expected.partitions);
+  });
+
+  it('lets no function but the authorizer near a token, and the authorizer near nothing else', () => {
+    const partitionsOf = (name: string): string[] =>
+      dynamoStatements(name).flatMap((s) => s.Condition['ForAllValues:StringLike']['dynamodb:LeadingKeys']);
+    for (const name of functionNames()) {
+      for (const pattern of partitionsOf(name)) expect(matchesLike(pattern, 'TOKENS'), `${name}: ${pattern}`).toBe(false);
+    }
+    const authorizer = partitionsOf(AUTHORIZER_FUNCTION);
+    for (const other of ['ORG#my-org', 'RTK#rtk-jjnTseo8NN1jACbk', 'RUN#run-CZcmD7eagjhyX0vN', 'COMMENT#wsc-JdFX3u8o114F4CWf', 'TOKENSX']) {
+      expect(authorizer.some((pattern) => matchesLike(pattern, other)), other).toBe(false);
+    }
+  });
+
+  it('grants no Scan, no batch and no PartiQL to anyone (a Scan names no partition, so LeadingKeys could not bound it)', () => {
+    for (const name of allFunctions()) {
+      for (const action of dynamoStatements(name).flatMap(actionsIn)) {
+        expect(action).toMatch(/^dynamodb:(GetItem|Query|PutItem|UpdateItem|DeleteItem|ConditionCheckItem)$/);
+      }
+    }
   });
 
   it('scopes table actions to the table, and log writes to the function’s own log group', () => {
@@ -135,7 +177,7 @@ describe('the bundles', () => {
     expect(code.startsWith("import { createRequire } from 'node:module';")).toBe(true);
     expect(code).not.toMatch(/from\s*["']#shared\//); // package.json imports resolved by esbuild
     expect(code).not.toMatch(/(from\s*|import\()["']@aws-sdk\//); // bundled, never external
-    if (accessOf(name) !== 'none') expect(code).toContain('dynamodb'); // the DynamoDB client is inside
+    if (EXPECTED_TABLE_ACCESS[name]!.actions.length > 0) expect(code).toContain('dynamodb'); // the DynamoDB client is inside
     expect(code.length / code.split('\n').length).toBeGreaterThan(1_000); // minified
   });
 

@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -9,34 +9,22 @@ import type { Construct } from 'constructs';
 import { APP_NAME } from '#shared/config';
 import { BUNDLE } from './bundling';
 import type { TableAccess } from '#shared/routes';
+import { DEFAULTS } from '../config';
 
 /** The repository root: entries are functions/<name>.ts, resolved through package.json `imports`. */
 export const PROJECT_ROOT = resolve(import.meta.dirname, '../../..');
-
-/**
- * The DynamoDB actions each access level needs, and nothing more. `TransactWriteItems` and
- * `TransactGetItems` have no action of their own: IAM authorizes each item by its Put/Update/
- * Delete/ConditionCheck (or Get) action. No Scan (lists are Query), no Batch* (the store uses
- * neither, and BatchWriteItem cannot carry the condition every write states), no DescribeTable.
- */
-export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
-  none: [],
-  read: ['dynamodb:GetItem', 'dynamodb:Query'],
-  write: [
-    'dynamodb:GetItem', 'dynamodb:Query',
-    'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem',
-  ],
-};
-
-/** The authorizer looks a token up by id: one GetItem, never more. */
-export const AUTHORIZER_TABLE_ACTIONS = ['dynamodb:GetItem'] as const;
 
 export interface ApiFunctionProps {
   /** The handler file under functions/, without extension (a route table `function`). */
   name: string;
   table: ITableV2;
-  /** DynamoDB actions this function's role gets on the table; empty = no table access. */
-  tableActions: readonly string[];
+  /** The DynamoDB actions this function's role gets, on which partitions; no actions = no table access. */
+  tableAccess: TableAccess;
+  /** Lambda memory in MB (the stage's `memorySize`). */
+  memorySize?: number;
+  /** Executions kept for this function alone, and its ceiling; undefined = unreserved. */
+  reservedConcurrency?: number;
+  logRetention?: RetentionDays;
   logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   description?: string;
 }
@@ -47,21 +35,21 @@ export interface ApiFunctionProps {
  * group, and a role that holds exactly the table actions it is given.
  */
 export class ApiFunction extends NodejsFunction {
-  /** Memory and CPU: Lambda allots CPU in proportion to memory. The handlers need <100 MB, but the
-   *  cold start (parsing a ~1 MB bundle with the SDK) and per-request work (JSON, token hashing)
-   *  are CPU-bound; 1024 MB roughly halves both against 512 MB for ~$0.1 more per million
-   *  requests at the ~15 ms a warm request takes. */
-  static readonly MEMORY_MB = 1024;
+  /** Memory and CPU (default of the stage's `memorySize`): Lambda allots CPU in proportion to
+   *  memory. The handlers need <100 MB, but the cold start (parsing a ~1 MB bundle with the SDK)
+   *  and per-request work (JSON, token hashing) are CPU-bound; 1024 MB roughly halves both against
+   *  512 MB for ~$0.1 more per million requests at the ~15 ms a warm request takes. */
+  static readonly MEMORY_MB = DEFAULTS.memorySize;
   /** A request is at most two DynamoDB round trips (DESIGN.md); 10 s leaves room for the SDK's
    *  retries with backoff when the table throttles, stays well under API Gateway's 29 s
    *  integration timeout (so the client gets our 5xx, not a hung socket) and caps the cost of a
    *  stuck call. */
   static readonly TIMEOUT = Duration.seconds(10);
-  static readonly LOG_RETENTION = RetentionDays.ONE_MONTH;
+  static readonly LOG_RETENTION = DEFAULTS.logRetentionDays as RetentionDays;
 
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
     const logGroup = new LogGroup(scope, `${id}Logs`, {
-      retention: ApiFunction.LOG_RETENTION,
+      retention: props.logRetention ?? ApiFunction.LOG_RETENTION,
       removalPolicy: RemovalPolicy.DESTROY,
     });
     // Our own role instead of the default one: no AWSLambdaBasicExecutionRole (logs:* on every log
@@ -80,7 +68,8 @@ export class ApiFunction extends NodejsFunction {
       depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
-      memorySize: ApiFunction.MEMORY_MB,
+      memorySize: props.memorySize ?? ApiFunction.MEMORY_MB,
+      ...(props.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: props.reservedConcurrency }),
       timeout: ApiFunction.TIMEOUT,
       tracing: Tracing.ACTIVE,
       logGroup,
@@ -107,11 +96,27 @@ export class ApiFunction extends NodejsFunction {
         logLevel: LogLevel.WARNING,
       },
     });
-    if (props.tableActions.length > 0) props.table.grant(role, ...props.tableActions);
+    if (props.tableAccess.actions.length > 0) role.addToPrincipalPolicy(tableStatement(props.table, props.tableAccess));
 
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions (AWS service authorization reference), so "*" is the only valid resource.',
     });
   }
+}
+
+/**
+ * Exactly the function's actions, on the table, and only on items whose partition key matches one
+ * of its prefixes. DynamoDB sets dynamodb:LeadingKeys to the partition key of every item or key a
+ * request names (each item of a transaction, the key condition of a Query), and it is multivalued,
+ * hence ForAllValues ("Using IAM policy conditions for fine-grained access control", DynamoDB
+ * developer guide). ForAllValues also passes a request that carries no such key (Scan,
+ * DescribeTable): none is granted here, every granted action names its items.
+ */
+export function tableStatement(table: ITableV2, access: TableAccess): PolicyStatement {
+  return new PolicyStatement({
+    actions: [...access.actions],
+    resources: [table.tableArn],
+    conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...access.partitions] } },
+  });
 }

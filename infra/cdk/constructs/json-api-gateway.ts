@@ -19,6 +19,13 @@ export interface JsonApiGatewayProps {
   authorizer: IFunction;
   /** Stage-wide throttling: the guard above the per-token WAF limit (see stack.ts). */
   throttle: { rateLimit: number; burstLimit: number };
+  /** How long API Gateway reuses an authorizer answer per token (default AUTHORIZER_CACHE_TTL_SECONDS). */
+  authorizerCacheTtlSeconds?: number;
+  /**
+   * Create the account's API Gateway CloudWatch Logs role in this stack (one per account and
+   * region, shared by every API). Off by default: the account must already have one for logs.
+   */
+  cloudWatchRole?: boolean;
 }
 
 /**
@@ -46,10 +53,10 @@ export class JsonApiGateway extends Construct {
       description: `${APP_NAME} (${props.stage}): HCP Terraform Reserved Tag Keys and Comments APIs`,
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
       // Access and execution logs need the account's API Gateway CloudWatch role. It is one per
-      // account and region, shared by every stage; retained so that removing one stage does not
-      // break another stage's logging.
-      cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      // account and region, shared by every stage and API: a stage owns it only when asked, and
+      // then retains it so that removing the stage does not break everyone else's logging.
+      cloudWatchRole: props.cloudWatchRole ?? false,
+      ...(props.cloudWatchRole ? { cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN } : {}),
       deployOptions: {
         stageName: props.stage,
         accessLogDestination: new LogGroupLogDestination(this.accessLogs),
@@ -67,7 +74,7 @@ export class JsonApiGateway extends Construct {
     const authorizer = new RequestAuthorizer(this, 'TokenAuthorizer', {
       handler: props.authorizer,
       identitySources: [IdentitySource.header('Authorization')],
-      resultsCacheTtl: Duration.seconds(AUTHORIZER_CACHE_TTL_SECONDS),
+      resultsCacheTtl: Duration.seconds(props.authorizerCacheTtlSeconds ?? AUTHORIZER_CACHE_TTL_SECONDS),
     });
 
     const withRoutes = new Set<IResource>();
@@ -112,10 +119,12 @@ export class JsonApiGateway extends Construct {
       id: 'AwsSolutions-COG4',
       reason: 'HCP Terraform clients authenticate with opaque API tokens (Authorization: Bearer), not Cognito: a Lambda REQUEST authorizer checks them against the table.',
     });
-    Validations.of(this.api).acknowledge({
-      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-      reason: "The account-level API Gateway logging role: AWS's managed policy is the documented one for it, and API Gateway (not our code) assumes it.",
-    });
+    if (props.cloudWatchRole) {
+      Validations.of(this.api).acknowledge({
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        reason: "The account-level API Gateway logging role: AWS's managed policy is the documented one for it, and API Gateway (not our code) assumes it.",
+      });
+    }
   }
 
   /**

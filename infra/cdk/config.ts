@@ -1,0 +1,198 @@
+import type { Node } from 'constructs';
+
+/**
+ * Per-stage settings, read from CDK context once at synth and validated there: a bad value fails
+ * `cdk synth` with one line naming the key, never a half-built template or a failed deploy.
+ *
+ * Each key is looked up in this order: `-c key=value` (or a top-level key in cdk.json), then the
+ * stage's own object in cdk.json (`"stages": { "prod": { "key": value } }`), then the default.
+ */
+export interface StageConfig {
+  stage: string;
+  /** Lambda memory (MB) of every function; CPU is allotted in proportion. */
+  memorySize: number;
+  /** API Gateway throttle applied to *each method* of the stage (requests per second, burst). */
+  throttleRateLimit: number;
+  throttleBurstLimit: number;
+  /** The account's API Gateway rate limit in the region: all methods of the stage must fit in it. */
+  accountThrottleRateLimit: number;
+  /** Reserved concurrency of each API function and of the authorizer; undefined = unreserved. */
+  reservedConcurrency: number | undefined;
+  authorizerReservedConcurrency: number | undefined;
+  /** The account's Lambda concurrency in the region: every reservation must leave 100 unreserved. */
+  accountConcurrency: number;
+  /** Days the functions' log groups keep their logs. */
+  logRetentionDays: number;
+  /** How long API Gateway reuses an authorizer answer for the same token. */
+  authorizerCacheTtlSeconds: number;
+  /** Subscribed to the alarm topic. */
+  alarmEmail: string | undefined;
+  /** A custom domain served at the root of the host, its certificate and its Route 53 zone. */
+  domainName: string | undefined;
+  certificateArn: string | undefined;
+  hostedZone: { hostedZoneId: string; zoneName: string } | undefined;
+  /** An existing table to use instead of creating one (a restored or retained table). */
+  tableName: string | undefined;
+  /** Whether this stage creates the account's API Gateway CloudWatch Logs role (one per account and region). */
+  apiGatewayCloudWatchRole: boolean;
+}
+
+export const DEFAULT_STAGE = 'dev';
+
+/** Lambda refuses reservations that leave the account fewer unreserved executions than this. */
+export const MIN_UNRESERVED_CONCURRENCY = 100;
+
+/** CloudWatch Logs accepts only these retention periods (PutRetentionPolicy). */
+export const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+] as const;
+
+export const DEFAULTS = {
+  memorySize: 1024,
+  throttleRateLimit: 250,
+  throttleBurstLimit: 125,
+  accountThrottleRateLimit: 10_000,
+  reservedConcurrency: 25,
+  authorizerReservedConcurrency: 50,
+  accountConcurrency: 1_000,
+  logRetentionDays: 30,
+  authorizerCacheTtlSeconds: 60,
+  apiGatewayCloudWatchRole: false,
+} as const;
+
+/** A setting that cannot work: the message names the key and what it accepts. */
+export class ConfigError extends Error {
+  constructor(key: string, value: unknown, expected: string) {
+    super(`Invalid context "${key}" = ${JSON.stringify(value)}: ${expected}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Lookup = (key: string) => unknown;
+
+/** The stage to synthesize: context `stage`, else the STAGE environment variable, else `dev`. */
+export function stageNameFrom(node: Node, environment: NodeJS.ProcessEnv = process.env): string {
+  return String(node.tryGetContext('stage') ?? environment.STAGE ?? DEFAULT_STAGE);
+}
+
+/** The settings of `stage` from a construct's context (see the order above). */
+export function stageConfigFrom(node: Node, stage: string): StageConfig {
+  const stages = node.tryGetContext('stages') as Record<string, Record<string, unknown>> | undefined;
+  return parseStageConfig(stage, (key) => node.tryGetContext(key) ?? stages?.[stage]?.[key]);
+}
+
+/** The settings of `stage`, each value from `lookup` (undefined = the default). */
+export function parseStageConfig(stage: string, lookup: Lookup): StageConfig {
+  const read = settingsReader(lookup);
+  const domainName = read.string('domainName', HOSTNAME, 'a host name such as api.example.com');
+  const certificateArn = read.string('certificateArn', ACM_ARN, 'an ACM certificate ARN (arn:aws:acm:region:account:certificate/id)');
+  const hostedZoneId = read.string('hostedZoneId', /^Z[A-Z0-9]{1,31}$/, 'a Route 53 hosted zone id such as Z0123456789ABCDEFGHIJ');
+  const zoneName = read.string('hostedZoneName', HOSTNAME, 'the hosted zone\'s domain, such as example.com');
+  if ((hostedZoneId === undefined) !== (zoneName === undefined)) {
+    throw new ConfigError(hostedZoneId === undefined ? 'hostedZoneName' : 'hostedZoneId', hostedZoneId ?? zoneName, 'hostedZoneId and hostedZoneName go together');
+  }
+  if ((certificateArn !== undefined || hostedZoneId !== undefined) && domainName === undefined) {
+    throw new ConfigError(certificateArn !== undefined ? 'certificateArn' : 'hostedZoneId', certificateArn ?? hostedZoneId, 'needs domainName');
+  }
+  if (zoneName !== undefined && domainName !== undefined && !`.${domainName}`.endsWith(`.${zoneName}`)) {
+    throw new ConfigError('hostedZoneName', zoneName, `must be ${domainName} or one of its parent domains`);
+  }
+
+  const config: StageConfig = {
+    stage: validStage(stage),
+    memorySize: read.integer('memorySize', DEFAULTS.memorySize, 128, 10_240),
+    throttleRateLimit: read.integer('throttleRateLimit', DEFAULTS.throttleRateLimit, 1, 1_000_000),
+    // A method's burst can never exceed the account's (5,000 by default).
+    throttleBurstLimit: read.integer('throttleBurstLimit', DEFAULTS.throttleBurstLimit, 0, 5_000),
+    accountThrottleRateLimit: read.integer('accountThrottleRateLimit', DEFAULTS.accountThrottleRateLimit, 1, 1_000_000),
+    reservedConcurrency: read.reservation('reservedConcurrency', DEFAULTS.reservedConcurrency),
+    authorizerReservedConcurrency: read.reservation('authorizerReservedConcurrency', DEFAULTS.authorizerReservedConcurrency),
+    accountConcurrency: read.integer('accountConcurrency', DEFAULTS.accountConcurrency, 1, 10_000_000),
+    logRetentionDays: read.oneOf('logRetentionDays', DEFAULTS.logRetentionDays, LOG_RETENTION_DAYS),
+    // API Gateway caches authorizer results for at most 3600 s; 0 turns the cache off.
+    authorizerCacheTtlSeconds: read.integer('authorizerCacheTtlSeconds', DEFAULTS.authorizerCacheTtlSeconds, 0, 3_600),
+    alarmEmail: read.string('alarmEmail', EMAIL, 'an e-mail address'),
+    domainName,
+    certificateArn,
+    hostedZone: hostedZoneId && zoneName ? { hostedZoneId, zoneName } : undefined,
+    tableName: read.string('tableName', TABLE_NAME, 'a DynamoDB table name: 3-255 of A-Z a-z 0-9 _ - .'),
+    apiGatewayCloudWatchRole: read.boolean('apiGatewayCloudWatchRole', DEFAULTS.apiGatewayCloudWatchRole),
+  };
+  return config;
+}
+
+/** API Gateway stage names allow letters, digits, `-` and `_`; stack names no `_`: the intersection. */
+export function validStage(stage: string): string {
+  if (!/^[a-z][a-z0-9-]{0,30}$/.test(stage)) {
+    throw new ConfigError('stage', stage, 'lowercase letters, digits and "-", starting with a letter, at most 31 characters');
+  }
+  return stage;
+}
+
+/**
+ * API Gateway applies a stage's throttle to each method separately, so the stage as a whole may
+ * take methods × rate; that must fit in the account's limit, which every stage and API share.
+ */
+export function checkThrottleFitsAccount(config: StageConfig, methods: number): void {
+  const total = methods * config.throttleRateLimit;
+  if (total > config.accountThrottleRateLimit) {
+    throw new ConfigError('throttleRateLimit', config.throttleRateLimit,
+      `${methods} methods × ${config.throttleRateLimit} req/s = ${total} req/s exceeds accountThrottleRateLimit ${config.accountThrottleRateLimit}`);
+  }
+}
+
+/** Every reservation of the stage must leave the account its 100 unreserved executions. */
+export function checkReservationsFitAccount(config: StageConfig, apiFunctions: number): void {
+  const total = apiFunctions * (config.reservedConcurrency ?? 0) + (config.authorizerReservedConcurrency ?? 0);
+  const available = config.accountConcurrency - MIN_UNRESERVED_CONCURRENCY;
+  if (total > available) {
+    throw new ConfigError('reservedConcurrency', config.reservedConcurrency,
+      `${apiFunctions} functions × ${config.reservedConcurrency ?? 0} + authorizer ${config.authorizerReservedConcurrency ?? 0} = ${total} exceeds accountConcurrency ${config.accountConcurrency} − ${MIN_UNRESERVED_CONCURRENCY} unreserved`);
+  }
+}
+
+const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+const ACM_ARN = /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
+
+/** Context values from `-c` arrive as strings, from cdk.json as JSON: both are accepted. */
+function settingsReader(lookup: Lookup) {
+  const integer = (key: string, fallback: number, min: number, max: number): number => {
+    const value = lookup(key);
+    if (value === undefined) return fallback;
+    const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
+      throw new ConfigError(key, value, `a whole number from ${min} to ${max}`);
+    }
+    return n;
+  };
+  return {
+    integer,
+    string(key: string, pattern: RegExp, expected: string): string | undefined {
+      const value = lookup(key);
+      if (value === undefined || value === '') return undefined;
+      if (typeof value !== 'string' || !pattern.test(value)) throw new ConfigError(key, value, expected);
+      return value;
+    },
+    boolean(key: string, fallback: boolean): boolean {
+      const value = lookup(key);
+      if (value === undefined) return fallback;
+      if (value === true || value === 'true') return true;
+      if (value === false || value === 'false') return false;
+      throw new ConfigError(key, value, 'true or false');
+    },
+    oneOf<T extends number>(key: string, fallback: T, allowed: readonly T[]): T {
+      const n = integer(key, fallback, 0, Number.MAX_SAFE_INTEGER);
+      if (!allowed.includes(n as T)) throw new ConfigError(key, lookup(key), `one of ${allowed.join(', ')}`);
+      return n as T;
+    },
+    /** A positive number of executions, or "none" to leave the function unreserved. */
+    reservation(key: string, fallback: number): number | undefined {
+      const value = lookup(key);
+      if (value === 'none' || value === false || value === 'false') return undefined;
+      // 0 would throttle every invocation: Lambda reads a reservation of 0 as "disabled".
+      return integer(key, fallback, 1, 10_000_000);
+    },
+  };
+}
