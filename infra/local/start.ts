@@ -1,39 +1,49 @@
 import { API_BASE_PATH } from '#shared/config';
+import { ensureAssembly } from './assembly';
 import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from './dynamodb-local';
 import { localSettings, SEED_ORGANIZATION } from './settings';
 
 /**
- * `npm start`: DynamoDB Local over DATA_DIR, the table, a seed on first start, and the local
- * gateway serving every route on 127.0.0.1:PORT. Ctrl-C stops it all.
+ * `npm start`: the `local` stage's cloud assembly (synthesized when its sources changed) served by
+ * the local emulator of WAF, API Gateway, Lambda and IAM over DynamoDB Local in DATA_DIR, with a
+ * seed on first start. Ctrl-C stops it all.
  */
 const started = performance.now();
 const settings = localSettings();
-process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 
+const assembly = await ensureAssembly((line) => console.log(line)).catch((error: Error) => {
+  console.error(error.message);
+  process.exit(1);
+});
 const dynamo = await startDynamoDbLocal({ port: settings.ddbPort, dataDir: settings.dataDir }).catch((error: Error) => {
   console.error(error.message);
   process.exit(1);
 });
+// The seed below writes as the operator does: straight to DynamoDB Local, not through a function.
 useLocalEndpoint(dynamo.endpoint);
 process.env.TABLE_NAME = settings.tableName;
 await ensureTable(dynamo.endpoint, settings.tableName);
 
-// Imported only now: the handlers' SDK client must see the local endpoint set above.
-const { startGateway } = await import('./gateway');
 const { seedOnFirstStart } = await import('./seed');
+const { startLocalStack } = await import('./local-stack');
 const seed = await seedOnFirstStart();
-const gateway = await startGateway({
+const gateway = await startLocalStack({
   port: settings.port,
-  onRequest: ({ method, path, status, ms }) => console.log(`${method} ${path} ${status} ${ms.toFixed(1)}ms`),
+  assembly,
+  dynamoDbEndpoint: dynamo.endpoint,
+  tableName: settings.tableName,
+  onRequest: ({ method, path, status, ms, errorType }) => console.log(`${method} ${path} ${status}${errorType ? ` ${errorType}` : ''} ${ms.toFixed(1)}ms`),
 }).catch(async (error: Error) => {
-  console.error(`Could not listen on 127.0.0.1:${settings.port}: ${error.message}`);
+  console.error(`Could not start the local stack on 127.0.0.1:${settings.port}: ${error.message}`);
   await dynamo.stop();
   process.exit(1);
 });
 
 const base = `${gateway.url}${API_BASE_PATH}`;
+if (gateway.unevaluatedRuleGroups.length > 0) console.log(`WAF managed rule groups passed through unevaluated: ${gateway.unevaluatedRuleGroups.join(', ')}`);
 const lines = [
   `API ready in ${((performance.now() - started) / 1000).toFixed(1)} s at ${base}`,
+  `Serving the ${assembly.synthesized ? 'newly synthesized' : 'unchanged'} cloud assembly of the local stage (${assembly.directory})`,
   `DynamoDB Local on ${dynamo.endpoint} (table ${settings.tableName}, data in ${settings.dataDir})`,
 ];
 if (seed) {

@@ -1,0 +1,570 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { Stack } from './cloudformation';
+import { LOCAL_ACCOUNT, LOCAL_REGION } from './cloudformation';
+import type { InvocationResult } from './lambda';
+
+/**
+ * The local stand-in for API Gateway (REST API, v1), read from the template: resources and
+ * methods, AWS_PROXY and MOCK integrations, the REQUEST authorizer with its identity source and
+ * result cache, stage variables and method throttling, and the gateway responses applied by API
+ * Gateway's documented rules. The stage is served at the root of the host, as a custom domain's
+ * base path mapping (or a front with the stage as its origin path) serves it.
+ */
+export interface HttpRequest {
+  method: string;
+  /** Path and query as sent (`/api/v2/ping?x=1`). */
+  url: string;
+  rawHeaders: string[];
+  body: Buffer;
+  sourceIp: string;
+  httpVersion: string;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+  /** The gateway response type when API Gateway answered by itself. */
+  errorType?: string;
+}
+
+export type Invoke = (functionLogicalId: string, event: unknown) => Promise<InvocationResult>;
+
+/** https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html */
+export const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+const DEFAULT_INTEGRATION_TIMEOUT_MS = 29_000;
+
+/** https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html */
+export const GATEWAY_RESPONSE_DEFAULTS: Record<string, { status: number; message: string | null }> = {
+  ACCESS_DENIED: { status: 403, message: 'User is not authorized to access this resource with an explicit deny' },
+  API_CONFIGURATION_ERROR: { status: 500, message: 'Internal server error' },
+  AUTHORIZER_CONFIGURATION_ERROR: { status: 500, message: null },
+  AUTHORIZER_FAILURE: { status: 500, message: null },
+  BAD_REQUEST_PARAMETERS: { status: 400, message: 'Bad request parameters' },
+  BAD_REQUEST_BODY: { status: 400, message: 'Invalid request body' },
+  EXPIRED_TOKEN: { status: 403, message: 'Token expired' },
+  INTEGRATION_FAILURE: { status: 504, message: 'Internal server error' },
+  INTEGRATION_TIMEOUT: { status: 504, message: 'Endpoint request timed out' },
+  INVALID_API_KEY: { status: 403, message: 'Forbidden' },
+  INVALID_SIGNATURE: { status: 403, message: 'Invalid signature' },
+  MISSING_AUTHENTICATION_TOKEN: { status: 403, message: 'Missing Authentication Token' },
+  QUOTA_EXCEEDED: { status: 429, message: 'Limit Exceeded' },
+  REQUEST_TOO_LARGE: { status: 413, message: 'Request Too Long' },
+  RESOURCE_NOT_FOUND: { status: 404, message: 'Resource not found' },
+  THROTTLED: { status: 429, message: 'Too Many Requests' },
+  UNAUTHORIZED: { status: 401, message: 'Unauthorized' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported Media Type' },
+  WAF_FILTERED: { status: 403, message: 'Forbidden' },
+  /** Not a type of its own: a Lambda function error or a malformed proxy result answers 502 through DEFAULT_5XX. */
+  LAMBDA_ERROR: { status: 502, message: 'Internal server error' },
+};
+
+interface Method {
+  resourceId: string;
+  resourcePath: string;
+  httpMethod: string;
+  authorizerId?: string;
+  integration: any;
+}
+
+interface Resource {
+  id: string;
+  path: string;
+  part: string;
+  children: Resource[];
+  methods: Map<string, Method>;
+}
+
+interface Authorizer {
+  id: string;
+  functionId: string;
+  /** `method.request.header.Authorization`, … */
+  identitySources: string[];
+  ttlSeconds: number;
+}
+
+interface GatewayResponseConfig {
+  statusCode?: number;
+  parameters: Record<string, string>;
+  templates: Record<string, string>;
+}
+
+interface RequestState {
+  requestId: string;
+  extendedRequestId: string;
+  startedAt: number;
+  headers: Record<string, string>;
+  multiValueHeaders: Record<string, string[]>;
+  query: Record<string, string>;
+  multiQuery: Record<string, string[]>;
+  pathParameters: Record<string, string>;
+  authorizer?: Record<string, unknown>;
+  errorMessage?: string | null;
+}
+
+type AuthorizerDecision = { principalId: string; policyDocument: any; context?: Record<string, unknown> };
+
+export class ApiGateway {
+  readonly restApiId: string;
+  readonly stageName: string;
+  private readonly root: Resource;
+  private readonly authorizers = new Map<string, Authorizer>();
+  private readonly gatewayResponses = new Map<string, GatewayResponseConfig>();
+  private readonly stageVariables: Record<string, string> | null;
+  private readonly throttles = new Map<string, TokenBucket>();
+  private readonly throttle?: { rate: number; burst: number };
+  private readonly authorizerCache = new Map<string, { decision: AuthorizerDecision; expires: number }>();
+  private readonly invoke: Invoke;
+  private readonly functionOf: (uri: unknown) => string;
+
+  constructor(stack: Stack, invoke: Invoke) {
+    this.invoke = invoke;
+    this.functionOf = (uri) => {
+      const arn = /functions\/(.+)\/invocations$/.exec(stack.string(uri))?.[1] ?? '';
+      const name = arn.split(':function:')[1];
+      if (!name) throw new Error(`Integration URI ${stack.string(uri)} does not name a Lambda function of this template`);
+      return name;
+    };
+    const apis = stack.resourcesOf('AWS::ApiGateway::RestApi');
+    if (apis.length !== 1) throw new Error(`The local stack serves exactly one REST API; the template has ${apis.length}`);
+    const [apiId, api] = apis[0]!;
+    if (api.Properties?.BinaryMediaTypes?.length) throw new Error('Binary media types are not emulated by the local stack');
+    this.restApiId = stack.ref(apiId);
+
+    const stages = stack.resourcesOf('AWS::ApiGateway::Stage');
+    if (stages.length !== 1) throw new Error(`The local stack serves exactly one stage; the template has ${stages.length}`);
+    const stage = stages[0]![1].Properties;
+    this.stageName = String(stage.StageName);
+    const variables = stack.resolve(stage.Variables ?? null) as Record<string, string> | null;
+    this.stageVariables = variables && Object.keys(variables).length > 0 ? variables : null;
+    const all = (stage.MethodSettings ?? []).find((s: any) => s.HttpMethod === '*' && s.ResourcePath === '/*');
+    if (all?.ThrottlingRateLimit !== undefined) this.throttle = { rate: Number(all.ThrottlingRateLimit), burst: Number(all.ThrottlingBurstLimit ?? 0) };
+
+    this.root = { id: 'root', path: '/', part: '', children: [], methods: new Map() };
+    const byId = new Map<string, Resource>();
+    const resources = stack.resourcesOf('AWS::ApiGateway::Resource');
+    const build = (logicalId: string): Resource => {
+      const known = byId.get(logicalId);
+      if (known) return known;
+      const props = stack.resource(logicalId).Properties;
+      const parent = props.ParentId?.Ref ? build(props.ParentId.Ref as string) : this.root;
+      const resource: Resource = { id: logicalId, path: `${parent.path === '/' ? '' : parent.path}/${props.PathPart}`, part: props.PathPart, children: [], methods: new Map() };
+      parent.children.push(resource);
+      byId.set(logicalId, resource);
+      return resource;
+    };
+    for (const [logicalId] of resources) build(logicalId);
+
+    for (const [logicalId, method] of stack.resourcesOf('AWS::ApiGateway::Method')) {
+      const p = method.Properties;
+      const resource = p.ResourceId?.Ref ? byId.get(p.ResourceId.Ref as string) : this.root;
+      if (!resource) throw new Error(`Method ${logicalId} is on an unknown resource`);
+      const type = p.Integration?.Type;
+      if (type !== 'AWS_PROXY' && type !== 'MOCK') throw new Error(`Method ${logicalId}: integration type ${type} is not emulated by the local stack`);
+      if (!['NONE', 'CUSTOM'].includes(p.AuthorizationType ?? 'NONE')) throw new Error(`Method ${logicalId}: authorization ${p.AuthorizationType} is not emulated`);
+      if (p.ApiKeyRequired) throw new Error(`Method ${logicalId}: API keys are not emulated`);
+      if (p.RequestValidatorId) throw new Error(`Method ${logicalId}: request validators are not emulated`);
+      for (const template of Object.values({ ...p.Integration.RequestTemplates, ...Object.assign({}, ...(p.Integration.IntegrationResponses ?? []).map((r: any) => r.ResponseTemplates)) })) assertTemplate(String(template), logicalId);
+      for (const r of p.Integration.IntegrationResponses ?? []) for (const v of Object.values(r.ResponseParameters ?? {})) assertMapping(String(v), logicalId);
+      if (type === 'AWS_PROXY') this.functionOf(p.Integration.Uri); // fails now for a URI it could not invoke
+      resource.methods.set(p.HttpMethod, {
+        resourceId: logicalId, resourcePath: resource.path, httpMethod: p.HttpMethod,
+        ...(p.AuthorizationType === 'CUSTOM' ? { authorizerId: p.AuthorizerId?.Ref as string } : {}),
+        integration: p.Integration,
+      });
+    }
+
+    for (const [logicalId, authorizer] of stack.resourcesOf('AWS::ApiGateway::Authorizer')) {
+      const p = authorizer.Properties;
+      if (p.Type !== 'REQUEST') throw new Error(`Authorizer ${logicalId}: type ${p.Type} is not emulated by the local stack`);
+      const identitySources = String(p.IdentitySource ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      for (const source of identitySources) {
+        if (!/^method\.request\.(header|querystring)\.[^.]+$/.test(source)) throw new Error(`Authorizer ${logicalId}: identity source ${source} is not emulated`);
+      }
+      // AWS::ApiGateway::Authorizer: AuthorizerResultTtlInSeconds defaults to 300.
+      this.authorizers.set(logicalId, { id: logicalId, functionId: this.functionOf(p.AuthorizerUri), identitySources, ttlSeconds: Number(p.AuthorizerResultTtlInSeconds ?? 300) });
+    }
+
+    for (const [logicalId, response] of stack.resourcesOf('AWS::ApiGateway::GatewayResponse')) {
+      const p = response.Properties;
+      if (!(p.ResponseType in GATEWAY_RESPONSE_DEFAULTS) && !p.ResponseType.startsWith('DEFAULT_')) throw new Error(`Gateway response ${logicalId}: unknown type ${p.ResponseType}`);
+      for (const v of Object.values(p.ResponseParameters ?? {})) assertMapping(String(v), logicalId);
+      for (const t of Object.values(p.ResponseTemplates ?? {})) assertTemplate(String(t), logicalId);
+      this.gatewayResponses.set(p.ResponseType, {
+        ...(p.StatusCode !== undefined ? { statusCode: Number(p.StatusCode) } : {}),
+        parameters: p.ResponseParameters ?? {},
+        templates: p.ResponseTemplates ?? {},
+      });
+    }
+  }
+
+  /** One request, as API Gateway handles it after WAF let it through. */
+  async handle(request: HttpRequest): Promise<HttpResponse> {
+    const state = this.requestState(request);
+    const url = new URL(request.url, 'http://local');
+    if (request.body.length > MAX_PAYLOAD_BYTES) return this.gatewayResponse('REQUEST_TOO_LARGE', state);
+
+    const match = this.route(url.pathname);
+    const method = match?.resource.methods.get(request.method) ?? match?.resource.methods.get('ANY');
+    // An unknown path and a known path without the method both answer MISSING_AUTHENTICATION_TOKEN.
+    if (!match || !method) return this.gatewayResponse('MISSING_AUTHENTICATION_TOKEN', state);
+    state.pathParameters = match.parameters;
+
+    if (this.throttle && !this.bucket(`${method.resourcePath} ${method.httpMethod}`).take()) return this.gatewayResponse('THROTTLED', state);
+
+    const event = this.proxyEvent(request, url, method, state);
+    if (method.authorizerId) {
+      const refused = await this.authorize(method, event, state);
+      if (refused) return refused;
+    }
+    if (method.integration.Type === 'MOCK') return this.mock(method, request, state);
+    return this.proxy(method, event, state);
+  }
+
+  /** Literal path parts win over `{param}`; `{name+}` takes the rest of the path. */
+  private route(path: string): { resource: Resource; parameters: Record<string, string> } | undefined {
+    const parts = path.replace(/\/$/, '').split('/').slice(1).filter((part, i, all) => part !== '' || i < all.length - 1);
+    const walk = (resource: Resource, index: number, parameters: Record<string, string>): { resource: Resource; parameters: Record<string, string> } | undefined => {
+      if (index === parts.length) return { resource, parameters };
+      const part = parts[index]!;
+      const literal = resource.children.find((c) => c.part === part);
+      const found = literal && walk(literal, index + 1, parameters);
+      if (found) return found;
+      for (const child of resource.children) {
+        const greedy = /^\{(\w+)\+\}$/.exec(child.part);
+        if (greedy) return { resource: child, parameters: { ...parameters, [greedy[1]!]: parts.slice(index).map(decode).join('/') } };
+        const name = /^\{(\w+)\}$/.exec(child.part)?.[1];
+        const deeper = name && part !== '' ? walk(child, index + 1, { ...parameters, [name]: decode(part) }) : undefined;
+        if (deeper) return deeper;
+      }
+      return undefined;
+    };
+    return walk(this.root, 0, {});
+  }
+
+  private bucket(key: string): TokenBucket {
+    let bucket = this.throttles.get(key);
+    if (!bucket) this.throttles.set(key, bucket = new TokenBucket(this.throttle!.rate, this.throttle!.burst));
+    return bucket;
+  }
+
+  private requestState(request: HttpRequest): RequestState {
+    const headers: Record<string, string> = {};
+    const multiValueHeaders: Record<string, string[]> = {};
+    for (let i = 0; i < request.rawHeaders.length; i += 2) {
+      const name = request.rawHeaders[i]!;
+      const value = request.rawHeaders[i + 1]!;
+      headers[name] = value;
+      (multiValueHeaders[name] ??= []).push(value);
+    }
+    const query: Record<string, string> = Object.create(null);
+    const multiQuery: Record<string, string[]> = Object.create(null);
+    const search = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
+    for (const pair of search.split('&').filter(Boolean)) {
+      const [rawName, ...rest] = pair.split('=');
+      const name = decode(rawName!);
+      const value = decode(rest.join('='));
+      query[name] = value;
+      (multiQuery[name] ??= []).push(value);
+    }
+    return {
+      requestId: randomUUID(),
+      extendedRequestId: randomBytes(8).toString('base64url'),
+      startedAt: Date.now(),
+      headers, multiValueHeaders, query: { ...query }, multiQuery: { ...multiQuery }, pathParameters: {},
+    };
+  }
+
+  /** The REST API (v1) proxy event, as API Gateway sends it to a Lambda proxy integration. */
+  private proxyEvent(request: HttpRequest, url: URL, method: Method, state: RequestState): APIGatewayProxyEvent {
+    const headers = { ...state.headers };
+    const multiValueHeaders = { ...state.multiValueHeaders };
+    const forwardedFor = [headerOf(headers, 'x-forwarded-for'), request.sourceIp].filter(Boolean).join(', ');
+    const added: Record<string, string> = {
+      'X-Forwarded-For': forwardedFor,
+      'X-Forwarded-Proto': 'http',
+      'X-Amzn-Trace-Id': `Root=1-${Math.floor(state.startedAt / 1000).toString(16)}-${randomBytes(12).toString('hex')}`,
+    };
+    for (const [name, value] of Object.entries(added)) {
+      for (const existing of Object.keys(headers)) if (existing.toLowerCase() === name.toLowerCase()) { delete headers[existing]; delete multiValueHeaders[existing]; }
+      headers[name] = value;
+      multiValueHeaders[name] = [value];
+    }
+    const hasQuery = Object.keys(state.query).length > 0;
+    const hasPath = Object.keys(state.pathParameters).length > 0;
+    const now = new Date(state.startedAt);
+    return {
+      resource: method.resourcePath,
+      path: url.pathname,
+      httpMethod: request.method,
+      headers,
+      multiValueHeaders,
+      queryStringParameters: hasQuery ? state.query : null,
+      multiValueQueryStringParameters: hasQuery ? state.multiQuery : null,
+      pathParameters: hasPath ? state.pathParameters : null,
+      stageVariables: this.stageVariables,
+      body: request.body.length > 0 ? request.body.toString('utf8') : null,
+      isBase64Encoded: false,
+      requestContext: {
+        accountId: LOCAL_ACCOUNT,
+        apiId: this.restApiId,
+        authorizer: null,
+        domainName: headerOf(headers, 'host') ?? '127.0.0.1',
+        domainPrefix: (headerOf(headers, 'host') ?? '127.0.0.1').split('.')[0],
+        extendedRequestId: state.extendedRequestId,
+        httpMethod: request.method,
+        path: url.pathname,
+        protocol: `HTTP/${request.httpVersion}`,
+        requestId: state.requestId,
+        requestTime: apiGatewayTime(now),
+        requestTimeEpoch: state.startedAt,
+        resourceId: method.resourceId,
+        resourcePath: method.resourcePath,
+        stage: this.stageName,
+        identity: {
+          accessKey: null, accountId: null, apiKey: null, apiKeyId: null, caller: null, clientCert: null,
+          cognitoAuthenticationProvider: null, cognitoAuthenticationType: null, cognitoIdentityId: null,
+          cognitoIdentityPoolId: null, principalOrgId: null, sourceIp: request.sourceIp, user: null,
+          userAgent: headerOf(headers, 'user-agent') ?? null, userArn: null,
+        },
+      } as APIGatewayProxyEvent['requestContext'],
+    };
+  }
+
+  /** Runs the method's REQUEST authorizer (through its result cache); a response when it refuses. */
+  private async authorize(method: Method, event: APIGatewayProxyEvent, state: RequestState): Promise<HttpResponse | undefined> {
+    const authorizer = this.authorizers.get(method.authorizerId!);
+    if (!authorizer) throw new Error(`Method ${method.resourceId} names an unknown authorizer`);
+    const identity = authorizer.identitySources.map((source) => {
+      const [, , kind, name] = source.split('.') as [string, string, string, string];
+      return kind === 'header' ? headerOf(state.headers, name) : state.query[name];
+    });
+    // API Gateway answers 401 without calling the authorizer when an identity source is missing or empty.
+    if (identity.some((value) => value === undefined || value === '')) return this.gatewayResponse('UNAUTHORIZED', state);
+    const methodArn = `arn:aws:execute-api:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${this.restApiId}/${this.stageName}/${event.httpMethod}${event.path}`;
+
+    // The cache is keyed on the identity sources' values (API Gateway: "Configure a Lambda authorizer").
+    const cacheKey = `${authorizer.id}\0${identity.join('\0')}`;
+    let decision = authorizer.ttlSeconds > 0 ? this.authorizerCache.get(cacheKey) : undefined;
+    if (decision && decision.expires <= Date.now()) decision = undefined;
+    if (!decision) {
+      const { multiValueHeaders, headers, queryStringParameters, multiValueQueryStringParameters, pathParameters, stageVariables, requestContext, resource, path, httpMethod } = event;
+      const outcome = await this.invoke(authorizer.functionId, {
+        type: 'REQUEST', methodArn, resource, path, httpMethod, headers, multiValueHeaders,
+        queryStringParameters, multiValueQueryStringParameters, pathParameters, stageVariables, requestContext,
+      });
+      if (!outcome.ok) {
+        if (outcome.error?.errorMessage === 'Unauthorized') return this.gatewayResponse('UNAUTHORIZED', state);
+        return this.gatewayResponse('AUTHORIZER_FAILURE', state);
+      }
+      const result = outcome.result as AuthorizerDecision;
+      if (!validDecision(result)) return this.gatewayResponse('AUTHORIZER_CONFIGURATION_ERROR', state);
+      decision = { decision: result, expires: Date.now() + authorizer.ttlSeconds * 1000 };
+      if (authorizer.ttlSeconds > 0) this.authorizerCache.set(cacheKey, decision);
+    }
+    const { principalId, policyDocument, context } = decision.decision;
+    state.authorizer = { ...context, principalId };
+    if (!policyAllows(policyDocument, methodArn)) return this.gatewayResponse('ACCESS_DENIED', state);
+    event.requestContext.authorizer = { ...context, principalId, integrationLatency: Date.now() - state.startedAt };
+    return undefined;
+  }
+
+  /** Forgets every cached authorizer result: `aws apigateway flush-stage-authorizers-cache`. */
+  flushAuthorizerCache(): void {
+    this.authorizerCache.clear();
+  }
+
+  private async proxy(method: Method, event: APIGatewayProxyEvent, state: RequestState): Promise<HttpResponse> {
+    const timeoutMs = Number(method.integration.TimeoutInMillis ?? DEFAULT_INTEGRATION_TIMEOUT_MS);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => { timer = setTimeout(() => resolve('timeout'), timeoutMs); });
+    const outcome = await Promise.race([this.invoke(this.functionOf(method.integration.Uri), event), timedOut]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') return this.gatewayResponse('INTEGRATION_TIMEOUT', state);
+    const result = outcome.result as APIGatewayProxyResult | undefined;
+    if (!outcome.ok || !validProxyResult(result)) return this.gatewayResponse('LAMBDA_ERROR', state);
+
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+    for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
+    if (!Object.keys(headers).some((n) => n.toLowerCase() === 'content-type')) headers['Content-Type'] = 'application/json';
+    headers['x-amzn-RequestId'] = state.requestId;
+    const body = result.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64') : Buffer.from(result.body ?? '', 'utf8');
+    return { status: Number(result.statusCode), headers, body };
+  }
+
+  /** A MOCK integration: its request template picks the status, an integration response answers. */
+  private mock(method: Method, request: HttpRequest, state: RequestState): HttpResponse {
+    const integration = method.integration;
+    const contentType = (headerOf(state.headers, 'content-type') ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+    const templates: Record<string, string> = integration.RequestTemplates ?? {};
+    const template = templates[contentType];
+    const behavior = integration.PassthroughBehavior ?? 'WHEN_NO_MATCH';
+    // API Gateway: "Integration passthrough behaviors".
+    if (template === undefined && (behavior === 'NEVER' || (behavior === 'WHEN_NO_TEMPLATES' && Object.keys(templates).length > 0))) {
+      return this.gatewayResponse('UNSUPPORTED_MEDIA_TYPE', state);
+    }
+    let statusCode = 200;
+    try { statusCode = Number(JSON.parse(renderTemplate(template ?? request.body.toString('utf8'), this.vtlContext(state))).statusCode ?? 200); } catch { statusCode = 500; }
+    const responses: any[] = integration.IntegrationResponses ?? [];
+    const chosen = responses.find((r) => r.SelectionPattern && new RegExp(`^${r.SelectionPattern}$`).test(String(statusCode)))
+      ?? responses.find((r) => !r.SelectionPattern);
+    if (!chosen) return this.gatewayResponse('API_CONFIGURATION_ERROR', state);
+    const headers: Record<string, string> = {};
+    for (const [target, expression] of Object.entries((chosen.ResponseParameters ?? {}) as Record<string, string>)) {
+      const name = target.replace(/^method\.response\.header\./, '');
+      const value = this.mapping(expression, state);
+      if (value !== undefined) headers[name] = value;
+    }
+    const [type, body] = pickTemplate(chosen.ResponseTemplates ?? {}, headerOf(state.headers, 'accept'));
+    if (!Object.keys(headers).some((n) => n.toLowerCase() === 'content-type')) headers['Content-Type'] = type ?? 'application/json';
+    headers['x-amzn-RequestId'] = state.requestId;
+    return { status: Number(chosen.StatusCode), headers, body: Buffer.from(renderTemplate(body ?? '', this.vtlContext(state))) };
+  }
+
+  /**
+   * A gateway response by API Gateway's rules: the type's own customization wins; otherwise
+   * DEFAULT_4XX or DEFAULT_5XX (by the type's default status) gives headers and templates; and a
+   * status code set on DEFAULT_4XX/5XX replaces the default status of every type not customized.
+   */
+  gatewayResponse(type: string, state: RequestState): HttpResponse {
+    const defaults = GATEWAY_RESPONSE_DEFAULTS[type]!;
+    const own = type === 'LAMBDA_ERROR' ? undefined : this.gatewayResponses.get(type);
+    const fallback = this.gatewayResponses.get(defaults.status >= 500 ? 'DEFAULT_5XX' : 'DEFAULT_4XX');
+    const config = own ?? fallback;
+    const status = own?.statusCode ?? fallback?.statusCode ?? defaults.status;
+    state.errorMessage = defaults.message;
+    const headers: Record<string, string> = {};
+    for (const [target, expression] of Object.entries(config?.parameters ?? {})) {
+      const name = target.replace(/^gatewayresponse\.header\./, '');
+      const value = this.mapping(expression, state, type);
+      if (value !== undefined) headers[name] = value;
+    }
+    const [contentType, template] = config && Object.keys(config.templates).length > 0
+      ? pickTemplate(config.templates, headerOf(state.headers, 'accept'))
+      : ['application/json', '{"message":$context.error.messageString}'];
+    if (!Object.keys(headers).some((n) => n.toLowerCase() === 'content-type')) headers['Content-Type'] = contentType ?? 'application/json';
+    headers['x-amzn-RequestId'] = state.requestId;
+    headers['x-amzn-ErrorType'] = type === 'LAMBDA_ERROR' ? 'InternalServerErrorException' : type;
+    return { status, headers, body: Buffer.from(renderTemplate(template ?? '', this.vtlContext(state, type))), errorType: type };
+  }
+
+  /** A response for a request refused before routing (WAF_FILTERED, an unreadable request). */
+  refuse(type: string, request: HttpRequest): HttpResponse {
+    return this.gatewayResponse(type, this.requestState(request));
+  }
+
+  private vtlContext(state: RequestState, errorType?: string): Record<string, string> {
+    return {
+      '$context.requestId': state.requestId,
+      '$context.extendedRequestId': state.extendedRequestId,
+      '$context.error.responseType': errorType ?? '',
+      '$context.error.message': state.errorMessage ?? '',
+      '$context.error.messageString': JSON.stringify(state.errorMessage ?? null),
+      ...Object.fromEntries(Object.entries(this.stageVariables ?? {}).map(([k, v]) => [`$stageVariables.${k}`, v])),
+      ...Object.fromEntries(Object.entries(state.authorizer ?? {}).map(([k, v]) => [`$context.authorizer.${k}`, String(v)])),
+    };
+  }
+
+  /** A response parameter's mapping expression (API Gateway: "Parameter mapping"). */
+  private mapping(expression: string, state: RequestState, errorType?: string): string | undefined {
+    if (/^'.*'$/s.test(expression)) return expression.slice(1, -1);
+    const [source, ...rest] = expression.split('.');
+    const name = rest.join('.');
+    if (source === 'context') return this.vtlContext(state, errorType)[`$context.${name}`];
+    if (source === 'stageVariables') return this.stageVariables?.[name];
+    if (expression.startsWith('method.request.header.')) return headerOf(state.headers, expression.slice('method.request.header.'.length));
+    if (expression.startsWith('method.request.querystring.')) return state.query[expression.slice('method.request.querystring.'.length)];
+    if (expression.startsWith('method.request.path.')) return state.pathParameters[expression.slice('method.request.path.'.length)];
+    return undefined;
+  }
+}
+
+const MAPPING = /^('.*'|context\.[\w.]+|stageVariables\.\w+|method\.request\.(header|querystring|path)\.[\w-]+)$/s;
+function assertMapping(expression: string, where: string): void {
+  if (!MAPPING.test(expression)) throw new Error(`${where}: the mapping expression ${expression} is not emulated by the local stack`);
+}
+
+/** Templates are literal text with `$context.*` / `$stageVariables.*` references; other VTL stops the start. */
+const VTL_REFERENCE = /\$(context\.[\w.]+|stageVariables\.\w+)/g;
+function assertTemplate(template: string, where: string): void {
+  const rest = template.replace(VTL_REFERENCE, '');
+  if (/[$#]/.test(rest)) throw new Error(`${where}: the mapping template uses VTL the local stack does not emulate: ${template.slice(0, 80)}`);
+}
+
+function renderTemplate(template: string, context: Record<string, string>): string {
+  return template.replace(VTL_REFERENCE, (reference) => context[reference] ?? '');
+}
+
+/** The template for the client's Accept when there is one, else application/json, else the first. */
+function pickTemplate(templates: Record<string, string>, accept: string | undefined): [string | undefined, string | undefined] {
+  const wanted = (accept ?? '').split(',').map((t) => t.split(';')[0]!.trim().toLowerCase());
+  const type = wanted.find((t) => t in templates) ?? ('application/json' in templates ? 'application/json' : Object.keys(templates)[0]);
+  return [type, type === undefined ? undefined : templates[type]];
+}
+
+function validDecision(result: AuthorizerDecision | undefined): result is AuthorizerDecision {
+  if (!result || typeof result !== 'object' || !result.policyDocument || !Array.isArray(result.policyDocument.Statement)) return false;
+  // API Gateway accepts only strings, numbers and booleans as context values.
+  return Object.values(result.context ?? {}).every((v) => ['string', 'number', 'boolean'].includes(typeof v));
+}
+
+function validProxyResult(result: APIGatewayProxyResult | undefined): result is APIGatewayProxyResult {
+  return !!result && typeof result === 'object' && Number.isInteger(Number(result.statusCode))
+    && (result.body === undefined || result.body === null || typeof result.body === 'string');
+}
+
+/** An Allow on a matching resource and no matching Deny (execute-api resources, `*` and `?` wildcards). */
+function policyAllows(policy: any, methodArn: string): boolean {
+  const statements = [policy.Statement].flat() as Array<{ Effect: string; Action?: string | string[]; Resource?: string | string[] }>;
+  const applies = (s: (typeof statements)[number]) =>
+    [s.Action ?? []].flat().some((a) => wildcard(a, 'execute-api:Invoke')) && [s.Resource ?? []].flat().some((r) => wildcard(r, methodArn));
+  return statements.some((s) => s.Effect === 'Allow' && applies(s)) && !statements.some((s) => s.Effect === 'Deny' && applies(s));
+}
+
+function wildcard(pattern: string, value: string): boolean {
+  const source = pattern.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('');
+  return new RegExp(`^${source}$`).test(value);
+}
+
+function headerOf(headers: Record<string, string>, name: string): string | undefined {
+  const lower = name.toLowerCase();
+  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === lower) return value;
+  return undefined;
+}
+
+/** Decodes like API Gateway: percent-escapes in names and values (`page%5Bsize%5D` → `page[size]`). */
+function decode(text: string): string {
+  try { return decodeURIComponent(text); } catch { return text; }
+}
+
+/** `22/Nov/2026:09:30:00 +0000`, API Gateway's `requestTime`. */
+function apiGatewayTime(date: Date): string {
+  const month = date.toLocaleString('en-US', { month: 'short', timeZone: 'UTC' });
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${pad(date.getUTCDate())}/${month}/${date.getUTCFullYear()}:${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())} +0000`;
+}
+
+/** API Gateway throttling: a token bucket per method, refilled at the rate, holding at most the burst. */
+class TokenBucket {
+  private tokens: number;
+  private last = Date.now();
+  private readonly rate: number;
+  private readonly burst: number;
+
+  constructor(rate: number, burst: number) {
+    this.rate = rate;
+    this.burst = burst;
+    this.tokens = burst;
+  }
+
+  take(): boolean {
+    const now = Date.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.rate);
+    this.last = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}

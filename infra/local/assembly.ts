@@ -1,0 +1,92 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+
+/**
+ * The cloud assembly of the `local` stage: what `cdk synth -c stage=local` writes (template and
+ * asset bundles), synthesized again only when a source it is built from changed.
+ */
+export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
+export const LOCAL_STAGE = 'local';
+/** Inside cdk.out (git-ignored), apart from what `npm run synth` writes there. */
+export const ASSEMBLY_DIR = join(PROJECT_ROOT, 'cdk.out', LOCAL_STAGE);
+
+/** Everything the synthesized stack depends on: the CDK app, the handlers, shared code, the pins. */
+const SOURCES = ['infra/cdk', 'functions', 'shared', 'cdk.json', 'package.json', 'package-lock.json', 'tsconfig.json'];
+const HASH_FILE = 'sources.sha256';
+
+export interface Assembly {
+  directory: string;
+  stackName: string;
+  /** Whether this call synthesized it (false: reused). */
+  synthesized: boolean;
+}
+
+export async function ensureAssembly(log: (line: string) => void = () => undefined): Promise<Assembly> {
+  const hash = sourcesHash();
+  const current = existsSync(join(ASSEMBLY_DIR, HASH_FILE)) ? readFileSync(join(ASSEMBLY_DIR, HASH_FILE), 'utf8') : '';
+  if (current === hash) return { directory: ASSEMBLY_DIR, stackName: stackNameIn(ASSEMBLY_DIR), synthesized: false };
+
+  log(current ? 'Sources changed: synthesizing the local stage again…' : 'Synthesizing the local stage (first start)…');
+  // Written beside the old one and swapped in whole, so a reader never sees half an assembly.
+  const building = `${ASSEMBLY_DIR}.${process.pid}.tmp`;
+  rmSync(building, { recursive: true, force: true });
+  try {
+    await synthesize(building);
+  } catch (error) {
+    rmSync(building, { recursive: true, force: true });
+    throw error;
+  }
+  writeFileSync(join(building, HASH_FILE), hash);
+  rmSync(ASSEMBLY_DIR, { recursive: true, force: true });
+  renameSync(building, ASSEMBLY_DIR);
+  return { directory: ASSEMBLY_DIR, stackName: stackNameIn(ASSEMBLY_DIR), synthesized: true };
+}
+
+/**
+ * Runs the CDK app the way the CDK CLI does (`cdk synth` sets CDK_OUTDIR and CDK_CONTEXT_JSON and
+ * runs cdk.json's `app`), with cdk.json's context and `stage=local`.
+ */
+async function synthesize(outdir: string): Promise<void> {
+  mkdirSync(outdir, { recursive: true });
+  const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context?: Record<string, unknown> };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    CDK_OUTDIR: outdir,
+    CDK_CONTEXT_JSON: JSON.stringify({ ...cdkJson.context, stage: LOCAL_STAGE }),
+  };
+  delete env.CDK_DEFAULT_ACCOUNT; // an environment-agnostic stack: nothing of this machine's AWS set-up leaks in
+  delete env.CDK_DEFAULT_REGION;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/cdk/app.ts'], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  const code = await new Promise<number | null>((done) => child.once('exit', done));
+  if (code !== 0) throw new Error(`cdk synth of the local stage failed (exit ${code}):\n${output}`);
+}
+
+function stackNameIn(directory: string): string {
+  const manifest = JSON.parse(readFileSync(join(directory, 'manifest.json'), 'utf8')) as {
+    artifacts: Record<string, { type: string }>;
+  };
+  const stacks = Object.entries(manifest.artifacts).filter(([, artifact]) => artifact.type === 'aws:cloudformation:stack');
+  if (stacks.length !== 1) throw new Error(`Expected one stack in ${directory}, found ${stacks.length}`);
+  return stacks[0]![0];
+}
+
+function sourcesHash(): string {
+  const hash = createHash('sha256');
+  for (const file of SOURCES.flatMap((source) => filesUnder(join(PROJECT_ROOT, source))).sort()) {
+    hash.update(relative(PROJECT_ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
+  }
+  return hash.digest('hex');
+}
+
+function filesUnder(path: string): string[] {
+  if (!existsSync(path)) return [];
+  if (!statSync(path).isDirectory()) return [path];
+  return readdirSync(path, { recursive: true, encoding: 'utf8' })
+    .map((entry) => join(path, entry))
+    .filter((file) => statSync(file).isFile());
+}

@@ -1,0 +1,141 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The local stand-in for CloudFormation: it reads a synthesized stack (template and asset
+ * manifest) and resolves the intrinsic functions the emulated services need, with the values
+ * this machine gives the resources (the local table's name, local ARNs, the local address).
+ */
+export interface TemplateResource {
+  Type: string;
+  Properties?: any;
+  DependsOn?: string | string[];
+}
+
+export interface Template {
+  Resources: Record<string, TemplateResource>;
+  Outputs?: Record<string, { Value: unknown }>;
+}
+
+export const LOCAL_ACCOUNT = '000000000000';
+export const LOCAL_REGION = 'us-east-1';
+
+/** What the local machine gives a resource in place of what CloudFormation would create. */
+export interface PhysicalValues {
+  /** Ref of a logical id (a table's name, a function's name). */
+  ref?: Record<string, string>;
+  /** Fn::GetAtt, as `LogicalId.Attribute`. */
+  attributes?: Record<string, string>;
+}
+
+export class Stack {
+  readonly template: Template;
+  readonly directory: string;
+  readonly stackName: string;
+  private readonly physical: PhysicalValues;
+
+  constructor(directory: string, stackName: string, physical: PhysicalValues = {}) {
+    this.directory = directory;
+    this.stackName = stackName;
+    this.physical = physical;
+    this.template = JSON.parse(readFileSync(join(directory, `${stackName}.template.json`), 'utf8')) as Template;
+  }
+
+  /** Every resource of one type, by logical id. */
+  resourcesOf(type: string): Array<[string, TemplateResource]> {
+    return Object.entries(this.template.Resources).filter(([, resource]) => resource.Type === type);
+  }
+
+  resource(logicalId: string): TemplateResource {
+    const resource = this.template.Resources[logicalId];
+    if (!resource) throw new Error(`The template has no resource ${logicalId}`);
+    return resource;
+  }
+
+  /** The asset folder of a Lambda function's code (`S3Key: <hash>.zip` → `asset.<hash>`). */
+  assetDirectory(code: { S3Key?: unknown }): string {
+    const manifest = JSON.parse(readFileSync(join(this.directory, `${this.stackName}.assets.json`), 'utf8')) as {
+      files: Record<string, { source: { path: string } }>;
+    };
+    const key = String(this.resolve(code.S3Key));
+    const hash = key.replace(/\.zip$/, '');
+    const file = manifest.files[hash];
+    if (!file) throw new Error(`No asset ${key} in the assembly's manifest`);
+    return join(this.directory, file.source.path);
+  }
+
+  /** `Ref` and `Fn::GetAtt` of a logical id, as strings (physical names and ARNs). */
+  ref(logicalId: string): string {
+    const given = this.physical.ref?.[logicalId];
+    if (given !== undefined) return given;
+    return logicalId; // CloudFormation's physical id; locally the logical id names it
+  }
+
+  getAtt(logicalId: string, attribute: string): string {
+    const given = this.physical.attributes?.[`${logicalId}.${attribute}`];
+    if (given !== undefined) return given;
+    const { Type } = this.resource(logicalId);
+    if (attribute !== 'Arn') return `${logicalId}.${attribute}`;
+    const name = this.ref(logicalId);
+    switch (Type) {
+      case 'AWS::DynamoDB::GlobalTable':
+      case 'AWS::DynamoDB::Table': return `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT}:table/${name}`;
+      case 'AWS::Lambda::Function': return `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${name}`;
+      case 'AWS::IAM::Role': return `arn:aws:iam::${LOCAL_ACCOUNT}:role/${name}`;
+      case 'AWS::Logs::LogGroup': return `arn:aws:logs:${LOCAL_REGION}:${LOCAL_ACCOUNT}:log-group:${name}:*`;
+      default: return `arn:aws:local:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${logicalId}`;
+    }
+  }
+
+  /**
+   * Evaluates the intrinsic functions CDK emits (Ref, Fn::GetAtt, Fn::Join, Fn::Select,
+   * Fn::Split, Fn::Sub) and the pseudo parameters. An unknown function fails loudly: a value
+   * silently left unresolved would make an emulated check pass that AWS would not.
+   */
+  resolve(value: unknown): unknown {
+    if (Array.isArray(value)) return value.map((item) => this.resolve(item));
+    if (value === null || typeof value !== 'object') return value;
+    const entries = Object.entries(value);
+    if (entries.length === 1) {
+      const [name, argument] = entries[0]! as [string, any];
+      switch (name) {
+        case 'Ref': return PSEUDO_PARAMETERS[argument as string] ?? this.ref(argument as string);
+        case 'Fn::GetAtt': {
+          const [logicalId, attribute] = typeof argument === 'string' ? argument.split('.') : argument;
+          return this.getAtt(logicalId, attribute);
+        }
+        case 'Fn::Join': return (this.resolve(argument[1]) as unknown[]).join(argument[0] as string);
+        case 'Fn::Select': return (this.resolve(argument[1]) as unknown[])[Number(this.resolve(argument[0]))];
+        case 'Fn::Split': return String(this.resolve(argument[1])).split(argument[0] as string);
+        case 'Fn::Sub': return this.substitute(argument);
+        default:
+          if (name.startsWith('Fn::')) throw new Error(`The local stack cannot evaluate ${name} in the template`);
+      }
+    }
+    return Object.fromEntries(entries.map(([key, item]) => [key, this.resolve(item)]));
+  }
+
+  private substitute(argument: string | [string, Record<string, unknown>]): string {
+    const [text, variables] = typeof argument === 'string' ? [argument, {}] : argument;
+    return text.replace(/\$\{([^}]+)\}/g, (_, name: string) => {
+      if (name in variables) return String(this.resolve(variables[name]));
+      if (name in PSEUDO_PARAMETERS) return PSEUDO_PARAMETERS[name]!;
+      const [logicalId, attribute] = name.split('.');
+      return attribute ? this.getAtt(logicalId!, attribute) : this.ref(logicalId!);
+    });
+  }
+
+  /** The resolved value as a string (environment variables, names, ARNs). */
+  string(value: unknown): string {
+    return String(this.resolve(value));
+  }
+}
+
+const PSEUDO_PARAMETERS: Record<string, string> = {
+  'AWS::AccountId': LOCAL_ACCOUNT,
+  'AWS::Region': LOCAL_REGION,
+  'AWS::Partition': 'aws',
+  'AWS::URLSuffix': 'amazonaws.com',
+  'AWS::StackName': 'local',
+  'AWS::NoValue': '',
+};

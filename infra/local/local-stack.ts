@@ -1,0 +1,166 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { ApiGateway, MAX_PAYLOAD_BYTES, type HttpRequest, type HttpResponse } from './apigateway';
+import { ensureAssembly, type Assembly } from './assembly';
+import { LOCAL_ACCOUNT, LOCAL_REGION, Stack } from './cloudformation';
+import { IamPolicies, startDynamoDbProxy, type DynamoDbCall } from './iam';
+import { LambdaService } from './lambda';
+import { webAclOf, type WafRequest } from './waf';
+import { startXRayDaemon } from './xray';
+
+/**
+ * The synthesized stack, running on this machine: WAF → API Gateway → Lambda (each function's
+ * bundle, isolated) → IAM → DynamoDB Local. One module per service; this one only wires them.
+ */
+export interface LocalStackOptions {
+  /** DynamoDB Local's endpoint (the caller starts it and owns the data). */
+  dynamoDbEndpoint: string;
+  /** The local table standing in for the template's table. */
+  tableName: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** The assembly to serve; the `local` stage's (synthesized when its sources changed) by default. */
+  assembly?: Assembly;
+  /** Each function's log lines, labelled with its name; printed to stdout by default. */
+  log?(functionName: string, line: string): void;
+  /** One line per request, after the response: an access log without tokens. */
+  onRequest?(entry: { method: string; path: string; status: number; ms: number; errorType?: string }): void;
+}
+
+export interface LocalStack {
+  url: string;
+  port: number;
+  gateway: ApiGateway;
+  lambda: LambdaService;
+  /** The DynamoDB calls the functions made, with IAM's decision (newest last). */
+  dynamoDbCalls: DynamoDbCall[];
+  /** X-Ray segment documents the functions sent. */
+  traces: Array<Record<string, any>>;
+  /** Managed WAF rule groups passed through unevaluated. */
+  unevaluatedRuleGroups: string[];
+  close(): Promise<void>;
+}
+
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const assembly = options.assembly ?? await ensureAssembly();
+  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => { server.removeListener('error', reject); resolve(); });
+  });
+  const { port } = server.address() as { port: number };
+  const host = `127.0.0.1:${port}`;
+
+  const physical = { ref: {} as Record<string, string>, attributes: {} as Record<string, string> };
+  const probe = new Stack(assembly.directory, assembly.stackName);
+  const tables = [...probe.resourcesOf('AWS::DynamoDB::GlobalTable'), ...probe.resourcesOf('AWS::DynamoDB::Table')];
+  const partitionKeys = new Map<string, string>();
+  for (const [logicalId, table] of tables) {
+    physical.ref[logicalId] = options.tableName;
+    const hash = (table.Properties.KeySchema as Array<{ AttributeName: string; KeyType: string }>).find((k) => k.KeyType === 'HASH');
+    partitionKeys.set(options.tableName, hash!.AttributeName);
+  }
+  // The front (a CloudFront distribution, or the custom domain) is this server: its address is ours.
+  for (const [logicalId] of probe.resourcesOf('AWS::CloudFront::Distribution')) physical.attributes[`${logicalId}.DomainName`] = host;
+  const stack = new Stack(assembly.directory, assembly.stackName, physical);
+
+  const dynamoDbCalls: DynamoDbCall[] = [];
+  const proxy = await startDynamoDbProxy({
+    policies: new IamPolicies(stack),
+    target: options.dynamoDbEndpoint,
+    tableArn: (table) => `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT}:table/${table}`,
+    partitionKeyOf: (table) => partitionKeys.get(table) ?? 'PK',
+    onCall: (call) => { dynamoDbCalls.push(call); if (dynamoDbCalls.length > 10_000) dynamoDbCalls.splice(0, 5_000); },
+  });
+  const xray = await startXRayDaemon();
+  const log = options.log ?? ((name, line) => console.log(`[${name}] ${line}`));
+  const lambda = new LambdaService(stack, {
+    environmentFor: (fn) => ({
+      ...proxy.credentialsFor(fn.roleLogicalId),
+      AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,
+      AWS_XRAY_DAEMON_ADDRESS: xray.address,
+      AWS_XRAY_CONTEXT_MISSING: 'LOG_ERROR',
+    }),
+    log,
+  });
+  const gateway = new ApiGateway(stack, (fn, event) => lambda.invoke(fn, event));
+  const waf = webAclOf(stack);
+
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const started = performance.now();
+    serve(req, gateway, waf)
+      .catch((error: unknown) => {
+        console.error('local stack failure', error);
+        return gateway.refuse('API_CONFIGURATION_ERROR', requestOf(req, Buffer.alloc(0)));
+      })
+      .then((response) => {
+        send(res, response);
+        options.onRequest?.({ method: req.method ?? '', path: (req.url ?? '').split('?')[0]!, status: response.status, ms: performance.now() - started, ...(response.errorType ? { errorType: response.errorType } : {}) });
+      });
+  });
+
+  return {
+    url: `http://${host}`,
+    port,
+    gateway,
+    lambda,
+    dynamoDbCalls,
+    traces: xray.segments,
+    unevaluatedRuleGroups: waf?.passedThrough ?? [],
+    async close() {
+      await new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+      await lambda.close();
+      await proxy.close();
+      await xray.close();
+    },
+  };
+}
+
+async function serve(req: IncomingMessage, gateway: ApiGateway, waf: ReturnType<typeof webAclOf>): Promise<HttpResponse> {
+  const body = await readBody(req);
+  const request = requestOf(req, body ?? Buffer.alloc(0));
+  if (body === undefined) return gateway.refuse('REQUEST_TOO_LARGE', request);
+  if (waf) {
+    const url = request.url;
+    const wafRequest: WafRequest = {
+      method: request.method, path: url.split('?')[0]!, query: url.includes('?') ? url.slice(url.indexOf('?') + 1) : '',
+      rawHeaders: request.rawHeaders, body, sourceIp: request.sourceIp,
+    };
+    const verdict = waf.evaluate(wafRequest);
+    if (verdict.action === 'block') {
+      // API Gateway: "AWS WAF custom responses take precedence over custom gateway responses".
+      if (verdict.response) return { status: verdict.response.status, headers: verdict.response.headers, body: Buffer.from(verdict.response.body), errorType: 'WAF_FILTERED' };
+      return gateway.refuse('WAF_FILTERED', request);
+    }
+  }
+  return gateway.handle(request);
+}
+
+function requestOf(req: IncomingMessage, body: Buffer): HttpRequest {
+  return {
+    method: (req.method ?? 'GET').toUpperCase(),
+    url: req.url ?? '/',
+    rawHeaders: req.rawHeaders,
+    body,
+    sourceIp: req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1',
+    httpVersion: req.httpVersion,
+  };
+}
+
+/** The body, or undefined past API Gateway's 10 MB payload limit (the rest is drained, not kept). */
+async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size <= MAX_PAYLOAD_BYTES) chunks.push(chunk as Buffer);
+  }
+  return size > MAX_PAYLOAD_BYTES ? undefined : Buffer.concat(chunks);
+}
+
+function send(res: ServerResponse, response: HttpResponse): void {
+  const headers = { ...response.headers };
+  if (response.status !== 204 && response.status !== 304) headers['Content-Length'] = String(response.body.length);
+  res.writeHead(response.status, headers);
+  res.end(response.status === 204 ? undefined : response.body);
+}
