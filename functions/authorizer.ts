@@ -1,31 +1,67 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
-import { authenticate } from '#shared/auth/authenticate';
+import { checkToken } from '#shared/auth/authenticate';
 import { encodePrincipal } from '#shared/auth/principal';
 import { headerValue } from '#shared/http/headers';
 import { logger } from '#shared/observability/logger';
+import { countAuthorization, countMetric, flushMetrics, METRIC } from '#shared/observability/metrics';
+import { withOriginalStack } from '#shared/observability/stack-traces';
+import { closeInvocationTrace, openInvocationTrace } from '#shared/observability/tracer';
+import { AUTHORIZER_FUNCTION } from '#shared/routes';
+import { isStoreUnavailable } from '#shared/store/errors';
 
-/** API Gateway answers 401 (its UNAUTHORIZED gateway response) when an authorizer throws exactly this. */
-export const UNAUTHORIZED = 'Unauthorized';
+/** Where a Deny's reason travels: API Gateway exposes it as `$context.authorizer.reason`. */
+export const REJECTION_CONTEXT_KEY = 'reason';
 
 /**
- * REQUEST authorizer: `Authorization: Bearer <token>` → principal. The policy allows the whole API,
- * never just this method: API Gateway caches it per token and reuses it for every route.
+ * REQUEST authorizer: `Authorization: Bearer <token>` → principal. Both answers cover the whole
+ * API, never just this method: API Gateway caches them per token and reuses them for every route.
+ * A refused token is a Deny policy (API Gateway answers its ACCESS_DENIED response), not an error:
+ * a thrown error is a function error in Lambda's metrics and API Gateway's AUTHORIZER_FAILURE. Only
+ * a store failure throws, and the store client's timeouts bound how long that takes.
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-lambda-authorizer-output.html
  */
 export async function handler(event: APIGatewayRequestAuthorizerEvent, context?: Context): Promise<APIGatewayAuthorizerResult> {
   if (context) logger.addContext(context); // request id on every line
-  const principal = await authenticate(headerValue(event.headers, 'authorization'));
-  if (!principal) {
-    logger.info('token rejected'); // never the token itself
-    throw new Error(UNAUTHORIZED);
+  const trace = openInvocationTrace(AUTHORIZER_FUNCTION, 'authorizer');
+  let outcome = 'failed';
+  try {
+    const check = await checkToken(headerValue(event.headers, 'authorization'));
+    if ('rejected' in check) {
+      outcome = check.rejected;
+      logger.info('token rejected', { reason: check.rejected }); // never the token itself
+      countAuthorization(check.rejected);
+      return policy('rejected', 'Deny', event.methodArn, { [REJECTION_CONTEXT_KEY]: check.rejected });
+    }
+    const { principal } = check;
+    outcome = 'allowed';
+    logger.info('token accepted', { tokenId: principal.tokenId, subject: principal.subject });
+    countAuthorization('allowed');
+    return policy(principal.subject, 'Allow', event.methodArn, encodePrincipal(principal));
+  } catch (error) {
+    if (isStoreUnavailable(error)) {
+      outcome = 'store-unavailable';
+      logger.warn('store unavailable', { error: error as Error });
+      countMetric(METRIC.storeUnavailable);
+    } else {
+      logger.error('unhandled error', { error: withOriginalStack(error) as Error });
+    }
+    throw error;
+  } finally {
+    closeInvocationTrace(trace, outcome, outcome === 'failed' || outcome === 'store-unavailable' ? 500 : undefined);
+    flushMetrics(AUTHORIZER_FUNCTION);
   }
-  logger.info('token accepted', { tokenId: principal.tokenId, subject: principal.subject });
+}
+
+function policy(
+  principalId: string, effect: 'Allow' | 'Deny', methodArn: string, context: Record<string, string>,
+): APIGatewayAuthorizerResult {
   return {
-    principalId: principal.subject,
+    principalId,
     policyDocument: {
       Version: '2012-10-17',
-      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApiArn(event.methodArn) }],
+      Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: wholeApiArn(methodArn) }],
     },
-    context: encodePrincipal(principal),
+    context,
   };
 }
 

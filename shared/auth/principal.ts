@@ -10,6 +10,8 @@ export interface Principal {
   subject: string;
   tokenId: string;
   grants: Record<string, Role>;
+  /** When the token stops working (ISO-8601); absent for a token that never expires. */
+  expiresAt?: string;
 }
 
 /** What an action needs, in the words a 403 detail uses. */
@@ -37,6 +39,10 @@ export const organizationsWith = (principal: Principal, minimum: Role) =>
     .filter(([, role]) => ROLE_RANK[role] >= ROLE_RANK[minimum])
     .map(([organization]) => organization);
 
+/** A token expires at its `expiresAt` instant, not after it. */
+export const isExpired = (expiresAt: string | undefined, at: Date) =>
+  expiresAt !== undefined && Date.parse(expiresAt) <= at.getTime();
+
 /** Serialized into the authorizer context (API Gateway only passes flat string values). */
 export const PRINCIPAL_CONTEXT_KEY = 'principal';
 
@@ -44,8 +50,17 @@ export function encodePrincipal(principal: Principal): Record<string, string> {
   return { [PRINCIPAL_CONTEXT_KEY]: JSON.stringify(principal) };
 }
 
-export function decodePrincipal(context: Record<string, unknown> | null | undefined): Principal {
+/**
+ * The principal the authorizer passed, refused with 401 once its token has expired: API Gateway
+ * may serve a cached authorizer answer for up to its TTL after that instant.
+ */
+export function decodePrincipal(context: Record<string, unknown> | null | undefined, at = new Date()): Principal {
   const raw = context?.[PRINCIPAL_CONTEXT_KEY];
   if (typeof raw !== 'string') throw new Unauthorized();
-  return JSON.parse(raw) as Principal;
+  const principal = JSON.parse(raw) as Principal;
+  if (isExpired(principal.expiresAt, at)) throw new ExpiredToken();
+  return principal;
 }
+
+/** A 401 that says which refusal it was, for the metric (the response is the plain 401). */
+export class ExpiredToken extends Unauthorized {}

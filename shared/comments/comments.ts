@@ -6,6 +6,7 @@ import { isId } from '../ids';
 import { findComment, insertComment, listStoredComments } from '../store/comments';
 import { findRun } from '../store/runs';
 import { validateCommentBody, type Comment } from './comment';
+import { countMetric, METRIC } from '../observability/metrics';
 
 /** Who is asking: the route's role check and the token's subject. */
 export type Caller = Pick<ApiRequest, 'authorize' | 'principal'>;
@@ -45,6 +46,7 @@ export async function createComment(runId: string | undefined, attributes: Recor
     runOrganizations.forget(runId);
     throw new NotFound();
   }
+  countMetric(METRIC.commentCreated, { commentId: comment.id, runId });
   return comment;
 }
 

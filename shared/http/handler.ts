@@ -2,13 +2,16 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { authorize, decodePrincipal, type Principal, type Role } from '../auth/principal';
-import { ApiError, InternalError, Unavailable } from '../jsonapi/errors';
+import { authorize, decodePrincipal, ExpiredToken, type Principal, type Role } from '../auth/principal';
+import { ApiError, Forbidden, GatewayTimeout, InternalError, NotFound, Unavailable } from '../jsonapi/errors';
 import { assertAcceptable, assertRequestContentType } from '../jsonapi/media-type';
 import { parseRequestDocument, type RequestData } from '../jsonapi/request-document';
 import { isStoreUnavailable } from '../store/errors';
 import { logger } from '../observability/logger';
-import { routeOf } from '../routes';
+import { countAuthorization, countMetric, flushMetrics, METRIC } from '../observability/metrics';
+import { withOriginalStack } from '../observability/stack-traces';
+import { closeInvocationTrace, openInvocationTrace, type InvocationTrace } from '../observability/tracer';
+import { routeOf, type Route } from '../routes';
 import { errorResponse, responseHeaders } from './responses';
 
 export type Event = APIGatewayProxyEvent;
@@ -46,9 +49,14 @@ export function jsonApiHandler(
   options: HandlerOptions = {},
 ) {
   const route = routeOf(functionName);
-  return middy<Event, APIGatewayProxyResult, Error, Context>()
-    .use(jsonApiResponses())
+  return middy<Event, APIGatewayProxyResult, Error, Context>({
+    // Answer the contract's 504 shortly before Lambda would end the invocation with a bare timeout.
+    timeoutEarlyInMillis: TIMEOUT_ANSWER_MARGIN_MS,
+    timeoutEarlyResponse: () => { throw new GatewayTimeout(); },
+  })
+    .use(observability(functionName, route))
     .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(jsonApiResponses())
     .use(httpHeaderNormalizer())
     .use(contentNegotiation(options.bodyType !== undefined))
     .handler(async (event) => {
@@ -63,11 +71,25 @@ export function jsonApiHandler(
           ? parseRequestDocument(bodyText(event), options.bodyType, options.idParameter && pathParameters[options.idParameter])
           : { type: '', attributes: {} },
         principal,
-        authorize: (organization) => authorize(principal, organization, route.role ?? 'reader'),
+        authorize: (organization) => countingRefusals(() => authorize(principal, organization, route.role ?? 'reader')),
         url: requestUrl(event),
       });
       return toResponse(result);
     });
+}
+
+/** Time left for the error path (shaping, logging, metrics) once the handler is given up on. */
+export const TIMEOUT_ANSWER_MARGIN_MS = 500;
+
+/** 403 and 404 from the role check are authorization outcomes too: count them, then let them answer. */
+function countingRefusals<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (error instanceof Forbidden) countAuthorization('forbidden');
+    else if (error instanceof NotFound) countAuthorization('not-visible');
+    throw error;
+  }
 }
 
 const anonymous: Principal = { subject: 'anonymous', tokenId: 'none', grants: {} };
@@ -89,7 +111,10 @@ function toResponse(result: ApiResult): APIGatewayProxyResult {
   return { statusCode: result.status, headers: responseHeaders(true), body: JSON.stringify(result.document) };
 }
 
-/** Registered first so that its onError runs last: every failure leaves as a contract error body. */
+/**
+ * Every failure leaves as a contract error body. Its onError runs before the logger's and
+ * observability's (middy runs onError handlers in reverse order of use), so they see the answer.
+ */
 function jsonApiResponses(): MiddlewareObj<Event, APIGatewayProxyResult> {
   return {
     onError: async (request) => {
@@ -97,15 +122,38 @@ function jsonApiResponses(): MiddlewareObj<Event, APIGatewayProxyResult> {
       let apiError: ApiError;
       if (error instanceof ApiError) {
         apiError = error;
+        if (error instanceof ExpiredToken) countAuthorization('expired');
+        if (error instanceof GatewayTimeout) logger.error('gave up shortly before the function timeout');
       } else if (isStoreUnavailable(error)) {
         logger.warn('store unavailable', { error: error as Error });
+        countMetric(METRIC.storeUnavailable);
         apiError = new Unavailable();
       } else {
-        logger.error('unhandled error', { error: error as Error });
+        logger.error('unhandled error', { error: withOriginalStack(error) as Error });
         apiError = new InternalError();
       }
       request.response = errorResponse(apiError);
     },
+  };
+}
+
+/**
+ * Traces and metrics of one invocation, used first so that it starts first and ends last: it
+ * closes the trace with the status actually answered and flushes the invocation's metrics.
+ */
+function observability(functionName: string, route: Route): MiddlewareObj<Event, APIGatewayProxyResult> {
+  let trace: InvocationTrace | undefined;
+  const end = (status: number) => {
+    closeInvocationTrace(trace, String(status), status);
+    trace = undefined;
+    flushMetrics(functionName);
+  };
+  return {
+    before: () => {
+      trace = openInvocationTrace(functionName, `${route.method} ${route.path}`);
+    },
+    after: (request) => end(request.response?.statusCode ?? 500),
+    onError: (request) => end(request.response?.statusCode ?? 500),
   };
 }
 

@@ -52,6 +52,10 @@ export class Unavailable extends ApiError {
     super(503, 'service unavailable', undefined, undefined, { 'Retry-After': String(retryAfterSeconds) });
   }
 }
+/** The function gave up shortly before its own timeout (shared/http/handler.ts). */
+export class GatewayTimeout extends ApiError {
+  constructor() { super(504, 'gateway timeout'); }
+}
 export class InternalError extends ApiError {
   constructor() { super(500, 'internal server error'); }
 }

@@ -5,6 +5,7 @@ import { isId } from '../ids';
 import {
   deleteStoredReservedTagKey, findReservedTagKey, insertReservedTagKey, listReservedTagKeys, updateStoredReservedTagKey,
 } from '../store/reserved-tag-keys';
+import { countMetric, METRIC } from '../observability/metrics';
 import { parseCreateAttributes, parseUpdateAttributes, type ReservedTagKey, type ReservedTagKeyChanges } from './reserved-tag-key';
 
 /** Checks the caller's role in an organization (throws 404 or 403); see ApiRequest.authorize. */
@@ -26,6 +27,7 @@ export async function createKey(organization: string, attributes: Attributes, au
   authorize(organization);
   const created = await insertReservedTagKey(organization, parseCreateAttributes(attributes));
   if (created === 'name-taken' || created === 'gone') throw nameTaken();
+  countMetric(METRIC.reservedTagKeyCreated, { reservedTagKeyId: created.id, organization });
   return created;
 }
 
@@ -50,7 +52,10 @@ export async function updateKey(id: string | undefined, attributes: Attributes, 
     if (!changesAnything(current, changes)) return current;
     const updated = await updateStoredReservedTagKey(current, changes);
     if (updated === 'name-taken') throw nameTaken();
-    if (updated !== 'gone') return updated;
+    if (updated !== 'gone') {
+      countMetric(METRIC.reservedTagKeyUpdated, { reservedTagKeyId: updated.id, organization: updated.organization });
+      return updated;
+    }
     if (attempt === MAX_ATTEMPTS) throw new Conflict('the reserved tag key is being changed by other requests; try again');
   }
 }
@@ -58,4 +63,5 @@ export async function updateKey(id: string | undefined, attributes: Attributes, 
 export async function deleteKey(id: string | undefined, authorize: Authorize): Promise<void> {
   const current = await findForCaller(id, authorize);
   if ((await deleteStoredReservedTagKey(current)) === 'gone') throw new NotFound();
+  countMetric(METRIC.reservedTagKeyDeleted, { reservedTagKeyId: current.id, organization: current.organization });
 }

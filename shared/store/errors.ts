@@ -1,26 +1,24 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
 
-/** DynamoDB answers that mean "try again later", not "your request was wrong". */
-const UNAVAILABLE = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-  'ServiceUnavailable',
-  'LimitExceededException',
-]);
+/** What the SDK's classifiers read: `$metadata`, `$retryable`, `$fault`, `name`, `code`, `cause`. */
+type SdkError = Parameters<typeof isTransientError>[0];
 
+/**
+ * Store failures that mean "try again later", not "your request was wrong": the SDK's own
+ * classification, the one its retry strategy uses (throttling, timeouts, connection errors,
+ * 5xx), plus any error DynamoDB marks as its own fault. Whatever is left after the SDK's retries
+ * is one of these or a real bug.
+ */
 export function isStoreUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  if (UNAVAILABLE.has(error.name)) return true;
   if (error instanceof TransactionCanceledException) {
     // Throttled, or still contended after our retries (see transactions.ts): ask the client to retry.
     return (error.CancellationReasons ?? []).some((r) =>
       r.Code === 'ThrottlingError' || r.Code === 'ProvisionedThroughputExceeded' || r.Code === 'TransactionConflict');
   }
-  // Connection refused or reset: the store is unreachable.
-  const code = (error as { code?: string }).code;
-  return code === 'ECONNREFUSED' || code === 'ECONNRESET';
+  const sdkError = error as SdkError & { $fault?: string };
+  return sdkError.$fault === 'server' || isThrottlingError(sdkError) || isTransientError(sdkError) || isServerError(sdkError);
 }
 
 /** Which items of a cancelled transaction failed their condition, by position. */

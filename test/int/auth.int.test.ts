@@ -76,9 +76,14 @@ describe('authorizer function', () => {
     expect(JSON.stringify(result)).not.toContain(token);
   });
 
-  it('throws Unauthorized (API Gateway answers 401) for anything but a live token', async () => {
-    await expect(authorizer(authorizerEvent())).rejects.toThrow(/^Unauthorized$/);
-    await expect(authorizer(authorizerEvent('Bearer tfcapi_nope'))).rejects.toThrow(/^Unauthorized$/);
+  it('denies the whole API (API Gateway answers 401) for anything but a live token, without failing', async () => {
+    for (const header of [undefined, 'Bearer tfcapi_nope']) {
+      const result = await authorizer(authorizerEvent(header));
+      expect(result.policyDocument.Statement).toEqual([
+        { Action: 'execute-api:Invoke', Effect: 'Deny', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*' },
+      ]);
+      expect(result.context).toEqual({ reason: 'malformed' });
+    }
   });
 
   it('scopes the policy to the API and stage of the method ARN', () => {

@@ -78,7 +78,8 @@ export class ApiFunction extends NodejsFunction {
         TABLE_NAME: props.table.tableName,
         POWERTOOLS_SERVICE_NAME: APP_NAME,
         POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',
-        NODE_OPTIONS: '--enable-source-maps',
+        // No NODE_OPTIONS=--enable-source-maps: it parses the bundle's map at every cold start.
+        // shared/observability/stack-traces.ts reads the map beside the bundle on the first error.
       },
       bundling: {
         format: OutputFormat.ESM,

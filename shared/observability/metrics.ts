@@ -1,0 +1,52 @@
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { APP_NAME } from '../config';
+
+/**
+ * Business and health metrics as CloudWatch Embedded Metric Format: JSON lines on stdout that
+ * CloudWatch turns into metrics (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html).
+ * One namespace; dimensions are only `service`, plus `function_name` on ColdStart and `reason` on
+ * AuthorizationOutcome (small fixed sets). Ids go in metadata: searchable in the log line, never a
+ * dimension (each distinct dimension value is a billed metric).
+ */
+export const METRICS_NAMESPACE = 'TfcTagsComments';
+
+export const METRIC = {
+  /** Powertools' own name for the metric `captureColdStartMetric` emits. */
+  coldStart: 'ColdStart',
+  reservedTagKeyCreated: 'ReservedTagKeyCreated',
+  reservedTagKeyUpdated: 'ReservedTagKeyUpdated',
+  reservedTagKeyDeleted: 'ReservedTagKeyDeleted',
+  commentCreated: 'CommentCreated',
+  authorizationOutcome: 'AuthorizationOutcome',
+  storeUnavailable: 'StoreUnavailable',
+} as const;
+
+/** Why a request was or was not authorized: the `reason` dimension of AuthorizationOutcome. */
+export const AUTHORIZATION_REASONS = ['allowed', 'malformed', 'unknown', 'revoked', 'expired', 'forbidden', 'not-visible'] as const;
+export type AuthorizationReason = (typeof AUTHORIZATION_REASONS)[number];
+export type TokenRejection = Extract<AuthorizationReason, 'malformed' | 'unknown' | 'revoked' | 'expired'>;
+
+export const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: APP_NAME });
+
+/** Counts one event of this invocation; flushed with the others when the invocation ends. */
+export function countMetric(name: (typeof METRIC)[keyof typeof METRIC], metadata: Record<string, string> = {}): void {
+  metrics.addMetric(name, MetricUnit.Count, 1);
+  for (const [key, value] of Object.entries(metadata)) metrics.addMetadata(key, value);
+}
+
+/** Its own EMF line: the `reason` dimension must not spread to the invocation's other metrics. */
+export function countAuthorization(reason: AuthorizationReason): void {
+  const single = metrics.singleMetric();
+  single.addDimension('reason', reason);
+  single.addMetric(METRIC.authorizationOutcome, MetricUnit.Count, 1);
+}
+
+/**
+ * Ends an invocation's metrics: ColdStart once per process (dimension `function_name`: the route
+ * table's name, stable across deploys), then one EMF line with whatever was counted, if anything.
+ */
+export function flushMetrics(functionName: string): void {
+  metrics.captureColdStartMetric(functionName);
+  if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+  else metrics.clearMetadata();
+}
