@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ESBUILD_OPTIONS } from '#infra/cdk/constructs/bundling';
+import type { Assembly } from '#infra/local/assembly';
+import { Stack } from '#infra/local/cloudformation';
 
 /** Bundles one entry exactly as the stack does (same esbuild options) and returns the file. */
 export async function bundle(entry: string): Promise<{ file: string; bytes: number }> {
@@ -15,14 +17,49 @@ export async function bundle(entry: string): Promise<{ file: string; bytes: numb
 }
 
 /**
- * Module initialization time of a bundle, as a cold start pays it: a fresh Node process imports it
- * and reports how long the import took (process start-up itself excluded).
+ * Module initialization time of a bundle, as a cold start pays it: a fresh Node process, started
+ * with `environment` (NODE_OPTIONS included, as Lambda starts it), imports the bundle and reports
+ * how long the import took (process start-up itself excluded).
  */
-export function initMs(file: string): number {
+export function initMs(file: string, environment: Record<string, string>): number {
   const script = `const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); console.log(performance.now() - t);`;
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
-    env: { PATH: process.env.PATH, TABLE_NAME: 'bench', AWS_REGION: 'us-east-1', POWERTOOLS_LOG_LEVEL: 'SILENT' },
+    env: { PATH: process.env.PATH, ...environment, POWERTOOLS_LOG_LEVEL: 'SILENT' },
     encoding: 'utf8',
   });
-  return Number(out.trim());
+  return Number(out.trim().split('\n').at(-1));
+}
+
+/**
+ * Lambda's own variables that change what a bundle does at init (AWS_EXECUTION_ENV turns the
+ * tracer on): Lambda sets them beside the template's (Lambda: "Defined runtime environment variables").
+ */
+export const lambdaRuntimeEnvironment = (name: string, codeDirectory: string): Record<string, string> => ({
+  AWS_REGION: 'us-east-1',
+  AWS_DEFAULT_REGION: 'us-east-1',
+  AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+  AWS_LAMBDA_FUNCTION_NAME: name,
+  AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1024',
+  AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
+  LAMBDA_TASK_ROOT: codeDirectory,
+  _HANDLER: 'index.handler',
+});
+
+/**
+ * Every function of the synthesized stack by its handler file (`functions/<name>.ts`, from its
+ * description): the bundle as deployed and the environment it starts with.
+ */
+export function deployedFunctions(assembly: Assembly): Map<string, { file: string; bytes: number; environment: Record<string, string> }> {
+  const stack = new Stack(assembly.directory, assembly.stackName);
+  const found = new Map<string, { file: string; bytes: number; environment: Record<string, string> }>();
+  for (const [logicalId, resource] of stack.resourcesOf('AWS::Lambda::Function')) {
+    const name = /functions\/(.+)\.ts/.exec(String(resource.Properties.Description ?? ''))?.[1];
+    if (!name) continue;
+    const codeDirectory = stack.assetDirectory(resource.Properties.Code);
+    const file = join(codeDirectory, 'index.mjs');
+    const template = Object.fromEntries(Object.entries((resource.Properties.Environment?.Variables ?? {}) as Record<string, unknown>)
+      .map(([key, value]) => [key, typeof value === 'string' ? value : 'bench'])); // a table Ref → any table name
+    found.set(name, { file, bytes: statSync(file).size, environment: { ...lambdaRuntimeEnvironment(logicalId, codeDirectory), ...template } });
+  }
+  return found;
 }
