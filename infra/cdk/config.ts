@@ -31,6 +31,8 @@ export interface StageConfig {
   domainName: string | undefined;
   certificateArn: string | undefined;
   hostedZone: { hostedZoneId: string; zoneName: string } | undefined;
+  /** Turn off the stage's execute-api endpoint, so the custom domain is the only way in. */
+  disableExecuteApiEndpoint: boolean;
   /** An existing table to use instead of creating one (a restored or retained table). */
   tableName: string | undefined;
   /** Whether this stage creates the account's API Gateway CloudWatch Logs role (one per account and region). */
@@ -98,6 +100,9 @@ export function parseStageConfig(stage: string, lookup: Lookup): StageConfig {
     throw new ConfigError('hostedZoneName', zoneName, `must be ${domainName} or one of its parent domains`);
   }
 
+  if (domainName !== undefined && certificateArn === undefined && hostedZoneId === undefined) {
+    throw new ConfigError('domainName', domainName, 'needs certificateArn, or hostedZoneId and hostedZoneName to create its certificate in');
+  }
   const config: StageConfig = {
     stage: validStage(stage),
     memorySize: read.integer('memorySize', DEFAULTS.memorySize, 128, 10_240),
@@ -115,9 +120,14 @@ export function parseStageConfig(stage: string, lookup: Lookup): StageConfig {
     domainName,
     certificateArn,
     hostedZone: hostedZoneId && zoneName ? { hostedZoneId, zoneName } : undefined,
+    disableExecuteApiEndpoint: read.boolean('disableExecuteApiEndpoint', false),
     tableName: read.string('tableName', TABLE_NAME, 'a DynamoDB table name: 3-255 of A-Z a-z 0-9 _ - .'),
     apiGatewayCloudWatchRole: read.boolean('apiGatewayCloudWatchRole', DEFAULTS.apiGatewayCloudWatchRole),
   };
+  // The custom domain is then the only way in: without one, clients would have none.
+  if (config.disableExecuteApiEndpoint && domainName === undefined) {
+    throw new ConfigError('disableExecuteApiEndpoint', true, 'needs domainName (without a domain, CloudFront reaches the API through execute-api)');
+  }
   return config;
 }
 

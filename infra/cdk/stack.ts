@@ -10,7 +10,8 @@ import { checkReservationsFitAccount, checkThrottleFitsAccount, stageConfigFrom,
 import { ApiFunction } from './constructs/api-function';
 import { JsonApiGateway } from './constructs/json-api-gateway';
 import { Monitoring } from './constructs/monitoring';
-import { RateLimit } from './constructs/rate-limit';
+import { PublicAddress } from './constructs/public-address';
+import { Waf } from './constructs/waf';
 import { pascalCase } from './constructs/names';
 
 export { DEFAULT_STAGE, validStage } from './config';
@@ -67,20 +68,34 @@ export class ApiStack extends Stack {
       throttle: { rateLimit: config.throttleRateLimit, burstLimit: config.throttleBurstLimit },
       authorizerCacheTtlSeconds: config.authorizerCacheTtlSeconds,
       cloudWatchRole: config.apiGatewayCloudWatchRole,
+      disableExecuteApiEndpoint: config.disableExecuteApiEndpoint,
     });
     checkThrottleFitsAccount(config, this.gateway.api.methods.length);
-    const rateLimit = new RateLimit(this, 'RateLimit', { stage: this.gateway.api.deploymentStage });
+    const address = new PublicAddress(this, 'PublicAddress', {
+      stage: this.gateway.api.deploymentStage,
+      domain: config.domainName ? { domainName: config.domainName, certificateArn: config.certificateArn, hostedZone: config.hostedZone } : undefined,
+    });
+    const waf = new Waf(this, 'Waf', { stage: this.gateway.api.deploymentStage, front: address.front });
 
     const monitored = new Map<string, IFunction>([...functions, [AUTHORIZER_FUNCTION, authorizer]]);
     const monitoring = new Monitoring(this, 'Monitoring', {
       stage: this.gateway.api.deploymentStage,
       functions: monitored,
       table: this.table,
-      webAcl: rateLimit.webAcl,
+      webAcl: waf.webAcl,
       ...(config.alarmEmail ? { alarmEmail: config.alarmEmail } : {}),
     });
 
-    new CfnOutput(this, 'ApiUrl', { value: this.gateway.baseUrl, description: 'Base URL of the API (…/api/v2)' });
+    new CfnOutput(this, 'TfeAddress', {
+      value: address.url,
+      description: 'The address to give clients: go-tfe Config.Address and python-tfe url as is; Terraform (hostname, credentials block) and the tfe provider take its host name',
+    });
+    if (address.customDomain && !config.hostedZone) {
+      new CfnOutput(this, 'DomainDnsTarget', {
+        value: address.customDomain.domainNameAliasDomainName,
+        description: `Point ${config.domainName} here (CNAME, or an alias record) in your DNS`,
+      });
+    }
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'TABLE_NAME for the operator CLI (npm run admin)' });
     new CfnOutput(this, 'AlarmTopicArn', { value: monitoring.alarmTopic.topicArn, description: 'Subscribe here to receive alarms' });
     new CfnOutput(this, 'DashboardName', { value: monitoring.dashboard.dashboardName });

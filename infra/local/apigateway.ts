@@ -137,6 +137,11 @@ export class ApiGateway {
     const stage = stages[0]![1].Properties;
     this.stageName = String(stage.StageName);
     const variables = stack.resolve(stage.Variables ?? null) as Record<string, string> | null;
+    // The CloudFront front is this server, which speaks plain HTTP: `https://` + its domain is `http://` here.
+    for (const [distribution] of stack.resourcesOf('AWS::CloudFront::Distribution')) {
+      const domain = stack.string({ 'Fn::GetAtt': [distribution, 'DomainName'] });
+      for (const [name, value] of Object.entries(variables ?? {})) if (value === `https://${domain}`) variables![name] = `http://${domain}`;
+    }
     this.stageVariables = variables && Object.keys(variables).length > 0 ? variables : null;
     const all = (stage.MethodSettings ?? []).find((s: any) => s.HttpMethod === '*' && s.ResourcePath === '/*');
     if (all?.ThrottlingRateLimit !== undefined) this.throttle = { rate: Number(all.ThrottlingRateLimit), burst: Number(all.ThrottlingBurstLimit ?? 0) };

@@ -92,6 +92,8 @@ async function serve(
     { url, rawHeaders: req.rawHeaders, body, httpVersion: req.httpVersion, sourceIp: req.socket.remoteAddress ?? '127.0.0.1' },
     match,
   );
+  // The address clients use, as the stack's `publicAddress` stage variable: from the socket, never from Host.
+  event.stageVariables = { publicAddress: `http://127.0.0.1:${req.socket.localPort}` };
 
   if (match.route.role !== null) {
     const authorization = headerValue(event.headers, 'authorization');

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { ApiGateway, MAX_PAYLOAD_BYTES, type HttpRequest, type HttpResponse } from './apigateway';
 import { ensureAssembly, type Assembly } from './assembly';
 import { LOCAL_ACCOUNT, LOCAL_REGION, Stack } from './cloudformation';
+import { LocalFront } from './front';
 import { IamPolicies, startDynamoDbProxy, type DynamoDbCall } from './iam';
 import { LambdaService } from './lambda';
 import { webAclOf, type WafRequest } from './waf';
@@ -85,10 +86,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   });
   const gateway = new ApiGateway(stack, (fn, event) => lambda.invoke(fn, event));
   const waf = webAclOf(stack);
+  const front = LocalFront.of(stack);
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now();
-    serve(req, gateway, waf)
+    serve(req, gateway, waf, front)
       .catch((error: unknown) => {
         console.error('local stack failure', error);
         return gateway.refuse('API_CONFIGURATION_ERROR', requestOf(req, Buffer.alloc(0)));
@@ -116,9 +118,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   };
 }
 
-async function serve(req: IncomingMessage, gateway: ApiGateway, waf: ReturnType<typeof webAclOf>): Promise<HttpResponse> {
+async function serve(req: IncomingMessage, gateway: ApiGateway, waf: ReturnType<typeof webAclOf>, front: LocalFront | undefined): Promise<HttpResponse> {
   const body = await readBody(req);
-  const request = requestOf(req, body ?? Buffer.alloc(0));
+  const received = requestOf(req, body ?? Buffer.alloc(0));
+  // With a CloudFront front in the template, this server is it: the stage sees what CloudFront forwards.
+  const request = front ? front.forward(received) : received;
   if (body === undefined) return gateway.refuse('REQUEST_TOO_LARGE', request);
   if (waf) {
     const url = request.url;

@@ -160,7 +160,8 @@ export function webAclOf(stack: Stack): WebAcl | undefined {
   const arn = associations[0]![1].Properties.WebACLArn;
   const logicalId = arn?.['Fn::GetAtt']?.[0] as string | undefined;
   if (!logicalId) throw new Error('The web ACL association does not name a web ACL of this template');
-  return new WebAcl(logicalId, stack.resource(logicalId).Properties);
+  // Resolved like every template value: a rule's search string may be a reference (the front's secret).
+  return new WebAcl(logicalId, stack.resolve(stack.resource(logicalId).Properties));
 }
 
 function header(request: WafRequest, name: string): string | undefined {

@@ -1,32 +1,67 @@
-import type { ApiError } from '../jsonapi/errors';
 import * as errors from '../jsonapi/errors';
 import { errorResponse } from './responses';
 import { MAX_BODY_BYTES } from '../config';
 
 /**
- * The errors API Gateway answers by itself, before any function runs. The CDK stack turns each
- * into a gateway response and the local gateway sends the same body, so neither leaks AWS's
- * default `{"message": …}` shape that go-tfe cannot read.
+ * The errors API Gateway answers by itself, before or instead of a function: one entry per gateway
+ * response type (AWS docs, "Gateway response types for API Gateway"). The CDK stack turns each
+ * into a gateway response with an explicit status, so no AWS default (`{"message": …}`, 403 for an
+ * unknown route) reaches a client, and the local gateway sends the same bodies.
  */
-/** 429 with the wait in both forms go-tfe reads: whole seconds and float seconds. */
+
+/** 429 from the stage throttle (a token bucket refilled every second): retry after one second. */
 const tooManyRequests = () =>
   new errors.ApiError(429, 'too many requests', undefined, undefined, { 'Retry-After': '1', 'X-RateLimit-Reset': '1.000' });
 
+/** A function that did not answer in time: the Lambda timeout (INTEGRATION_FAILURE) or API Gateway's own. */
+const gatewayTimeout = () => new errors.ApiError(504, 'gateway timeout');
+
 export const GATEWAY_ERRORS = {
-  /** Missing, malformed, unknown, revoked or expired token. */
+  /** No Authorization header (API Gateway answers without calling the authorizer), or the authorizer said "Unauthorized". */
   UNAUTHORIZED: () => new errors.Unauthorized(),
-  /** The authorizer's policy denied the call. */
-  ACCESS_DENIED: () => new errors.Forbidden('the token may not call this API'),
+  /** The authorizer's Deny: it rejects a token by denying it (its Allow always covers the whole API), so this is a 401. */
+  ACCESS_DENIED: () => new errors.Unauthorized(),
+  /** AWS credentials (SigV4) and API keys are not used here; if one ever reached API Gateway, the contract answers 401. */
+  INVALID_SIGNATURE: () => new errors.Unauthorized(),
+  EXPIRED_TOKEN: () => new errors.Unauthorized(),
+  INVALID_API_KEY: () => new errors.Unauthorized(),
   /** API Gateway's name for an unknown route; it would say 403, the contract says 404. */
   MISSING_AUTHENTICATION_TOKEN: () => new errors.NotFound(),
   RESOURCE_NOT_FOUND: () => new errors.NotFound(),
+  /** WAF blocked without a custom response: a managed rule, or a call that bypassed the published address. */
+  WAF_FILTERED: () => new errors.Forbidden('the request was blocked by the web application firewall'),
   REQUEST_TOO_LARGE: () => new errors.PayloadTooLarge(MAX_BODY_BYTES),
+  /** A body of a type the 405 and discovery mocks have no template for (passthrough NEVER). */
+  UNSUPPORTED_MEDIA_TYPE: () => new errors.UnsupportedMediaType('the request body has a media type this resource does not accept'),
+  /** Request validators are off (the functions validate), so these cannot occur; if they did, they are the client's. */
+  BAD_REQUEST_BODY: () => new errors.BadRequest('the request body is not valid'),
+  BAD_REQUEST_PARAMETERS: () => new errors.BadRequest('the request parameters are not valid'),
   THROTTLED: () => tooManyRequests(),
   QUOTA_EXCEEDED: () => tooManyRequests(),
+  /** The authorizer threw (the token store failed or timed out) or could not be reached: retryable. */
+  AUTHORIZER_FAILURE: () => new errors.Unavailable(),
+  AUTHORIZER_CONFIGURATION_ERROR: () => new errors.Unavailable(),
+  /** API Gateway's 29 s limit. */
+  INTEGRATION_TIMEOUT: () => gatewayTimeout(),
+  /**
+   * A function error that escaped the handler's own error handling: every thrown error becomes a
+   * JSON:API response inside the function, so what is left is the runtime's own, chiefly the
+   * function timeout ("Task timed out", 10 s, before API Gateway's 29 s). 504 is AWS's default
+   * status for this type and the contract's status for a function that ran out of time.
+   */
+  INTEGRATION_FAILURE: () => gatewayTimeout(),
+  API_CONFIGURATION_ERROR: () => new errors.InternalError(),
+  /** Fallbacks for any type not listed above: a body, and no status (see FALLBACK_TYPES). */
   DEFAULT_4XX: () => new errors.BadRequest('the request could not be processed'),
   DEFAULT_5XX: () => new errors.InternalError(),
-} satisfies Record<string, () => ApiError>;
+} satisfies Record<string, () => errors.ApiError>;
 
 export type GatewayErrorType = keyof typeof GATEWAY_ERRORS;
+
+/**
+ * A status code set on DEFAULT_4XX or DEFAULT_5XX becomes the status of every 4xx or 5xx type that
+ * is not customized itself (AWS docs, "Gateway response types"): these two carry a body only.
+ */
+export const FALLBACK_TYPES: readonly GatewayErrorType[] = ['DEFAULT_4XX', 'DEFAULT_5XX'];
 
 export const gatewayErrorResponse = (type: GatewayErrorType) => errorResponse(GATEWAY_ERRORS[type]());

@@ -12,7 +12,8 @@ import { countAuthorization, countMetric, flushMetrics, METRIC } from '../observ
 import { withOriginalStack } from '../observability/stack-traces';
 import { closeInvocationTrace, openInvocationTrace, type InvocationTrace } from '../observability/tracer';
 import { routeOf, type Route } from '../routes';
-import { errorResponse, responseHeaders } from './responses';
+import { publicUrl } from './public-address';
+import { errorResponse, REQUEST_ID_HEADER, responseHeaders } from './responses';
 
 export type Event = APIGatewayProxyEvent;
 
@@ -72,9 +73,9 @@ export function jsonApiHandler(
           : { type: '', attributes: {} },
         principal,
         authorize: (organization) => countingRefusals(() => authorize(principal, organization, route.role ?? 'reader')),
-        url: requestUrl(event),
+        url: publicUrl(event),
       });
-      return toResponse(result);
+      return toResponse(result, event);
     });
 }
 
@@ -99,17 +100,17 @@ function bodyText(event: Event): string | null {
   return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
 }
 
-/** Scheme and host as the client used them; the path as API Gateway saw it (stage included). */
-function requestUrl(event: Event): string {
-  const proto = event.headers['x-forwarded-proto'] ?? 'https';
-  const host = event.headers.host ?? event.requestContext.domainName ?? 'localhost';
-  return `${proto}://${host}${event.requestContext.path ?? event.path}`;
+function toResponse(result: ApiResult, event: Event): APIGatewayProxyResult {
+  const headers = { ...responseHeaders(result.status !== 204), ...requestIdHeader(event) };
+  if (result.status === 204) return { statusCode: 204, headers, body: '' };
+  return { statusCode: result.status, headers, body: JSON.stringify(result.document) };
 }
 
-function toResponse(result: ApiResult): APIGatewayProxyResult {
-  if (result.status === 204) return { statusCode: 204, headers: responseHeaders(false), body: '' };
-  return { statusCode: result.status, headers: responseHeaders(true), body: JSON.stringify(result.document) };
-}
+/** API Gateway's id of this request, the one its access log and gateway responses carry. */
+const requestIdHeader = (event: Event | undefined): Record<string, string> => {
+  const id = event?.requestContext?.requestId;
+  return id ? { [REQUEST_ID_HEADER]: id } : {};
+};
 
 /**
  * Every failure leaves as a contract error body. Its onError runs before the logger's and
@@ -132,7 +133,8 @@ function jsonApiResponses(): MiddlewareObj<Event, APIGatewayProxyResult> {
         logger.error('unhandled error', { error: withOriginalStack(error) as Error });
         apiError = new InternalError();
       }
-      request.response = errorResponse(apiError);
+      const response = errorResponse(apiError);
+      request.response = { ...response, headers: { ...response.headers, ...requestIdHeader(request.event) } };
     },
   };
 }

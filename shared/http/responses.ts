@@ -11,6 +11,12 @@ export const COMMON_HEADERS: Readonly<Record<string, string>> = {
   'Cache-Control': 'no-store',
 };
 
+/**
+ * The id of the request, as API Gateway's `$context.requestId` (in a function:
+ * `event.requestContext.requestId`): the same id the access log and the functions' logs carry.
+ */
+export const REQUEST_ID_HEADER = 'X-Request-Id';
+
 export const responseHeaders = (hasBody: boolean): Record<string, string> =>
   hasBody ? { 'Content-Type': JSONAPI_MEDIA_TYPE, ...COMMON_HEADERS } : { ...COMMON_HEADERS };
 

@@ -1,6 +1,7 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { GATEWAY_ERRORS, gatewayErrorResponse, type GatewayErrorType } from '#shared/http/gateway-responses';
-import { errorResponse } from '#shared/http/responses';
+import { FALLBACK_TYPES, GATEWAY_ERRORS, gatewayErrorResponse, type GatewayErrorType } from '#shared/http/gateway-responses';
+import { COMMON_HEADERS, errorResponse, REQUEST_ID_HEADER } from '#shared/http/responses';
+import { SERVICE_DISCOVERY_DOCUMENT, SERVICE_DISCOVERY_MEDIA_TYPE } from '#shared/http/service-discovery';
 import { MethodNotAllowed } from '#shared/jsonapi/errors';
 
 /**
@@ -9,18 +10,49 @@ import { MethodNotAllowed } from '#shared/jsonapi/errors';
  * deployed stage and `npm start` answer alike.
  */
 export interface ContractResponse {
-  statusCode: number;
+  /** Undefined only on the DEFAULT_* fallbacks. */
+  statusCode: number | undefined;
+  /** Static headers; X-Request-Id is added by `headerMappings`, from the request itself. */
   headers: Record<string, string>;
   body: string;
 }
 
-/** Every gateway error of shared/http/gateway-responses.ts, in its declaration order. */
+/** Every gateway response type of shared/http/gateway-responses.ts, in its declaration order. */
 export const gatewayErrorTypes = () => Object.keys(GATEWAY_ERRORS) as GatewayErrorType[];
 
-export const gatewayError = (type: GatewayErrorType): ContractResponse => fromResult(gatewayErrorResponse(type));
+/** A gateway response: the DEFAULT_* fallbacks carry a body and headers but never a status. */
+export function gatewayError(type: GatewayErrorType): ContractResponse {
+  const response = fromResult(gatewayErrorResponse(type));
+  return FALLBACK_TYPES.includes(type) ? { ...response, statusCode: undefined } : response;
+}
 
-/** What the local gateway answers for a known path with a method it does not serve. */
-export const methodNotAllowed = (): ContractResponse => fromResult(errorResponse(new MethodNotAllowed()));
+/** 405 for a method the resource does not serve, with `Allow` naming those it does (RFC 9110 §15.5.6). */
+export function methodNotAllowed(allowedMethods: readonly string[]): ContractResponse {
+  const response = fromResult(errorResponse(new MethodNotAllowed()));
+  return { ...response, headers: { ...response.headers, Allow: [...allowedMethods].sort().join(', ') } };
+}
+
+/** Terraform's service discovery document: plain JSON, which is what Terraform accepts there. */
+export const serviceDiscovery = (): ContractResponse => ({
+  statusCode: 200,
+  headers: { 'Content-Type': SERVICE_DISCOVERY_MEDIA_TYPE, ...COMMON_HEADERS },
+  body: JSON.stringify(SERVICE_DISCOVERY_DOCUMENT),
+});
+
+/** API Gateway's source for a header that carries the request's own id (`$context.requestId`). */
+export const REQUEST_ID_SOURCE = 'context.requestId';
+
+/**
+ * The response parameters of a gateway response (`gatewayresponse.header`) or a mock's integration
+ * response (`method.response.header`): each static header as a quoted literal, and X-Request-Id
+ * mapped from the request context.
+ */
+export function headerMappings(prefix: 'gatewayresponse.header' | 'method.response.header', headers: Record<string, string>): Record<string, string> {
+  return {
+    ...Object.fromEntries(Object.entries(headers).map(([name, value]) => [`${prefix}.${name}`, quoted(value)])),
+    [`${prefix}.${REQUEST_ID_HEADER}`]: REQUEST_ID_SOURCE,
+  };
+}
 
 /** API Gateway header mappings take static values as single-quoted literals: `'no-store'`. */
 export function quoted(value: string): string {

@@ -1,7 +1,7 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   AccessLogFormat, AuthorizationType, EndpointType, IdentitySource, LambdaIntegration, LogGroupLogDestination,
-  MethodLoggingLevel, MockIntegration, PassthroughBehavior, RequestAuthorizer, ResponseType, RestApi, type IResource,
+  MethodLoggingLevel, MockIntegration, PassthroughBehavior, type MethodOptions, RequestAuthorizer, ResponseType, RestApi, type IResource,
 } from 'aws-cdk-lib/aws-apigateway';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -9,7 +9,11 @@ import { Construct } from 'constructs';
 import { API_BASE_PATH, APP_NAME, AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/config';
 import type { Route } from '#shared/routes';
 import { pascalCase } from './names';
-import { gatewayError, gatewayErrorTypes, methodNotAllowed, quoted, templatesFor } from './contract-responses';
+import { SERVICE_DISCOVERY_PATH } from '#shared/http/service-discovery';
+import {
+  gatewayError, gatewayErrorTypes, headerMappings, literalTemplate, methodNotAllowed, serviceDiscovery, templatesFor,
+  type ContractResponse,
+} from './contract-responses';
 
 export interface JsonApiGatewayProps {
   stage: string;
@@ -26,17 +30,20 @@ export interface JsonApiGatewayProps {
    * region, shared by every API). Off by default: the account must already have one for logs.
    */
   cloudWatchRole?: boolean;
+  /** Turn off the default `execute-api` endpoint (only when a custom domain serves the API). */
+  disableExecuteApiEndpoint?: boolean;
 }
 
 /**
  * The REST API of the route table: every route under /api/v2, the REQUEST authorizer on every
- * route that needs a role, a 405 for known paths with another method, and gateway responses that
- * make API Gateway's own errors the contract's JSON:API errors.
+ * route that needs a role, a 405 with `Allow` for known paths with another method, Terraform's
+ * service discovery at the root, and gateway responses that make API Gateway's own errors the
+ * contract's JSON:API errors. Every response carries X-Request-Id (`$context.requestId`).
  */
 export class JsonApiGateway extends Construct {
   readonly api: RestApi;
   readonly accessLogs: LogGroup;
-  /** `https://…/<stage>/api/v2`: what go-tfe's `address` + base path point at. */
+  /** `https://ID.execute-api.REGION.amazonaws.com/<stage>/api/v2`: the stage itself, not a client address (see PublicAddress). */
   readonly baseUrl: string;
 
   constructor(scope: Construct, id: string, props: JsonApiGatewayProps) {
@@ -52,6 +59,7 @@ export class JsonApiGateway extends Construct {
       restApiName: Stack.of(this).stackName,
       description: `${APP_NAME} (${props.stage}): HCP Terraform Reserved Tag Keys and Comments APIs`,
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      disableExecuteApiEndpoint: props.disableExecuteApiEndpoint ?? false,
       // Access and execution logs need the account's API Gateway CloudWatch role. It is one per
       // account and region, shared by every stage and API: a stage owns it only when asked, and
       // then retains it so that removing the stage does not break everyone else's logging.
@@ -77,7 +85,7 @@ export class JsonApiGateway extends Construct {
       resultsCacheTtl: Duration.seconds(props.authorizerCacheTtlSeconds ?? AUTHORIZER_CACHE_TTL_SECONDS),
     });
 
-    const withRoutes = new Set<IResource>();
+    const methodsOf = new Map<IResource, string[]>();
     for (const route of props.routes) {
       const fn = props.functions.get(route.function);
       if (!fn) throw new Error(`No Lambda for function ${route.function} (${route.method} ${route.path})`);
@@ -93,16 +101,21 @@ export class JsonApiGateway extends Construct {
           reason: `${route.method} ${route.path} is public by contract (role null in the route table): go-tfe calls it before it has a token.`,
         });
       }
-      withRoutes.add(resource);
+      methodsOf.set(resource, [...(methodsOf.get(resource) ?? []), route.method]);
     }
-    for (const resource of withRoutes) this.addMethodNotAllowed(resource);
+    methodsOf.set(this.addServiceDiscovery(), ['GET']);
+    for (const [resource, methods] of methodsOf) this.addMethodNotAllowed(resource, methods);
 
     for (const type of gatewayErrorTypes()) {
       const response = gatewayError(type);
+      // The CDK prefixes each header name with `gatewayresponse.header.`; values are mappings.
+      const headers = Object.fromEntries(Object.entries(headerMappings('gatewayresponse.header', response.headers))
+        .map(([key, value]) => [key.slice('gatewayresponse.header.'.length), value]));
       this.api.addGatewayResponse(`Gateway${pascalCase(type.toLowerCase())}`, {
         type: ResponseType.of(type),
-        statusCode: String(response.statusCode),
-        responseHeaders: Object.fromEntries(Object.entries(response.headers).map(([name, value]) => [name, quoted(value)])),
+        // No status on the DEFAULT_* fallbacks: it would replace the status of every uncustomized type.
+        ...(response.statusCode === undefined ? {} : { statusCode: String(response.statusCode) }),
+        responseHeaders: headers,
         templates: templatesFor(response.body),
       });
     }
@@ -128,38 +141,50 @@ export class JsonApiGateway extends Construct {
   }
 
   /**
-   * `ANY` on a resource that has routes answers 405 with the contract's body; API Gateway prefers
-   * an explicit method, so only the methods the route table does not serve reach it.
+   * `GET /.well-known/terraform.json`, no token: Terraform's service discovery, answered by API
+   * Gateway itself (a mock), at the root of the host beside /api/v2.
    */
-  private addMethodNotAllowed(resource: IResource): void {
-    const response = methodNotAllowed();
-    const headers = Object.entries(response.headers);
-    const statusCode = String(response.statusCode);
-    const method = resource.addMethod(
-      'ANY',
-      new MockIntegration({
-        // The mock's status comes from its request template; NEVER: a body of another type is
-        // not passed through (it would not parse as the mock's status), API Gateway answers 415.
-        passthroughBehavior: PassthroughBehavior.NEVER,
-        requestTemplates: Object.fromEntries(MOCK_REQUEST_TYPES.map((type) => [type, `{"statusCode": ${statusCode}}`])),
-        integrationResponses: [{
-          statusCode,
-          responseParameters: Object.fromEntries(headers.map(([name, value]) => [`method.response.header.${name}`, quoted(value)])),
-          responseTemplates: templatesFor(response.body),
-        }],
-      }),
-      {
-        authorizationType: AuthorizationType.NONE,
-        methodResponses: [{
-          statusCode,
-          responseParameters: Object.fromEntries(headers.map(([name]) => [`method.response.header.${name}`, true])),
-        }],
-      },
-    );
+  private addServiceDiscovery(): IResource {
+    const resource = this.api.root.resourceForPath(SERVICE_DISCOVERY_PATH);
+    const method = resource.addMethod('GET', ...this.mock(serviceDiscovery(), ['application/json']));
+    Validations.of(method).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason: 'Terraform service discovery is public by protocol (Terraform reads it before it has a token): a mock that returns a constant document and reaches no function or data.',
+    });
+    return resource;
+  }
+
+  /**
+   * `ANY` on a resource that has routes answers 405 with the contract's body and `Allow`; API
+   * Gateway prefers an explicit method, so only the methods the resource does not serve reach it.
+   */
+  private addMethodNotAllowed(resource: IResource, methods: readonly string[]): void {
+    const method = resource.addMethod('ANY', ...this.mock(methodNotAllowed(methods), Object.keys(templatesFor('{}'))));
     Validations.of(method).acknowledge({
       id: 'AwsSolutions-APIG4',
       reason: 'Mock integration that only answers 405 method not allowed, like the local gateway, before any authentication; it reaches no function and no data.',
     });
+  }
+
+  /** A MOCK integration answering `response`, with its body as the template for each of `templateTypes`. */
+  private mock(response: ContractResponse, templateTypes: readonly string[]): [MockIntegration, MethodOptions] {
+    const statusCode = String(response.statusCode);
+    const parameters = headerMappings('method.response.header', response.headers);
+    const integration = new MockIntegration({
+      // The mock's status comes from its request template; NEVER: a body of another type is
+      // not passed through (it would not parse as the mock's status), API Gateway answers 415.
+      passthroughBehavior: PassthroughBehavior.NEVER,
+      requestTemplates: Object.fromEntries(MOCK_REQUEST_TYPES.map((type) => [type, `{"statusCode": ${statusCode}}`])),
+      integrationResponses: [{
+        statusCode,
+        responseParameters: parameters,
+        responseTemplates: Object.fromEntries(templateTypes.map((type) => [type, literalTemplate(response.body)])),
+      }],
+    });
+    return [integration, {
+      authorizationType: AuthorizationType.NONE,
+      methodResponses: [{ statusCode, responseParameters: Object.fromEntries(Object.keys(parameters).map((key) => [key, true])) }],
+    }];
   }
 }
 

@@ -1,0 +1,163 @@
+import { Stack, Validations } from 'aws-cdk-lib';
+import { CfnStage, DomainName, EndpointType, SecurityPolicy, type Stage } from 'aws-cdk-lib/aws-apigateway';
+import { Certificate, CertificateValidation, type ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
+import {
+  AllowedMethods, CachePolicy, Distribution, Function as CloudFrontFunction, FunctionCode, FunctionEventType, FunctionRuntime,
+  HttpVersion, OriginProtocolPolicy, OriginRequestPolicy, OriginSslPolicy, ViewerProtocolPolicy,
+} from 'aws-cdk-lib/aws-cloudfront';
+import { HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
+import { ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
+import { ApiGatewayDomain } from 'aws-cdk-lib/aws-route53-targets';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import { APP_NAME } from '#shared/config';
+import { PUBLIC_ADDRESS_VARIABLE } from '#shared/http/public-address';
+import type { FrontHeaders } from './waf';
+
+/** A custom domain for the API: its certificate (regional, in the stack's region) or the Route 53 zone to make one in. */
+export interface CustomDomain {
+  domainName: string;
+  certificateArn?: string | undefined;
+  hostedZone?: { hostedZoneId: string; zoneName: string } | undefined;
+}
+
+export interface PublicAddressProps {
+  stage: Stage;
+  /** The custom domain; without one, a CloudFront distribution gives the API a host of its own. */
+  domain?: CustomDomain | undefined;
+}
+
+/** The front's proof that a request came through it, and where it puts the viewer's address. */
+export const ORIGIN_VERIFY_HEADER = 'X-Tfe-Origin-Verify';
+export const CLIENT_IP_HEADER = 'X-Tfe-Client-Ip';
+
+/**
+ * CloudFront Functions (cloudfront-js-2.0), viewer request: the viewer's IP in a header the origin
+ * can trust, overwriting whatever the client sent in it.
+ */
+export const CLIENT_IP_FUNCTION = `function handler(event) {
+  var request = event.request;
+  request.headers['${CLIENT_IP_HEADER.toLowerCase()}'] = { value: event.viewer.ip };
+  return request;
+}`;
+
+/**
+ * The address clients are given, `https://HOST` with the API at the root of HOST: go-tfe replaces
+ * any path in its address with /api/v2/, python-tfe's urljoin drops it, Terraform takes a host
+ * name. The stage's own URL (`…/STAGE`) is a path prefix none of them keeps.
+ *
+ * - With a custom domain: an API Gateway regional custom domain (TLS 1.2 policy) mapped at its root,
+ *   with a Route 53 alias when the zone is given.
+ * - Without: a CloudFront distribution whose origin is the stage (origin path `/STAGE`), caching
+ *   off and every viewer header but Host forwarded, so the API is at the root of its domain. The
+ *   regional WAF on the stage still sees every request; the front adds the viewer's IP and a
+ *   per-deployment secret that WAF requires, so calling execute-api directly does not get around
+ *   the per-address limit.
+ *
+ * Either way the address is the stage variable `publicAddress`, from which the functions build
+ * links (Stage → Distribution → RestApi: no cycle).
+ */
+export class PublicAddress extends Construct {
+  /** `https://HOST`: what go-tfe's Address, python-tfe's url and `https://` + Terraform's hostname are. */
+  readonly url: string;
+  /** The headers the WAF rules trust, when the front is the way in. */
+  readonly front: FrontHeaders | undefined;
+  readonly distribution: Distribution | undefined;
+  readonly customDomain: DomainName | undefined;
+
+  constructor(scope: Construct, id: string, props: PublicAddressProps) {
+    super(scope, id);
+    if (props.domain) {
+      this.customDomain = this.addCustomDomain(props.stage, props.domain);
+      this.url = `https://${props.domain.domainName}`;
+      this.front = undefined;
+      this.distribution = undefined;
+    } else {
+      const secret = new Secret(this, 'OriginSecret', {
+        description: `${APP_NAME}: the value CloudFront sends in ${ORIGIN_VERIFY_HEADER}; WAF blocks stage requests without it`,
+        generateSecretString: { excludePunctuation: true, includeSpace: false, passwordLength: 48 },
+      });
+      Validations.of(secret).acknowledge({
+        id: 'AwsSolutions-SMG4',
+        reason: 'A shared value between CloudFront and WAF, both set from it at deploy time: rotating it means a deploy (README, Deploy), which an automatic rotation would not make.',
+      });
+      this.front = {
+        originVerifyHeader: ORIGIN_VERIFY_HEADER,
+        // A CloudFormation dynamic reference: resolved at deploy time, never in the template.
+        originSecret: secret.secretValue.unsafeUnwrap(),
+        clientIpHeader: CLIENT_IP_HEADER,
+      };
+      this.distribution = this.addFront(props.stage, this.front);
+      this.url = `https://${this.distribution.distributionDomainName}`;
+      this.customDomain = undefined;
+    }
+    (props.stage.node.defaultChild as CfnStage).variables = { [PUBLIC_ADDRESS_VARIABLE]: this.url };
+  }
+
+  private addCustomDomain(stage: Stage, domain: CustomDomain): DomainName {
+    const zone = domain.hostedZone
+      ? HostedZone.fromHostedZoneAttributes(this, 'Zone', domain.hostedZone)
+      : undefined;
+    let certificate: ICertificate;
+    if (domain.certificateArn) {
+      certificate = Certificate.fromCertificateArn(this, 'Certificate', domain.certificateArn);
+    } else if (zone) {
+      certificate = new Certificate(this, 'Certificate', { domainName: domain.domainName, validation: CertificateValidation.fromDns(zone) });
+    } else {
+      throw new Error(`domainName ${domain.domainName} needs certificateArn, or hostedZoneId and hostedZoneName to create a certificate in`);
+    }
+    const customDomain = new DomainName(this, 'Domain', {
+      domainName: domain.domainName,
+      certificate,
+      endpointType: EndpointType.REGIONAL,
+      securityPolicy: SecurityPolicy.TLS_1_2,
+    });
+    // No base path: the API at the root of the domain, /api/v2 right under it.
+    customDomain.addBasePathMapping(stage.restApi, { stage });
+    if (zone) {
+      new ARecord(this, 'AliasRecord', { zone, recordName: domain.domainName, target: RecordTarget.fromAlias(new ApiGatewayDomain(customDomain)) });
+    }
+    return customDomain;
+  }
+
+  private addFront(stage: Stage, front: FrontHeaders): Distribution {
+    const { region, urlSuffix } = Stack.of(this);
+    // The literal name: `stage.stageName` is a reference to the stage, which refers back to the front.
+    const stageName = (stage.node.defaultChild as CfnStage).stageName!;
+    const clientIp = new CloudFrontFunction(this, 'ClientIpFunction', {
+      runtime: FunctionRuntime.JS_2_0,
+      code: FunctionCode.fromInline(CLIENT_IP_FUNCTION),
+      comment: `${APP_NAME}: the viewer's IP in ${CLIENT_IP_HEADER}, for the per-address WAF rule`,
+    });
+    const distribution = new Distribution(this, 'Front', {
+      comment: `${APP_NAME} (${stageName}): the API at the root of a host`,
+      httpVersion: HttpVersion.HTTP2_AND_3,
+      defaultBehavior: {
+        origin: new HttpOrigin(`${stage.restApi.restApiId}.execute-api.${region}.${urlSuffix}`, {
+          originPath: `/${stageName}`,
+          protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY,
+          originSslProtocols: [OriginSslPolicy.TLS_V1_2],
+          customHeaders: { [front.originVerifyHeader]: front.originSecret },
+        }),
+        allowedMethods: AllowedMethods.ALLOW_ALL,
+        // Every answer is per token and per request: nothing is cached.
+        cachePolicy: CachePolicy.CACHING_DISABLED,
+        // Authorization, Content-Type, Accept and the query string reach the API; Host is the origin's.
+        originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+        // A redirect would turn a client's POST into a GET: plain HTTP is refused instead.
+        viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,
+        functionAssociations: [{ function: clientIp, eventType: FunctionEventType.VIEWER_REQUEST }],
+      },
+    });
+    for (const [id, reason] of Object.entries(FRONT_ACKNOWLEDGEMENTS)) Validations.of(distribution).acknowledge({ id, reason });
+    return distribution;
+  }
+}
+
+/** The AWS Solutions findings on the front, and why each is right for it. */
+const FRONT_ACKNOWLEDGEMENTS: Readonly<Record<string, string>> = {
+  'AwsSolutions-CFR1': 'The API serves HCP Terraform clients wherever they run; it has no geographic restriction to make.',
+  'AwsSolutions-CFR2': 'The regional web ACL on the API stage sees every request the front forwards (and blocks any that did not come through it); a second, global ACL would count the same requests twice.',
+  'AwsSolutions-CFR3': 'Nothing is cached and every request reaches the stage, whose JSON access log records it with the request id; CloudFront standard logs would need a bucket for the same facts.',
+  'AwsSolutions-CFR4': "Without a custom domain the distribution has only CloudFront's default certificate, whose security policy CloudFront fixes at TLSv1; the origin connection is TLS 1.2. Deploy with a domain (README, Deploy) for a TLS 1.2 minimum at the edge.",
+};

@@ -1,0 +1,72 @@
+import { runInNewContext } from 'node:vm';
+import type { HttpRequest } from './apigateway';
+import type { Stack } from './cloudformation';
+
+/**
+ * The local stand-in for the CloudFront front the stack puts before the stage when it has no
+ * custom domain: this server is the distribution, so each request gets what CloudFront would add
+ * on its way to the origin, before WAF sees it. The distribution's viewer-request CloudFront
+ * Function runs on the request (cloudfront-js-2.0, here in a VM context), then the origin's
+ * custom headers are set, replacing any the client sent (CloudFront "Adding custom headers to
+ * origin requests"). Values resolve like every other template value, so a header and the WAF rule
+ * that checks it resolve to the same string.
+ */
+export class LocalFront {
+  private constructor(
+    private readonly viewerRequest: string | undefined,
+    private readonly originHeaders: Array<[string, string]>,
+  ) {}
+
+  /** The template's one distribution, or undefined when a custom domain (or nothing) is the front. */
+  static of(stack: Stack): LocalFront | undefined {
+    const distributions = stack.resourcesOf('AWS::CloudFront::Distribution');
+    if (distributions.length === 0) return undefined;
+    if (distributions.length > 1) throw new Error(`The local stack plays one CloudFront front; the template has ${distributions.length}`);
+    const config = distributions[0]![1].Properties.DistributionConfig;
+    if ((config.CacheBehaviors ?? []).length > 0 || config.Origins.length !== 1) {
+      throw new Error('The local front plays one origin with the default behavior only');
+    }
+    const associations = (config.DefaultCacheBehavior.FunctionAssociations ?? []) as Array<{ EventType: string; FunctionARN: unknown }>;
+    if (associations.some((a) => a.EventType !== 'viewer-request')) throw new Error('The local front runs viewer-request functions only');
+    const viewerRequest = associations.map((association) => {
+      const [logicalId] = (association.FunctionARN as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'];
+      const fn = stack.resource(logicalId).Properties;
+      if (fn.FunctionConfig.Runtime !== 'cloudfront-js-2.0') throw new Error(`CloudFront Function runtime ${fn.FunctionConfig.Runtime} is not emulated`);
+      return stack.string(fn.FunctionCode);
+    })[0];
+    const originHeaders = ((config.Origins[0].OriginCustomHeaders ?? []) as Array<{ HeaderName: string; HeaderValue: unknown }>)
+      .map(({ HeaderName, HeaderValue }): [string, string] => [HeaderName, stack.string(HeaderValue)]);
+    return new LocalFront(viewerRequest, originHeaders);
+  }
+
+  /** The request as it reaches the origin (the stage). */
+  forward(request: HttpRequest): HttpRequest {
+    let rawHeaders = request.rawHeaders;
+    if (this.viewerRequest) {
+      const before = headerObject(rawHeaders);
+      const event = { version: '1.0', context: { eventType: 'viewer-request' }, viewer: { ip: request.sourceIp }, request: { method: request.method, uri: request.url.split('?')[0], querystring: {}, headers: structuredClone(before), cookies: {} } };
+      const result = runInNewContext(`${this.viewerRequest}\nhandler(event);`, { event }) as { headers: Record<string, { value: string }> };
+      for (const [name, { value }] of Object.entries(result.headers)) {
+        if (before[name]?.value !== value) rawHeaders = withHeader(rawHeaders, name, value);
+      }
+    }
+    for (const [name, value] of this.originHeaders) rawHeaders = withHeader(rawHeaders, name, value);
+    return { ...request, rawHeaders };
+  }
+}
+
+/** CloudFront Functions see header names in lower case, one value each. */
+function headerObject(rawHeaders: string[]): Record<string, { value: string }> {
+  const headers: Record<string, { value: string }> = {};
+  for (let i = 0; i < rawHeaders.length; i += 2) headers[rawHeaders[i]!.toLowerCase()] ??= { value: rawHeaders[i + 1]! };
+  return headers;
+}
+
+/** The raw header pairs with every `name` (any case) replaced by one `name: value`. */
+function withHeader(rawHeaders: string[], name: string, value: string): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.toLowerCase() !== name.toLowerCase()) kept.push(rawHeaders[i]!, rawHeaders[i + 1]!);
+  }
+  return [...kept, name, value];
+}
