@@ -27,6 +27,8 @@ export interface StageConfig {
   authorizerCacheTtlSeconds: number;
   /** Subscribed to the alarm topic. */
   alarmEmail: string | undefined;
+  /** Where the runbooks are: each alarm's description links to its section here. */
+  runbookUrl: string;
   /** A custom domain served at the root of the host, its certificate and its Route 53 zone. */
   domainName: string | undefined;
   certificateArn: string | undefined;
@@ -60,6 +62,8 @@ export const DEFAULTS = {
   logRetentionDays: 30,
   authorizerCacheTtlSeconds: 60,
   apiGatewayCloudWatchRole: false,
+  /** The repository's own runbooks; set an https:// address of them (e.g. on your Git host) for clickable links. */
+  runbookUrl: 'docs/runbooks.md',
 } as const;
 
 /** A setting that cannot work: the message names the key and what it accepts. */
@@ -117,6 +121,7 @@ export function parseStageConfig(stage: string, lookup: Lookup): StageConfig {
     // API Gateway caches authorizer results for at most 3600 s; 0 turns the cache off.
     authorizerCacheTtlSeconds: read.integer('authorizerCacheTtlSeconds', DEFAULTS.authorizerCacheTtlSeconds, 0, 3_600),
     alarmEmail: read.string('alarmEmail', EMAIL, 'an e-mail address'),
+    runbookUrl: read.string('runbookUrl', RUNBOOK_URL, 'an https:// address or a path of the repository, such as docs/runbooks.md') ?? DEFAULTS.runbookUrl,
     domainName,
     certificateArn,
     hostedZone: hostedZoneId && zoneName ? { hostedZoneId, zoneName } : undefined,
@@ -165,6 +170,7 @@ const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,6
 const ACM_ARN = /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
+const RUNBOOK_URL = /^(https:\/\/\S+|[\w.-]+(\/[\w.-]+)*\.md)$/;
 
 /** Context values from `-c` arrive as strings, from cdk.json as JSON: both are accepted. */
 function settingsReader(lookup: Lookup) {

@@ -1,6 +1,5 @@
 import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AttributeType, Billing, TableEncryptionV2, TableV2, type ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { APP_NAME } from '#shared/config';
@@ -77,11 +76,13 @@ export class ApiStack extends Stack {
     });
     const waf = new Waf(this, 'Waf', { stage: this.gateway.api.deploymentStage, front: address.front });
 
-    const monitored = new Map<string, IFunction>([...functions, [AUTHORIZER_FUNCTION, authorizer]]);
     const monitoring = new Monitoring(this, 'Monitoring', {
       stage: this.gateway.api.deploymentStage,
-      functions: monitored,
+      functions,
+      authorizer: { name: AUTHORIZER_FUNCTION, fn: authorizer },
       table: this.table,
+      accessLogs: this.gateway.accessLogs,
+      runbookUrl: config.runbookUrl,
       webAcl: waf.webAcl,
       ...(config.alarmEmail ? { alarmEmail: config.alarmEmail } : {}),
     });

@@ -17,11 +17,11 @@ export interface Synthesized {
 /**
  * The stack as `npm run synth` builds it: cdk.json's feature flags, the AWS Solutions checks, the
  * route table. `bundle: false` skips esbuild (the template is the same but for asset hashes):
- * only the test that looks at the bundles pays for them.
+ * only the test that looks at the bundles pays for them. `context` adds settings as `-c` does.
  */
-export function synthesize({ bundle = false, stage = 'test' } = {}): Synthesized {
+export function synthesize({ bundle = false, stage = 'test', context = {} as Record<string, unknown> } = {}): Synthesized {
   const app = new App({
-    context: { ...cdkJson.context, ...(bundle ? {} : { 'aws:cdk:bundling-stacks': [] }) },
+    context: { ...cdkJson.context, ...context, ...(bundle ? {} : { 'aws:cdk:bundling-stacks': [] }) },
   });
   const stack = new ApiStack(app, `tfc-tags-comments-${stage}`, {
     stage,

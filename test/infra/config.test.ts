@@ -1,0 +1,173 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { parseStageConfig, stageConfigFrom } from '#infra/cdk/config';
+import { resourcesOf, synthesize } from './synth';
+
+const settings = (values: Record<string, unknown>) => (key: string) => values[key];
+const parse = (values: Record<string, unknown>, stage = 'prod') => parseStageConfig(stage, settings(values));
+
+describe('stage settings from context', () => {
+  it('has a default for everything', () => {
+    expect(parse({})).toEqual({
+      stage: 'prod',
+      memorySize: 1024,
+      throttleRateLimit: 250,
+      throttleBurstLimit: 125,
+      accountThrottleRateLimit: 10_000,
+      reservedConcurrency: 25,
+      authorizerReservedConcurrency: 50,
+      accountConcurrency: 1_000,
+      logRetentionDays: 30,
+      authorizerCacheTtlSeconds: 60,
+      alarmEmail: undefined,
+      runbookUrl: 'docs/runbooks.md',
+      domainName: undefined,
+      certificateArn: undefined,
+      hostedZone: undefined,
+      disableExecuteApiEndpoint: false,
+      tableName: undefined,
+      apiGatewayCloudWatchRole: false,
+    });
+  });
+
+  it('reads `-c key=value` strings as numbers and booleans', () => {
+    const config = parse({ memorySize: '2048', logRetentionDays: '90', apiGatewayCloudWatchRole: 'true', reservedConcurrency: 'none' });
+    expect(config).toMatchObject({ memorySize: 2048, logRetentionDays: 90, apiGatewayCloudWatchRole: true, reservedConcurrency: undefined });
+  });
+
+  it('takes a top-level key over the stage’s own object in cdk.json, and that over the default', () => {
+    const app = new App({ context: { memorySize: 512, stages: { prod: { memorySize: 2048, tableName: 'restored-prod' }, dev: { tableName: 'dev' } } } });
+    expect(stageConfigFrom(app.node, 'prod')).toMatchObject({ memorySize: 512, tableName: 'restored-prod' });
+    expect(stageConfigFrom(app.node, 'dev')).toMatchObject({ memorySize: 512, tableName: 'dev' });
+    expect(stageConfigFrom(app.node, 'qa')).toMatchObject({ memorySize: 512, tableName: undefined });
+  });
+
+  it.each([
+    [{ memorySize: 64 }, 'Invalid context "memorySize" = 64: a whole number from 128 to 10240'],
+    [{ memorySize: 'lots' }, 'Invalid context "memorySize" = "lots": a whole number from 128 to 10240'],
+    [{ throttleBurstLimit: 6000 }, 'Invalid context "throttleBurstLimit" = 6000: a whole number from 0 to 5000'],
+    [{ reservedConcurrency: 0 }, 'Invalid context "reservedConcurrency" = 0: a whole number from 1 to 10000000'],
+    [{ logRetentionDays: 45 }, 'Invalid context "logRetentionDays" = 45: one of 1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653'],
+    [{ authorizerCacheTtlSeconds: 7200 }, 'Invalid context "authorizerCacheTtlSeconds" = 7200: a whole number from 0 to 3600'],
+    [{ alarmEmail: 'ops' }, 'Invalid context "alarmEmail" = "ops": an e-mail address'],
+    [{ tableName: 'a b' }, 'Invalid context "tableName" = "a b": a DynamoDB table name: 3-255 of A-Z a-z 0-9 _ - .'],
+    [{ apiGatewayCloudWatchRole: 'yes' }, 'Invalid context "apiGatewayCloudWatchRole" = "yes": true or false'],
+    [{ runbookUrl: 'ftp://x' }, 'Invalid context "runbookUrl" = "ftp://x": an https:// address or a path of the repository, such as docs/runbooks.md'],
+    [{ certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc' }, 'Invalid context "certificateArn" = "arn:aws:acm:us-east-1:123456789012:certificate/abc": needs domainName'],
+    [{ domainName: 'api.example.com', hostedZoneId: 'Z0123456789ABC' }, 'Invalid context "hostedZoneId" = "Z0123456789ABC": hostedZoneId and hostedZoneName go together'],
+    [{ domainName: 'api.example.com', hostedZoneId: 'Z0123456789ABC', hostedZoneName: 'example.org' }, 'Invalid context "hostedZoneName" = "example.org": must be api.example.com or one of its parent domains'],
+  ])('refuses %j in one line naming the key', (values, message) => {
+    expect(() => parse(values)).toThrow(message);
+    try {
+      parse(values);
+    } catch (error) {
+      expect((error as Error).message).not.toContain('\n');
+    }
+  });
+
+  it('refuses a stage name API Gateway or CloudFormation would refuse', () => {
+    expect(() => parse({}, 'Prod_1')).toThrow('Invalid context "stage" = "Prod_1": lowercase letters, digits and "-", starting with a letter, at most 31 characters');
+  });
+});
+
+describe('capacity checked at synth against the account', () => {
+  it('refuses a per-method rate whose total over all methods exceeds the account’s rate', () => {
+    // 1,000 req/s on each method: with the route table's methods that is well past 10,000.
+    expect(() => synthesize({ context: { throttleRateLimit: 1000 } }))
+      .toThrow(/^Invalid context "throttleRateLimit" = 1000: \d+ methods × 1000 req\/s = \d+ req\/s exceeds accountThrottleRateLimit 10000$/);
+    // A raised account quota, stated in context, lets it through.
+    expect(() => synthesize({ context: { throttleRateLimit: 1000, accountThrottleRateLimit: 50_000 } })).not.toThrow();
+  });
+
+  it('refuses reservations that would leave the account fewer than 100 unreserved executions', () => {
+    expect(() => synthesize({ context: { reservedConcurrency: 200 } }))
+      .toThrow('Invalid context "reservedConcurrency" = 200: 8 functions × 200 + authorizer 50 = 1650 exceeds accountConcurrency 1000 − 100 unreserved');
+  });
+});
+
+describe('settings reach the template', () => {
+  it('sets memory, log retention, authorizer cache, per-method throttle and reserved concurrency', () => {
+    const { template } = synthesize({
+      context: {
+        stages: { test: { memorySize: 2048, logRetentionDays: 90, authorizerCacheTtlSeconds: 300 } },
+        throttleRateLimit: '100', throttleBurstLimit: '50', reservedConcurrency: 'none',
+      },
+    });
+    for (const fn of Object.values(resourcesOf(template, 'AWS::Lambda::Function'))) {
+      expect(fn.Properties.MemorySize).toBe(2048);
+    }
+    const functionLogs = Object.values(resourcesOf(template, 'AWS::Logs::LogGroup')).filter((g) => g.Properties.RetentionInDays !== 90);
+    expect(functionLogs.length).toBeLessThanOrEqual(1); // only the API access log keeps its own retention
+    expect(Object.values(resourcesOf(template, 'AWS::ApiGateway::Authorizer'))[0]!.Properties.AuthorizerResultTtlInSeconds).toBe(300);
+    expect(Object.values(resourcesOf(template, 'AWS::ApiGateway::Stage'))[0]!.Properties.MethodSettings)
+      .toEqual([expect.objectContaining({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 50 })]);
+    const reservations = Object.values(resourcesOf(template, 'AWS::Lambda::Function')).map((f) => f.Properties.ReservedConcurrentExecutions);
+    expect(reservations.filter((r) => r === undefined)).toHaveLength(reservations.length - 1); // all but the authorizer's 50
+  });
+
+  it('subscribes the alarm e-mail to the alarm topic', () => {
+    const { template } = synthesize({ context: { alarmEmail: 'ops@example.com' } });
+    expect(Object.values(resourcesOf(template, 'AWS::SNS::Subscription')).map((s) => s.Properties))
+      .toEqual([expect.objectContaining({ Protocol: 'email', Endpoint: 'ops@example.com' })]);
+  });
+});
+
+describe('the account’s API Gateway logging role', () => {
+  const accounts = (context: Record<string, unknown>) => {
+    const { template } = synthesize({ context });
+    return { accounts: resourcesOf(template, 'AWS::ApiGateway::Account'), roles: resourcesOf(template, 'AWS::IAM::Role') };
+  };
+  const pushesLogs = (role: any) => JSON.stringify(role.Properties.ManagedPolicyArns ?? []).includes('AmazonAPIGatewayPushToCloudWatchLogs');
+
+  it('is not owned by a stage by default', () => {
+    const { accounts: found, roles } = accounts({});
+    expect(found).toEqual({});
+    expect(Object.values(roles).filter(pushesLogs)).toEqual([]);
+  });
+
+  it('is created, and retained on delete, when the stage is asked to own it', () => {
+    const { accounts: found, roles } = accounts({ apiGatewayCloudWatchRole: true });
+    expect(Object.values(found)).toHaveLength(1);
+    expect((Object.values(found)[0] as any).DeletionPolicy).toBe('Retain');
+    expect(Object.values(roles).filter(pushesLogs)).toHaveLength(1);
+  });
+});
+
+describe('adopting an existing table (a restore, or a redeploy after destroy)', () => {
+  const adopted = 'tfc-tags-comments-prod-restored';
+  const tableArn = `arn:aws:dynamodb:eu-west-1:123456789012:table/${adopted}`;
+
+  it('creates no table and points every function and policy at the adopted one', () => {
+    const { template } = synthesize({ context: { tableName: adopted } });
+    expect(resourcesOf(template, 'AWS::DynamoDB::GlobalTable')).toEqual({});
+    expect(resourcesOf(template, 'AWS::DynamoDB::Table')).toEqual({});
+    for (const fn of Object.values(resourcesOf(template, 'AWS::Lambda::Function'))) {
+      expect(fn.Properties.Environment.Variables.TABLE_NAME).toBe(adopted);
+    }
+    const tableStatements = Object.values(resourcesOf(template, 'AWS::IAM::Policy'))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement)
+      .filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('dynamodb:')));
+    expect(tableStatements.length).toBeGreaterThan(0);
+    for (const statement of tableStatements) expect(statement.Resource).toEqual(tableArn);
+    expect(template.toJSON().Outputs.TableName.Value).toBe(adopted);
+  });
+
+  it('still watches the adopted table', () => {
+    const { template } = synthesize({ context: { tableName: adopted } });
+    const tableAlarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'))
+      .filter((a) => JSON.stringify(a.Properties).includes('AWS/DynamoDB'));
+    expect(tableAlarms.length).toBeGreaterThan(0);
+    for (const alarm of tableAlarms) expect(JSON.stringify(alarm.Properties)).toContain(`{"Name":"TableName","Value":"${adopted}"}`);
+  });
+});
+
+describe('feature flags', () => {
+  it('sets every flag aws-cdk-lib recommends for new projects, at its recommended value', () => {
+    const root = join(import.meta.dirname, '../..');
+    const recommended = JSON.parse(readFileSync(join(root, 'node_modules/aws-cdk-lib/recommended-feature-flags.json'), 'utf8'));
+    const { context } = JSON.parse(readFileSync(join(root, 'cdk.json'), 'utf8'));
+    expect(context).toMatchObject(recommended);
+  });
+});
