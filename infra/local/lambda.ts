@@ -114,7 +114,7 @@ export class LambdaService {
 }
 
 /** The variables Lambda itself sets in every function's environment (Lambda: "Defined runtime environment variables"). */
-function lambdaEnvironment(fn: FunctionConfig): Record<string, string> {
+export function lambdaEnvironment(fn: FunctionConfig): Record<string, string> {
   return {
     PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     LANG: 'en_US.UTF-8',

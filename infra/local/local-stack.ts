@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { ApiGateway, MAX_PAYLOAD_BYTES, type HttpRequest, type HttpResponse } from './apigateway';
 import { ensureAssembly, type Assembly } from './assembly';
 import { LOCAL_ACCOUNT, LOCAL_REGION, Stack } from './cloudformation';
@@ -49,9 +49,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => { server.removeListener('error', reject); resolve(); });
   });
+
+  try {
+    return await serveAssembly(server, assembly, options);
+  } catch (error) {
+    server.close();
+    throw error;
+  }
+}
+
+async function serveAssembly(server: Server, assembly: Assembly, options: LocalStackOptions): Promise<LocalStack> {
   const { port } = server.address() as { port: number };
   const host = `127.0.0.1:${port}`;
-
   const physical = { ref: {} as Record<string, string>, attributes: {} as Record<string, string> };
   const probe = new Stack(assembly.directory, assembly.stackName);
   const tables = [...probe.resourcesOf('AWS::DynamoDB::GlobalTable'), ...probe.resourcesOf('AWS::DynamoDB::Table')];
@@ -74,19 +83,28 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     onCall: (call) => { dynamoDbCalls.push(call); if (dynamoDbCalls.length > 10_000) dynamoDbCalls.splice(0, 5_000); },
   });
   const xray = await startXRayDaemon();
-  const log = options.log ?? ((name, line) => console.log(`[${name}] ${line}`));
-  const lambda = new LambdaService(stack, {
-    environmentFor: (fn) => ({
-      ...proxy.credentialsFor(fn.roleLogicalId),
-      AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,
-      AWS_XRAY_DAEMON_ADDRESS: xray.address,
-      AWS_XRAY_CONTEXT_MISSING: 'LOG_ERROR',
-    }),
-    log,
-  });
-  const gateway = new ApiGateway(stack, (fn, event) => lambda.invoke(fn, event));
-  const waf = webAclOf(stack);
-  const front = LocalFront.of(stack);
+  let lambda: LambdaService;
+  let gateway: ApiGateway;
+  let waf: ReturnType<typeof webAclOf>;
+  let front: LocalFront | undefined;
+  try {
+    const log = options.log ?? ((name, line) => console.log(`[${name}] ${line}`));
+    lambda = new LambdaService(stack, {
+      environmentFor: (fn) => ({
+        ...proxy.credentialsFor(fn.roleLogicalId),
+        AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,
+        AWS_XRAY_DAEMON_ADDRESS: xray.address,
+        AWS_XRAY_CONTEXT_MISSING: 'LOG_ERROR',
+      }),
+      log,
+    });
+    gateway = new ApiGateway(stack, (fn, event) => lambda.invoke(fn, event));
+    waf = webAclOf(stack);
+    front = LocalFront.of(stack);
+  } catch (error) {
+    await Promise.all([proxy.close(), xray.close()]);
+    throw error;
+  }
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now();
