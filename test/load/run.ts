@@ -5,7 +5,12 @@ import { parseArgs } from 'node:util';
 import { functionNames } from '#shared/routes';
 import { randomAlphanumeric } from '#shared/ids';
 import { scenarios, type Fixture } from './scenarios';
-import { apiPath, cleanUp, fillDeletable, prepareFixture, startLocalTarget, type Target } from './target';
+import { RATE_LIMIT_PER_SECOND } from '#shared/config';
+import { CLIENT_IP_LIMIT_PER_SECOND, RATE_WINDOW_SECONDS } from '#infra/cdk/constructs/waf';
+import { anyToken, apiPath, cleanUp, fillDeletable, prepareFixture, startLocalTarget, type Target } from './target';
+
+/** Under the per-address limit, with room for set-up and clean-up in the same window. */
+const DEFAULT_RATE = 50;
 import { errorRate, html, table, type FunctionResult } from './report';
 
 /**
@@ -16,8 +21,8 @@ import { errorRate, html, table, type FunctionResult } from './report';
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    target: { type: 'string' }, token: { type: 'string' }, org: { type: 'string' }, run: { type: 'string' },
-    duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' }, rate: { type: 'string' },
+    target: { type: 'string' }, token: { type: 'string', multiple: true }, org: { type: 'string' }, run: { type: 'string' },
+    duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' }, rate: { type: 'string', default: String(DEFAULT_RATE) },
     'max-p99': { type: 'string' }, 'max-error-rate': { type: 'string' }, 'report-dir': { type: 'string', default: 'reports' },
     help: { type: 'boolean' },
   },
@@ -25,18 +30,20 @@ const { values, positionals } = parseArgs({
 
 const USAGE = `Usage: npm run load -- [FUNCTION…] [--duration S] [--connections N] [--rate REQ_PER_S]
        [--max-p99 MS] [--max-error-rate FRACTION] [--report-dir DIR]
-       [--target https://…/api/v2 --token TOKEN --org ORG --run RUN_ID]
-Functions: ${functionNames().join(', ')}`;
+       [--target https://…/api/v2 --token TOKEN [--token TOKEN…] --org ORG --run RUN_ID]
+Functions: ${functionNames().join(', ')}
+The stage's WAF allows ${RATE_LIMIT_PER_SECOND} req/s per token and ${CLIENT_IP_LIMIT_PER_SECOND} req/s per client address (over a
+${RATE_WINDOW_SECONDS} s window): connections take the tokens in turn, and --rate (default ${DEFAULT_RATE}) stays under both.`;
 if (values.help) { console.log(USAGE); process.exit(0); }
 
 const duration = Number(values.duration);
 const connections = Number(values.connections);
-const rate = values.rate === undefined ? undefined : Number(values.rate);
+const rate = Number(values.rate);
 const maxP99 = values['max-p99'] === undefined ? undefined : Number(values['max-p99']);
 const maxErrorRate = values['max-error-rate'] === undefined ? undefined : Number(values['max-error-rate']);
 const selected = positionals.length > 0 ? positionals : functionNames();
 const unknown = selected.filter((name) => !scenarios[name] || !functionNames().includes(name));
-if (unknown.length > 0 || [duration, connections].some((n) => !(n > 0)) || (rate !== undefined && !(rate > 0))) {
+if (unknown.length > 0 || [duration, connections, rate].some((n) => !(n > 0))) {
   console.error(`${unknown.length > 0 ? `Unknown function: ${unknown.join(', ')}\n` : ''}${USAGE}`);
   process.exit(2);
 }
@@ -44,10 +51,10 @@ if (unknown.length > 0 || [duration, connections].some((n) => !(n > 0)) || (rate
 let target: Target;
 if (values.target) {
   if (!values.token || !values.org || !values.run) { console.error(`--target needs --token, --org and --run\n${USAGE}`); process.exit(2); }
-  target = { apiUrl: values.target.replace(/\/$/, ''), token: values.token, organization: values.org, runId: values.run, stop: async () => {} };
+  target = { apiUrl: values.target.replace(/\/$/, ''), tokens: values.token, organization: values.org, runId: values.run, stop: async () => {} };
 } else {
   console.error('Starting the local stack (npm start in a child process)…');
-  target = await startLocalTarget();
+  target = await startLocalTarget(connections);
 }
 
 const unique = randomAlphanumeric(6).toLowerCase();
@@ -62,7 +69,7 @@ try {
   for (const name of selected) {
     const scenario = scenarios[name]!;
     if (scenario.consumesDeletable) await fillDeletable(target, fixture, unique, connections * 20);
-    console.error(`▶ ${name}: ${connections} connections, ${duration} s${rate ? `, ${rate} req/s` : ''}${scenario.consumesDeletable ? `, at most ${fixture.deletable.length} deletes` : ''}`);
+    console.error(`▶ ${name}: ${connections} connections, ${duration} s, ${rate} req/s${scenario.consumesDeletable ? `, at most ${fixture.deletable.length} deletes` : ''}`);
     results.push(await load(name, fixture));
     if (name === 'reserved-tag-keys/create') fixture.deletable.push(...createdByRun.splice(0));
   }
@@ -81,13 +88,19 @@ async function load(name: string, f: Fixture): Promise<FunctionResult> {
     url: new URL(target.apiUrl).origin,
     connections,
     duration,
-    ...(rate ? { overallRate: rate } : {}),
+    overallRate: rate,
     ...(scenario.consumesDeletable ? { amount: f.deletable.length } : {}),
-    headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/vnd.api+json' },
+    headers: { 'content-type': 'application/vnd.api+json' },
+    // autocannon gives each connection its own copy of the context: one token per connection.
+    initialContext: {},
     requests: [{
-      setupRequest: (request) => {
+      setupRequest: (request, context: { token?: string }) => {
+        context.token ??= anyToken(target);
         const next = scenario.request(f, n++, unique);
-        return { ...request, method: next.method, path: apiPath(target, next.path), body: next.body === undefined ? undefined : JSON.stringify(next.body) };
+        return {
+          ...request, method: next.method, path: apiPath(target, next.path), body: next.body === undefined ? undefined : JSON.stringify(next.body),
+          headers: { ...request.headers, authorization: `Bearer ${context.token}` },
+        };
       },
       onResponse: (status, body) => {
         if (name === 'reserved-tag-keys/create' && status === 201) createdByRun.push(JSON.parse(body).data.id);
@@ -115,7 +128,7 @@ console.log(table(results));
 const reportDir = resolve(values['report-dir']!);
 mkdirSync(reportDir, { recursive: true });
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const meta = { target: values.target ?? 'local (npm start)', connections, duration: `${duration} s`, rate: rate ?? 'unlimited', at: new Date().toISOString() };
+const meta = { target: values.target ?? 'local (npm start)', connections, duration: `${duration} s`, rate: `${rate} req/s`, at: new Date().toISOString() };
 const jsonFile = join(reportDir, `load-${stamp}.json`);
 const htmlFile = join(reportDir, `load-${stamp}.html`);
 writeFileSync(jsonFile, JSON.stringify({ ...meta, results: results.map(({ percentiles: _p, ...r }) => ({ ...r, percentiles: Object.fromEntries(_p) })) }, null, 2));

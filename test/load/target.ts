@@ -1,20 +1,29 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { useLocalEndpoint } from '#infra/local/dynamodb-local';
 import { freePort, run, TSX } from '../support/processes';
 import type { Fixture, ScenarioRequest } from './scenarios';
 
-/** Where the load goes: an API base URL (ending in /api/v2), a token, and what it may use. */
+/**
+ * Where the load goes: an API base URL (ending in /api/v2), its tokens, and what they may use.
+ * The stage's WAF limits each token to 30 req/s, so the load spreads over one token per
+ * connection (`tokens` round-robin), as a load test against a real stage must.
+ */
 export interface Target {
   apiUrl: string;
-  token: string;
+  tokens: string[];
   organization: string;
   runId: string;
   stop(): Promise<void>;
 }
 
-/** `npm start` in its own process over a throwaway DATA_DIR: the load never shares its event loop. */
-export async function startLocalTarget(): Promise<Target> {
+/**
+ * `npm start` in its own process over a throwaway DATA_DIR: the load never shares its event loop.
+ * Besides the seeded token, `tokenCount - 1` more owner tokens are created in its store, as the
+ * operator CLI would.
+ */
+export async function startLocalTarget(tokenCount: number): Promise<Target> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tfc-load-'));
   const proc = run([TSX, 'infra/local/start.ts'], {
     PORT: String(await freePort()), DDB_PORT: String(await freePort()), DATA_DIR: dataDir,
@@ -23,10 +32,11 @@ export async function startLocalTarget(): Promise<Target> {
   const [, apiUrl] = await proc.waitFor(/API ready in [\d.]+ s at (\S+)/);
   const [, token] = await proc.waitFor(/TOKEN=(\S+)/);
   const [, runId] = await proc.waitFor(/RUN=(run-\w+)/);
+  const [, endpoint, tableName] = await proc.waitFor(/DynamoDB Local on (\S+) \(table (\S+),/);
   proc.child.stdout.removeAllListeners('data'); // the access log is not for us; keep the pipe drained
   proc.child.stdout.resume();
   return {
-    apiUrl: apiUrl!, token: token!, organization: 'example-org', runId: runId!,
+    apiUrl: apiUrl!, tokens: [token!, ...await ownerTokens(endpoint!, tableName!, tokenCount - 1)], organization: 'example-org', runId: runId!,
     async stop() {
       proc.child.kill('SIGINT');
       await proc.exited;
@@ -35,11 +45,24 @@ export async function startLocalTarget(): Promise<Target> {
   };
 }
 
+async function ownerTokens(endpoint: string, tableName: string, count: number): Promise<string[]> {
+  useLocalEndpoint(endpoint);
+  process.env.TABLE_NAME = tableName;
+  // Imported only now: the store's client reads the endpoint when it is created.
+  const { createToken } = await import('#shared/store/tokens');
+  const created = await Promise.all(Array.from({ length: count }, (_, i) => createToken({ subject: `load-${i}`, grants: { 'example-org': 'owner' } })));
+  return created.map(({ token }) => token);
+}
+
+let nextToken = 0;
+/** The target's tokens in turn, so no one token's rate limit is reached. */
+export const anyToken = (target: Target) => target.tokens[nextToken++ % target.tokens.length]!;
+
 /** A tiny API client for setting up and cleaning up around a load run. */
 export async function call(target: Target, request: ScenarioRequest): Promise<{ status: number; json: any }> {
   const response = await fetch(`${target.apiUrl}${request.path}`, {
     method: request.method,
-    headers: { Authorization: `Bearer ${target.token}`, 'Content-Type': 'application/vnd.api+json' },
+    headers: { Authorization: `Bearer ${anyToken(target)}`, 'Content-Type': 'application/vnd.api+json' },
     body: request.body === undefined ? undefined : JSON.stringify(request.body),
   });
   const text = await response.text();
