@@ -22,6 +22,7 @@ export const REJECTION_CONTEXT_KEY = 'reason';
  */
 export async function handler(event: APIGatewayRequestAuthorizerEvent, context?: Context): Promise<APIGatewayAuthorizerResult> {
   if (context) logger.addContext(context); // request id on every line
+  logger.appendKeys({ request_id: event.requestContext?.requestId }); // API Gateway's: the response's X-Request-Id
   const trace = openInvocationTrace(AUTHORIZER_FUNCTION, 'authorizer');
   let outcome = 'failed';
   try {

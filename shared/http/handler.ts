@@ -62,7 +62,8 @@ export function jsonApiHandler(
     .use(contentNegotiation(options.bodyType !== undefined))
     .handler(async (event) => {
       const principal = route.role === null ? anonymous : decodePrincipal(event.requestContext.authorizer);
-      logger.appendKeys({ route: `${route.method} ${route.path}`, tokenId: principal.tokenId });
+      // request_id: API Gateway's, the X-Request-Id of the response (function_request_id is Lambda's).
+      logger.appendKeys({ route: `${route.method} ${route.path}`, tokenId: principal.tokenId, request_id: event.requestContext.requestId });
       const pathParameters = event.pathParameters ?? {};
       const result = await handle({
         event,

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AUTHORIZER_CACHE_TTL_SECONDS, MAX_BODY_BYTES, RATE_LIMIT_PER_SECOND } from '#shared/config';
-import { GATEWAY_ERRORS, gatewayErrorResponse, type GatewayErrorType } from '#shared/http/gateway-responses';
+import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/config';
 import { COMMON_HEADERS } from '#shared/http/responses';
 import { routes } from '#shared/routes';
 import { TABLE_KEYS } from '#shared/store/table';
@@ -22,12 +21,15 @@ const single = (type: string) => {
 const routeKey = (method: string, path: string) => `${method} ${path}`;
 const METHOD_NOT_ALLOWED_BODY = { errors: [{ status: '405', title: 'method not allowed' }] };
 const contractHeaders = { 'Content-Type': 'application/vnd.api+json', ...COMMON_HEADERS };
+/** Served by a mock at the host root beside /api/v2 (test/infra/edge.test.ts). */
+const DISCOVERY = '/.well-known/terraform.json';
+const routeTableMethods = () => deployedMethods(synth.template).filter((m) => m.path !== DISCOVERY);
 /** A concrete URL path for a route path: `{run_id}` → `run-x`. */
 const concrete = (path: string) => path.replace(/\{(\w+)\}/g, 'x-1');
 
 describe('routes', () => {
   it('deploys exactly the route table: every method and path under /api/v2', () => {
-    const deployed = deployedMethods(synth.template).filter((m) => m.method !== 'ANY').map((m) => routeKey(m.method, m.path));
+    const deployed = routeTableMethods().filter((m) => m.method !== 'ANY').map((m) => routeKey(m.method, m.path));
     const table = routes.map((r) => routeKey(r.method, underBase(r.path)));
     expect(new Set(deployed)).toEqual(new Set(table));
     expect(deployed).toHaveLength(table.length);
@@ -58,8 +60,8 @@ describe('routes', () => {
     expect(deployedMethods(synth.template).find((m) => m.path === underBase('/ping'))!.properties.AuthorizationType).toBe('NONE');
   });
 
-  it('answers 405 with the contract body on every routed path for any other method (ANY mock)', () => {
-    const methods = deployedMethods(synth.template);
+  it('answers 405 with the contract body and Allow on every routed path for any other method (ANY mock)', () => {
+    const methods = routeTableMethods();
     const routedPaths = new Set(routes.map((r) => underBase(r.path)));
     const anyPaths = methods.filter((m) => m.method === 'ANY').map((m) => m.path);
     expect(new Set(anyPaths)).toEqual(routedPaths);
@@ -72,12 +74,15 @@ describe('routes', () => {
       expect(response.StatusCode).toBe('405');
       expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual(METHOD_NOT_ALLOWED_BODY);
       expect(JSON.parse(response.ResponseTemplates['application/vnd.api+json'])).toEqual(METHOD_NOT_ALLOWED_BODY);
-      expect(response.ResponseParameters).toEqual(Object.fromEntries(
-        Object.entries(contractHeaders).map(([name, value]) => [`method.response.header.${name}`, `'${value}'`]),
-      ));
+      const allow = routes.filter((r) => underBase(r.path) === any.path).map((r) => r.method).sort().join(', ');
+      const headers = { ...contractHeaders, Allow: allow };
+      expect(response.ResponseParameters).toEqual({
+        ...Object.fromEntries(Object.entries(headers).map(([name, value]) => [`method.response.header.${name}`, `'${value}'`])),
+        'method.response.header.X-Request-Id': 'context.requestId',
+      });
       expect(responses).toEqual([{
         StatusCode: '405',
-        ResponseParameters: Object.fromEntries(Object.keys(contractHeaders).map((name) => [`method.response.header.${name}`, true])),
+        ResponseParameters: Object.fromEntries([...Object.keys(headers), 'X-Request-Id'].map((name) => [`method.response.header.${name}`, true])),
       }]);
     }
   });
@@ -95,7 +100,7 @@ describe('the deployed routes and the local gateway’s are the same', () => {
   const call = (method: string, path: string) => fetch(`${local.url}${concrete(path)}`, { method });
 
   it('serves every deployed method locally: public ones answer, the others ask for a token', async () => {
-    for (const deployed of deployedMethods(synth.template).filter((m) => m.method !== 'ANY')) {
+    for (const deployed of routeTableMethods().filter((m) => m.method !== 'ANY')) {
       const response = await call(deployed.method, deployed.path);
       const isPublic = deployed.properties.AuthorizationType === 'NONE';
       expect([deployed.method, deployed.path, response.status]).toEqual([deployed.method, deployed.path, isPublic ? expect.any(Number) : 401]);
@@ -105,7 +110,7 @@ describe('the deployed routes and the local gateway’s are the same', () => {
   });
 
   it('answers 405 locally wherever the template answers 405, with the same body', async () => {
-    const methods = deployedMethods(synth.template);
+    const methods = routeTableMethods();
     for (const any of methods.filter((m) => m.method === 'ANY')) {
       const served = new Set(methods.filter((m) => m.path === any.path).map((m) => m.method));
       for (const method of ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'].filter((m) => !served.has(m))) {
@@ -143,50 +148,6 @@ describe('the REQUEST authorizer', () => {
   });
 });
 
-describe('gateway responses: API Gateway’s own errors are the contract’s', () => {
-  const responses = () => Object.values(resourcesOf(synth.template, 'AWS::ApiGateway::GatewayResponse')).map((r) => r.Properties);
-  const types = Object.keys(GATEWAY_ERRORS) as GatewayErrorType[];
-
-  it('has one gateway response per gateway error, and no other', () => {
-    expect(responses().map((r) => r.ResponseType).sort()).toEqual([...types].sort());
-  });
-
-  it.each(types)('%s: status, JSON:API body and headers as the local gateway sends them', (type) => {
-    const expected = gatewayErrorResponse(type);
-    const response = responses().find((r) => r.ResponseType === type)!;
-    expect(response.StatusCode).toBe(String(expected.statusCode));
-    for (const template of Object.values(response.ResponseTemplates)) expect(JSON.parse(template as string)).toEqual(JSON.parse(expected.body));
-    expect(Object.keys(response.ResponseTemplates).sort()).toEqual(['application/json', 'application/vnd.api+json']);
-    expect(response.ResponseParameters).toEqual(Object.fromEntries(
-      Object.entries(expected.headers!).map(([name, value]) => [`gatewayresponse.header.${name}`, `'${value}'`]),
-    ));
-    expect(response.ResponseParameters).toMatchObject(Object.fromEntries(
-      Object.entries(contractHeaders).map(([name, value]) => [`gatewayresponse.header.${name}`, `'${value}'`]),
-    ));
-  });
-
-  it('answers an unknown route 404, not API Gateway’s 403', () => {
-    const response = responses().find((r) => r.ResponseType === 'MISSING_AUTHENTICATION_TOKEN')!;
-    expect(response.StatusCode).toBe('404');
-    expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual({ errors: [{ status: '404', title: 'not found' }] });
-  });
-
-  it('tells a throttled client when to retry, in float seconds and whole seconds', () => {
-    for (const type of ['THROTTLED', 'QUOTA_EXCEEDED']) {
-      const { StatusCode, ResponseParameters: headers } = responses().find((r) => r.ResponseType === type)!;
-      expect(StatusCode).toBe('429');
-      expect(headers['gatewayresponse.header.X-RateLimit-Reset']).toMatch(/^'\d+\.\d{3}'$/);
-      expect(headers['gatewayresponse.header.Retry-After']).toMatch(/^'\d+'$/);
-    }
-  });
-
-  it('quotes every header value as a static literal', () => {
-    for (const response of responses()) {
-      for (const value of Object.values(response.ResponseParameters)) expect(value).toMatch(/^'[^']*'$/);
-    }
-  });
-});
-
 describe('the stage', () => {
   it('is named after the stage, traced, throttled per method and logs errors without request data', () => {
     const stage = single('AWS::ApiGateway::Stage');
@@ -218,69 +179,6 @@ describe('the stage', () => {
 
   it('is a regional endpoint', () => {
     expect(single('AWS::ApiGateway::RestApi').Properties.EndpointConfiguration).toEqual({ Types: ['REGIONAL'] });
-  });
-});
-
-describe('WAF', () => {
-  const acl = () => single('AWS::WAFv2::WebACL').Properties;
-  const rule = (name: string) => acl().Rules.find((r: any) => r.Name === name);
-  const headersOf = (r: any) => Object.fromEntries(r.Action.Block.CustomResponse.ResponseHeaders.map((h: any) => [h.Name, h.Value]));
-
-  it('is a regional web ACL associated with the stage', () => {
-    expect(acl().Scope).toBe('REGIONAL');
-    expect(acl().DefaultAction).toEqual({ Allow: {} });
-    const association = single('AWS::WAFv2::WebACLAssociation');
-    const stage = single('AWS::ApiGateway::Stage');
-    expect(association.Properties.WebACLArn).toEqual({ 'Fn::GetAtt': [single('AWS::WAFv2::WebACL').logicalId, 'Arn'] });
-    expect(JSON.stringify(association.Properties.ResourceArn)).toContain(`{"Ref":"${stage.logicalId}"}`);
-    expect(JSON.stringify(association.Properties.ResourceArn)).toContain('/stages/');
-  });
-
-  it('limits each token to 30 requests per second, as 1,800 per 60 s keyed on the raw Authorization header', () => {
-    const statement = rule('PerTokenRateLimit').Statement.RateBasedStatement;
-    expect(statement).toEqual({
-      Limit: RATE_LIMIT_PER_SECOND * 60,
-      EvaluationWindowSec: 60,
-      AggregateKeyType: 'CUSTOM_KEYS',
-      CustomKeys: [{ Header: { Name: 'Authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }],
-    });
-    expect(statement.Limit).toBe(1800);
-  });
-
-  it('answers a rate-limited request 429 with the contract body, retry headers and common headers', () => {
-    const r = rule('PerTokenRateLimit');
-    const response = r.Action.Block.CustomResponse;
-    expect(response.ResponseCode).toBe(429);
-    const body = acl().CustomResponseBodies[response.CustomResponseBodyKey];
-    expect(body.ContentType).toBe('APPLICATION_JSON');
-    expect(JSON.parse(body.Content)).toEqual({ errors: [{ status: '429', title: 'too many requests' }] });
-    const headers = headersOf(r);
-    expect(headers['X-RateLimit-Reset']).toMatch(/^\d+\.\d{3}$/);
-    expect(Number(headers['X-RateLimit-Reset'])).toBe(Number(headers['Retry-After']));
-    expect(headers['Retry-After']).toMatch(/^\d+$/);
-    expect(headers).toMatchObject(COMMON_HEADERS);
-    expect(Object.keys(headers).map((h) => h.toLowerCase())).not.toContain('content-type'); // WAF refuses it
-  });
-
-  it('blocks bodies over 64 KiB with a 413 JSON:API error, inspecting the whole 64 KiB', () => {
-    const r = rule('BodyOver64KiB');
-    expect(r.Statement.SizeConstraintStatement).toEqual({
-      FieldToMatch: { Body: { OversizeHandling: 'MATCH' } },
-      ComparisonOperator: 'GT',
-      Size: MAX_BODY_BYTES,
-      TextTransformations: [{ Priority: 0, Type: 'NONE' }],
-    });
-    expect(acl().AssociationConfig).toEqual({ RequestBody: { API_GATEWAY: { DefaultSizeInspectionLimit: 'KB_64' } } });
-    const response = r.Action.Block.CustomResponse;
-    expect(response.ResponseCode).toBe(413);
-    const body = JSON.parse(acl().CustomResponseBodies[response.CustomResponseBodyKey].Content);
-    expect(body).toEqual(JSON.parse(gatewayErrorResponse('REQUEST_TOO_LARGE').body));
-    expect(headersOf(r)).toMatchObject(COMMON_HEADERS);
-  });
-
-  it('keeps no sampled requests (they would hold Authorization headers)', () => {
-    expect(acl().VisibilityConfig.SampledRequestsEnabled).toBe(false);
-    for (const r of acl().Rules) expect(r.VisibilityConfig.SampledRequestsEnabled).toBe(false);
   });
 });
 
