@@ -13,9 +13,6 @@ import { MAX_BODY_BYTES } from '../config';
 const tooManyRequests = () =>
   new errors.ApiError(429, 'too many requests', undefined, undefined, { 'Retry-After': '1', 'X-RateLimit-Reset': '1.000' });
 
-/** A function that did not answer in time: the Lambda timeout (INTEGRATION_FAILURE) or API Gateway's own. */
-const gatewayTimeout = () => new errors.ApiError(504, 'gateway timeout');
-
 export const GATEWAY_ERRORS = {
   /** No Authorization header (API Gateway answers without calling the authorizer), or the authorizer said "Unauthorized". */
   UNAUTHORIZED: () => new errors.Unauthorized(),
@@ -42,14 +39,15 @@ export const GATEWAY_ERRORS = {
   AUTHORIZER_FAILURE: () => new errors.Unavailable(),
   AUTHORIZER_CONFIGURATION_ERROR: () => new errors.Unavailable(),
   /** API Gateway's 29 s limit. */
-  INTEGRATION_TIMEOUT: () => gatewayTimeout(),
+  INTEGRATION_TIMEOUT: () => new errors.GatewayTimeout(),
   /**
-   * A function error that escaped the handler's own error handling: every thrown error becomes a
-   * JSON:API response inside the function, so what is left is the runtime's own, chiefly the
-   * function timeout ("Task timed out", 10 s, before API Gateway's 29 s). 504 is AWS's default
-   * status for this type and the contract's status for a function that ran out of time.
+   * A function error that escaped the handler's own error handling (every thrown error, and a
+   * handler about to time out, is answered inside the function): what is left is the runtime's
+   * own, a timeout during init or past the handler's margin ("Task timed out"), or a crash. 504 is
+   * AWS's default status for this type and the contract's for a function that ran out of time;
+   * python-tfe retries 502, 503 and 504 alike.
    */
-  INTEGRATION_FAILURE: () => gatewayTimeout(),
+  INTEGRATION_FAILURE: () => new errors.GatewayTimeout(),
   API_CONFIGURATION_ERROR: () => new errors.InternalError(),
   /** Fallbacks for any type not listed above: a body, and no status (see FALLBACK_TYPES). */
   DEFAULT_4XX: () => new errors.BadRequest('the request could not be processed'),
