@@ -24,6 +24,9 @@ export const documentClient = DynamoDBDocumentClient.from(
       requestHandler: {
         connectionTimeout: STORE_TIMEOUTS.connectionTimeoutMs,
         requestTimeout: STORE_TIMEOUTS.requestTimeoutMs,
+        // Without it the SDK only logs a warning when requestTimeout passes and keeps waiting
+        // (@smithy/types NodeHttpHandlerOptions): a stalled store would hold the function to its timeout.
+        throwOnRequestTimeout: true,
       },
     }),
   ),
