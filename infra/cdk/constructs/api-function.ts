@@ -89,6 +89,7 @@ export class ApiFunction extends NodejsFunction {
         mainFields: [...BUNDLE.mainFields],
         banner: BUNDLE.banner,
         minify: BUNDLE.minify,
+        esbuildArgs: { '--alias': Object.entries(BUNDLE.alias).map(([name, path]) => `${name}=${path}`) },
         sourceMap: true,
         sourcesContent: false,
         bundleAwsSDK: true,

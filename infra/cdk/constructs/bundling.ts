@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { BuildOptions } from 'esbuild';
 
 /**
@@ -10,6 +11,11 @@ export const BUNDLE = {
   // ESM output still meets CommonJS dependencies that call require(): give them one.
   banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
   minify: true,
+  /**
+   * Packages replaced by a stub in the bundles: required at load by a dependency but used only by
+   * code these functions never run (each stub says why and throws if it is ever used).
+   */
+  alias: { semver: join(import.meta.dirname, 'bundle-stubs', 'semver.cjs') },
 } as const;
 
 /** The same bundle in esbuild's own terms (what NodejsFunction passes to esbuild). */
@@ -21,6 +27,7 @@ export const ESBUILD_OPTIONS: BuildOptions = {
   mainFields: [...BUNDLE.mainFields],
   banner: { js: BUNDLE.banner },
   minify: BUNDLE.minify,
+  alias: { ...BUNDLE.alias },
   sourcemap: 'linked',
   sourcesContent: false,
 };
