@@ -42,7 +42,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     'java',
     [`-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`, '-jar', join(jarDir, 'DynamoDBLocal.jar'),
       '-sharedDb', '-disableTelemetry', '-port', String(port), ...storage],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: process.env },
   );
   const pid = java.pid!;
   let output = '';
@@ -51,7 +51,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   java.stderr!.on('data', collect);
 
   // The watchdog's stdin is a pipe from us: when this process dies, the pipe closes and it kills java.
-  const watchdog = spawn('sh', ['-c', `read _ ; kill -9 ${pid} 2>/dev/null`], { stdio: ['pipe', 'ignore', 'ignore'] });
+  const watchdog = spawn('sh', ['-c', `read _ ; kill -9 ${pid} 2>/dev/null`], { stdio: ['pipe', 'ignore', 'ignore'], env: process.env });
   watchdog.unref();
   register(pid);
   const killOnExit = () => { try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ } };
@@ -107,7 +107,7 @@ function localClient(endpoint: string) {
 }
 
 function assertJava(): void {
-  const result = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  const result = spawnSync('java', ['-version'], { encoding: 'utf8', env: process.env });
   if (result.error) {
     throw new Error(`DynamoDB Local needs Java ${MINIMUM_JAVA} or newer, and no \`java\` was found on PATH.`);
   }

@@ -12,10 +12,13 @@ import type { Stack } from './cloudformation';
  * that checks it resolve to the same string.
  */
 export class LocalFront {
-  private constructor(
-    private readonly viewerRequest: string | undefined,
-    private readonly originHeaders: Array<[string, string]>,
-  ) {}
+  private readonly viewerRequest: string | undefined;
+  private readonly originHeaders: Array<[string, string]>;
+
+  private constructor(viewerRequest: string | undefined, originHeaders: Array<[string, string]>) {
+    this.viewerRequest = viewerRequest;
+    this.originHeaders = originHeaders;
+  }
 
   /** The template's one distribution, or undefined when a custom domain (or nothing) is the front. */
   static of(stack: Stack): LocalFront | undefined {

@@ -122,7 +122,7 @@ export async function compileRoute(route: Route): Promise<CompiledRoute> {
 async function importFunction(name: string): Promise<unknown> {
   // A computed path (not a template literal) so test runners load nested handler files too.
   const file = fileURLToPath(new URL(`../../functions/${name}.ts`, import.meta.url));
-  const module = (await import(/* @vite-ignore */ file)) as { handler?: unknown };
+  const module = (await import(file)) as { handler?: unknown };
   if (typeof module.handler !== 'function') throw new Error(`functions/${name}.ts does not export a handler`);
   return module.handler;
 }
@@ -256,7 +256,11 @@ type Decision = APIGatewayAuthorizerResult | 'unauthorized' | 'failed';
 /** API Gateway's authorizer cache: one decision per identity-source value, for the TTL. */
 class AuthorizerCache {
   private readonly entries = new Map<string, { decision: APIGatewayAuthorizerResult; expires: number }>();
-  constructor(private readonly ttlMs: number) {}
+  private readonly ttlMs: number;
+
+  constructor(ttlMs: number) {
+    this.ttlMs = ttlMs;
+  }
 
   async get(identity: string, authorize: () => Promise<APIGatewayAuthorizerResult>): Promise<Decision> {
     const cached = this.entries.get(identity);

@@ -4,14 +4,19 @@
  * message is never shown.
  */
 export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly title: string,
-    readonly detail?: string,
-    readonly pointer?: string,
-    readonly headers: Record<string, string> = {},
-  ) {
+  readonly status: number;
+  readonly title: string;
+  readonly detail?: string;
+  readonly pointer?: string;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, title: string, detail?: string, pointer?: string, headers: Record<string, string> = {}) {
     super(detail ?? title);
+    this.status = status;
+    this.title = title;
+    this.detail = detail;
+    this.pointer = pointer;
+    this.headers = headers;
     this.name = new.target.name;
   }
 }

@@ -25,8 +25,11 @@ export interface NewRun {
 
 /** Registering a run id that already belongs to another organization. */
 export class RunRegisteredElsewhere extends Error {
-  constructor(readonly run: RunRecord) {
+  readonly run: RunRecord;
+
+  constructor(run: RunRecord) {
     super(`run ${run.runId} is already registered in organization ${run.organization}`);
+    this.run = run;
   }
 }
 

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it } from '@jest/globals';
 import { tokenFor, useLocalGateway } from '../support/api';
 import { newId } from '#shared/ids';
 

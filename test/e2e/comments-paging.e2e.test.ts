@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { tokenFor, useLocalGateway } from '../support/api';
 import { insertComment } from '#shared/store/comments';
 import { registerRun } from '#shared/store/runs';

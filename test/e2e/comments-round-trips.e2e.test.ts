@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { tokenFor, useLocalGateway, type ApiResponse } from '../support/api';
 import { roundTrips } from '../support/round-trips';
 import { registerRun } from '#shared/store/runs';

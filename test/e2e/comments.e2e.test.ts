@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { errorBody, expectContractHeaders, tokenFor, useLocalGateway } from '../support/api';
 import { registerRun } from '#shared/store/runs';
 import { newId } from '#shared/ids';

@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it } from '@jest/globals';
 import { errorBody, expectContractHeaders, tokenFor, useLocalGateway } from '../support/api';
 import { createToken, revokeToken } from '#shared/store/tokens';
+import { expectWith } from '../support/expect-with';
 
 const { api } = useLocalGateway();
 const ORG = 'gateway-org';
@@ -36,7 +37,7 @@ describe('401: only about the token', () => {
     const token = await tokenFor({ [ORG]: 'owner' });
     for (const authorization of [`Basic ${token}`, 'Bearer', 'Bearer not-a-token', `Bearer tfcapi_${'A'.repeat(56)}`]) {
       const response = await api.get(KEYS, { headers: { Authorization: authorization } });
-      expect(response.status, authorization).toBe(401);
+      expectWith(response.status, authorization).toBe(401);
       expect(response.json).toEqual(unauthorized);
     }
   });
@@ -67,7 +68,7 @@ describe('routing', () => {
     const token = await tokenFor({ [ORG]: 'owner' });
     for (const path of ['/nope', '/organizations', '/organizations/x/reserved-tag-keys/extra']) {
       const response = await api.get(path, { token });
-      expect(response.status, path).toBe(404);
+      expectWith(response.status, path).toBe(404);
       expect(response.json).toEqual(errorBody(404, 'not found'));
     }
     expect((await api.get('/nope')).json).toEqual(errorBody(404, 'not found'));
@@ -77,7 +78,7 @@ describe('routing', () => {
     const token = await tokenFor({ [ORG]: 'owner' });
     for (const [method, path] of [['POST', '/ping'], ['PUT', KEYS], ['DELETE', KEYS], ['GET', '/reserved-tags/rtk-AAAAAAAAAAAAAAAA']]) {
       const response = await api.request(method!, path!, { token });
-      expect(response.status, `${method} ${path}`).toBe(405);
+      expectWith(response.status, `${method} ${path}`).toBe(405);
       expect(response.json).toEqual(errorBody(405, 'method not allowed'));
       const { actual, expected } = expectContractHeaders(response);
       expect(actual).toEqual(expected);

@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runToEnd, TSX } from '../support/processes';
+import { expectWith } from '../support/expect-with';
 
 /** `npm run load` as a user runs it: its own local stack, reports, thresholds and exit codes. */
 const load = (args: string[], reportDir: string) =>
@@ -12,7 +13,7 @@ describe('npm run load', () => {
   it('loads the named functions, writes JSON and HTML reports, and exits 1 when a threshold is breached', async () => {
     const reports = mkdtempSync(join(tmpdir(), 'tfc-load-'));
     const ok = await load(['comments/show', 'reserved-tag-keys/create', '--duration', '1', '--connections', '2', '--max-error-rate', '0'], reports);
-    expect(ok.code, ok.output).toBe(0);
+    expectWith(ok.code, ok.output).toBe(0);
     expect(ok.output).toMatch(/comments\/show\s+\d+\s+\d+/);
     expect(ok.output).toMatch(/Cleaning up: deleted \d+ keys/);
     const json = JSON.parse(readFileSync(join(reports, readdirSync(reports).find((f) => f.endsWith('.json'))!), 'utf8'));

@@ -1,16 +1,26 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually, freePort, isAlive, run, runToEnd, TSX } from '../support/processes';
+import { expectWith } from '../support/expect-with';
 
 /**
  * `npm start` as a user runs it (the same script, in its own process, its own DynamoDB Local over
  * a DATA_DIR), and the admin CLI against it. Slow-ish: each start boots a JVM.
  */
 const dataDir = mkdtempSync(join(tmpdir(), 'tfc-start-'));
+/** Each test boots JVMs and whole local stacks, twice for some: more than 30 s on a busy 2-core machine. */
+const SLOW = 120_000;
 const started: Array<ReturnType<typeof run>> = [];
-afterAll(() => started.forEach((p) => p.child.kill('SIGKILL')));
+// A start that a failed or timed-out test left running is stopped as a user stops it (its DynamoDB
+// Local with it): SIGKILL would stop tsx alone and orphan the server it runs.
+afterAll(async () => {
+  const running = started.filter((p) => p.child.exitCode === null && p.child.signalCode === null);
+  running.forEach((p) => p.child.kill('SIGTERM'));
+  await Promise.race([Promise.all(running.map((p) => p.exited)), new Promise((r) => setTimeout(r, 15_000))]);
+  running.forEach((p) => p.child.kill('SIGKILL'));
+}, 30_000);
 
 async function start(env: Record<string, string>) {
   const proc = run([TSX, 'infra/local/start.ts'], { DATA_DIR: dataDir, POWERTOOLS_LOG_LEVEL: undefined, TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined, ...env });
@@ -45,7 +55,7 @@ describe('npm start', () => {
 
     // The admin CLI reaches the running store through DDB_PORT.
     const created = await admin(['token', 'create', '--org', 'example-org', '--role', 'reader', '--subject', 'user-ci', '--json'], { DDB_PORT: ddbPort });
-    expect(created.code, created.output).toBe(0);
+    expectWith(created.code, created.output).toBe(0);
     const { id, tokenId, token: readerToken } = { id: undefined, ...JSON.parse(created.output.trim().split('\n').at(-1)!) };
     expect(id).toBeUndefined();
     expect(tokenId).toMatch(/^at-/);
@@ -66,14 +76,14 @@ describe('npm start', () => {
     expect(listed.data.map((k: { attributes: { key: string } }) => k.attributes.key)).toEqual(['environment']);
     second.proc.child.kill('SIGTERM');
     expect(await second.proc.exited).toBe(0);
-  });
+  }, SLOW);
 });
 
 describe('admin CLI on the local store without npm start', () => {
   it('creates, lists and revokes tokens, printing one JSON object with --json', async () => {
     const env = { DDB_PORT: String(await freePort()), DATA_DIR: mkdtempSync(join(tmpdir(), 'tfc-admin-')) };
     const created = await admin(['token', 'create', '--org', 'acme', '--role', 'member', '--expires-in-days', '7', '--json'], env);
-    expect(created.code, created.output).toBe(0);
+    expectWith(created.code, created.output).toBe(0);
     const token = JSON.parse(created.output.trim());
     expect(token).toMatchObject({ tokenId: expect.stringMatching(/^at-/), token: expect.stringMatching(/^tfcapi_/), grants: { acme: 'member' } });
     expect(Date.parse(token.expiresAt) - Date.now()).toBeGreaterThan(6.9 * 86_400_000);
@@ -88,7 +98,7 @@ describe('admin CLI on the local store without npm start', () => {
     expect(JSON.parse(revoked.output.trim())).toEqual({ tokenId: token.tokenId, revoked: true });
     const human = await admin(['token', 'list'], env);
     expect(human.output).toMatch(new RegExp(`${token.tokenId}\\t.*\\tmember@acme\\trevoked `));
-  });
+  }, SLOW);
 
   it('refuses bad input with its usage and exit code 2', async () => {
     const env = { DDB_PORT: String(await freePort()), DATA_DIR: mkdtempSync(join(tmpdir(), 'tfc-admin-')) };
@@ -101,5 +111,5 @@ describe('admin CLI on the local store without npm start', () => {
     const missing = await admin(['token', 'revoke', 'at-AAAAAAAAAAAAAAAA'], env);
     expect(missing.code).toBe(2);
     expect(missing.output).toContain('no token at-AAAAAAAAAAAAAAAA');
-  });
+  }, SLOW);
 });

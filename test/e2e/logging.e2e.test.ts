@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { logger } from '#shared/observability/logger';
 import { createToken } from '#shared/store/tokens';
 import { useLocalGateway } from '../support/api';
@@ -11,13 +11,13 @@ const forged = (token: string) => `${token.slice(0, -1)}${token.endsWith('x') ? 
 beforeEach(() => {
   lines = [];
   logger.setLogLevel('DEBUG');
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+  jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
     lines.push(String(chunk));
     return true;
   });
 });
 afterEach(() => {
-  vi.restoreAllMocks();
+  jest.restoreAllMocks();
   logger.setLogLevel('SILENT');
 });
 

@@ -1,6 +1,7 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { errorBody, tokenFor, useLocalGateway, type ApiResponse } from '../support/api';
 import { roundTrips } from '../support/round-trips';
+import { expectWith } from '../support/expect-with';
 
 const { api } = useLocalGateway();
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -23,7 +24,7 @@ async function organization() {
 }
 
 const created = (response: ApiResponse) => {
-  expect(response.status, response.text).toBe(201);
+  expectWith(response.status, response.text).toBe(201);
   return response.json.data;
 };
 

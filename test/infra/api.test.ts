@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/config';
 import { COMMON_HEADERS } from '#shared/http/responses';
 import { routes } from '#shared/routes';
@@ -6,6 +6,7 @@ import { TABLE_KEYS } from '#shared/store/table';
 import { startGateway, type LocalGateway } from '#infra/local/gateway';
 import { ACCESS_LOG_FIELDS } from '#infra/cdk/constructs/json-api-gateway';
 import { deployedMethods, resourcesOf, synthesize, underBase, type Synthesized } from './synth';
+import { expectWith } from '../support/expect-with';
 
 /** The template without bundling (same resources; only asset hashes differ), synthesized once. */
 let synth: Synthesized;
@@ -15,7 +16,7 @@ beforeAll(() => {
 
 const single = (type: string) => {
   const found = Object.entries(resourcesOf(synth.template, type));
-  expect(found, type).toHaveLength(1);
+  expectWith(found, type).toHaveLength(1);
   return { logicalId: found[0]![0], ...(found[0]![1] as any) };
 };
 const routeKey = (method: string, path: string) => `${method} ${path}`;

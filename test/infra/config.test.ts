@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it } from '@jest/globals';
 import { parseStageConfig, stageConfigFrom } from '#infra/cdk/config';
 import { resourcesOf, synthesize } from './synth';
 

@@ -1,11 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { APP_NAME } from '#shared/config';
 import { AUTHORIZER_FUNCTION, functionNames } from '#shared/routes';
 import { ApiFunction } from '#infra/cdk/constructs/api-function';
 import { resourcesOf, synthesize, type Resources, type Synthesized } from './synth';
+import { expectWith } from '../support/expect-with';
 
 /** The functions as deployed: bundled by esbuild, exactly as `npm run synth` does (slow: once). */
 let synth: Synthesized;
@@ -19,7 +20,7 @@ beforeAll(() => {
 
 const lambdaOf = (name: string) => {
   const found = Object.entries(lambdas).filter(([, r]) => r.Properties.Description === `${APP_NAME}: functions/${name}.ts`);
-  expect(found, `one Lambda for functions/${name}.ts`).toHaveLength(1);
+  expectWith(found, `one Lambda for functions/${name}.ts`).toHaveLength(1);
   return { logicalId: found[0]![0], ...(found[0]![1] as any) };
 };
 
@@ -83,7 +84,7 @@ describe('one Lambda per route-table function, plus the authorizer', () => {
   it('reserves concurrency for each function: 25 per API function, 50 for the authorizer', () => {
     // A flood on one endpoint (or of fresh tokens through the authorizer) is throttled there and
     // never takes the account's other executions: 8 × 25 + 50 = 250 per stage, of 1,000 − 100.
-    for (const name of functionNames()) expect(lambdaOf(name).Properties.ReservedConcurrentExecutions, name).toBe(25);
+    for (const name of functionNames()) expectWith(lambdaOf(name).Properties.ReservedConcurrentExecutions, name).toBe(25);
     expect(lambdaOf(AUTHORIZER_FUNCTION).Properties.ReservedConcurrentExecutions).toBe(50);
   });
 
@@ -122,11 +123,11 @@ describe('least privilege: each function its own actions on its own partitions',
     const partitionsOf = (name: string): string[] =>
       dynamoStatements(name).flatMap((s) => s.Condition['ForAllValues:StringLike']['dynamodb:LeadingKeys']);
     for (const name of functionNames()) {
-      for (const pattern of partitionsOf(name)) expect(matchesLike(pattern, 'TOKENS'), `${name}: ${pattern}`).toBe(false);
+      for (const pattern of partitionsOf(name)) expectWith(matchesLike(pattern, 'TOKENS'), `${name}: ${pattern}`).toBe(false);
     }
     const authorizer = partitionsOf(AUTHORIZER_FUNCTION);
     for (const other of ['ORG#my-org', 'RTK#rtk-jjnTseo8NN1jACbk', 'RUN#run-CZcmD7eagjhyX0vN', 'COMMENT#wsc-JdFX3u8o114F4CWf', 'TOKENSX']) {
-      expect(authorizer.some((pattern) => matchesLike(pattern, other)), other).toBe(false);
+      expectWith(authorizer.some((pattern) => matchesLike(pattern, other)), other).toBe(false);
     }
   });
 

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { resourcesOf, synthesize, type Synthesized } from './synth';
+import { expectWith } from '../support/expect-with';
 
 /** The template without bundling, synthesized once. */
 let synth: Synthesized;
@@ -12,7 +13,7 @@ beforeAll(() => {
 const resources = (type: string) => resourcesOf(synth.template, type);
 const single = (type: string) => {
   const found = Object.entries(resources(type));
-  expect(found, type).toHaveLength(1);
+  expectWith(found, type).toHaveLength(1);
   return { logicalId: found[0]![0], ...(found[0]![1] as any) };
 };
 const alarms = () => Object.entries(resources('AWS::CloudWatch::Alarm')).map(([id, a]) => ({ id, ...a.Properties }));
@@ -43,8 +44,8 @@ describe('alarms that mean something', () => {
     const anchors = runbookAnchors();
     for (const alarm of alarms()) {
       const link = /Runbook: docs\/runbooks\.md#([\w-]+)$/.exec(alarm.AlarmDescription);
-      expect(link, alarm.id).not.toBeNull();
-      expect(anchors, `${alarm.id} → #${link![1]}`).toContain(link![1]);
+      expectWith(link, alarm.id).not.toBeNull();
+      expectWith(anchors, `${alarm.id} → #${link![1]}`).toContain(link![1]);
     }
   });
 
@@ -97,7 +98,7 @@ describe('alarms that mean something', () => {
     expect(waf).toHaveLength(blocking.length);
     for (const rule of blocking) {
       const matching = waf.filter((a) => metricsOf(a)[0]!.dimensions.Rule === rule.VisibilityConfig.MetricName);
-      expect(matching, rule.Name).toHaveLength(1);
+      expectWith(matching, rule.Name).toHaveLength(1);
       expect(metricsOf(matching[0])[0]).toEqual({
         namespace: 'AWS/WAFV2', name: 'BlockedRequests', stat: 'Sum',
         dimensions: { WebACL: acl.VisibilityConfig.MetricName, Rule: rule.VisibilityConfig.MetricName, Region: 'eu-west-1' },
@@ -118,7 +119,7 @@ describe('alarms that mean something', () => {
     const topic = single('AWS::SNS::Topic');
     expect(topic.Properties.KmsMasterKeyId).toBeDefined();
     for (const alarm of alarms()) {
-      expect(alarm.TreatMissingData, alarm.id).toBe('notBreaching');
+      expectWith(alarm.TreatMissingData, alarm.id).toBe('notBreaching');
       expect(alarm.AlarmActions).toEqual([{ Ref: topic.logicalId }]);
       expect(alarm.OKActions).toEqual([{ Ref: topic.logicalId }]);
     }
@@ -136,7 +137,7 @@ describe('the dashboard', () => {
 
   it('shows the business and health metrics the functions emit (EMF, namespace TfcTagsComments)', () => {
     for (const name of ['ReservedTagKeyCreated', 'ReservedTagKeyUpdated', 'ReservedTagKeyDeleted', 'CommentCreated', 'StoreUnavailable']) {
-      expect(rowsOf('TfcTagsComments', name), name).toEqual([['TfcTagsComments', name, 'service', 'tfc-tags-comments', expect.any(Object)]]);
+      expectWith(rowsOf('TfcTagsComments', name), name).toEqual([['TfcTagsComments', name, 'service', 'tfc-tags-comments', expect.any(Object)]]);
     }
     const reasons = rowsOf('TfcTagsComments', 'AuthorizationOutcome').map((row) => row[row.indexOf('reason') + 1]);
     expect(reasons.sort()).toEqual(['allowed', 'expired', 'forbidden', 'malformed', 'not-visible', 'revoked', 'unknown']);

@@ -1,8 +1,9 @@
 import { Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { synthesize, type Synthesized } from './synth';
+import { expectWith } from '../support/expect-with';
 
 /** The stack with the AWS Solutions checks, as `npm run synth` runs them (a finding fails synth). */
 let synth: Synthesized;
@@ -32,7 +33,7 @@ describe('cdk-nag (AwsSolutions)', () => {
     expect(acks.length).toBeGreaterThan(0);
     for (const ack of acks) {
       expect(ack.id).toMatch(/^AwsSolutions-[A-Z]+\d+(\[.+\])?$/);
-      expect(ack.reason.length, `${ack.id} at ${ack.path}`).toBeGreaterThan(40);
+      expectWith(ack.reason.length, `${ack.id} at ${ack.path}`).toBeGreaterThan(40);
     }
   });
 
@@ -43,7 +44,7 @@ describe('cdk-nag (AwsSolutions)', () => {
       const node = c.node as unknown as { _metadata?: Array<{ type: string }> };
       if (node._metadata) node._metadata = node._metadata.filter((m) => m.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY);
     }
-    expect(acknowledgements(fresh.app), 'acknowledgements stripped').toEqual([]);
+    expectWith(acknowledgements(fresh.app), 'acknowledgements stripped').toEqual([]);
     const findings = new AwsSolutionsChecks().validateScope(fresh.app).violations.map((v) => v.ruleName);
     expect(new Set(findings)).toEqual(expected);
   });

@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it } from '@jest/globals';
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { createToken, findToken, listTokens, revokeToken } from '#shared/store/tokens';
 import { authenticate } from '#shared/auth/authenticate';
 import { hashToken } from '#shared/auth/token-secret';
 import { handler as authorizer, wholeApiArn } from '#functions/authorizer';
+import { expectWith } from '../support/expect-with';
 
 const METHOD_ARN = 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/GET/api/v2/runs/run-x/comments';
 const authorizerEvent = (authorization?: string) =>
@@ -43,7 +44,7 @@ describe('authentication', () => {
     const forged = live.token.slice(0, -4) + 'AAAA';
     for (const header of [undefined, '', `Basic ${live.token}`, 'Bearer', 'Bearer nonsense', `Bearer ${forged}`,
       `Bearer ${revoked.token}`, `Bearer ${expired.token}`, `Bearer ${live.token} extra`]) {
-      expect(await authenticate(header), String(header)).toBeUndefined();
+      expectWith(await authenticate(header), String(header)).toBeUndefined();
     }
   });
 
@@ -52,7 +53,7 @@ describe('authentication', () => {
     const secretStart = token.length - 40;
     for (let i = secretStart; i < token.length; i += 3) {
       const changed = `${token.slice(0, i)}${token[i] === 'A' ? 'B' : 'A'}${token.slice(i + 1)}`;
-      expect(await authenticate(`Bearer ${changed}`), `position ${i}`).toBeUndefined();
+      expectWith(await authenticate(`Bearer ${changed}`), `position ${i}`).toBeUndefined();
     }
   });
 

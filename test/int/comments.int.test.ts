@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it } from '@jest/globals';
 import { findComment, insertComment, listStoredComments } from '#shared/store/comments';
 import { registerRun } from '#shared/store/runs';
 import { newId } from '#shared/ids';

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it } from '@jest/globals';
 import { findRun, listRuns, registerRun, RunRegisteredElsewhere } from '#shared/store/runs';
 import { newId } from '#shared/ids';
 

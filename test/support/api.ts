@@ -1,4 +1,4 @@
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll } from '@jest/globals';
 import { startGateway, type LocalGateway, type LocalGatewayOptions } from '#infra/local/gateway';
 import { createToken } from '#shared/store/tokens';
 import type { Role } from '#shared/auth/principal';
@@ -21,7 +21,11 @@ export interface RequestOptions {
 
 /** A client for the local gateway, as an API caller sees it: over HTTP, paths under /api/v2. */
 export class TestApi {
-  constructor(readonly baseUrl: string) {}
+  readonly baseUrl: string;
+
+  constructor(baseUrl: string) {
+    this.baseUrl = baseUrl;
+  }
 
   async request(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
     const headers: Record<string, string> = { ...options.headers };
@@ -49,10 +53,10 @@ export function useLocalGateway(options: LocalGatewayOptions = {}): { api: TestA
   beforeAll(async () => {
     gateway = await startGateway(options);
     (api as { baseUrl: string }).baseUrl = gateway.url;
-  });
+  }, 60_000);
   afterAll(async () => {
     await gateway?.close();
-  });
+  }, 60_000);
   return { api, gateway: () => gateway! };
 }
 

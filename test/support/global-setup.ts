@@ -1,15 +1,16 @@
-import type { TestProject } from 'vitest/node';
-import { startDynamoDbLocal } from '#infra/local/dynamodb-local';
+import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    dynamoDbEndpoint: string;
-  }
-}
+/**
+ * The test run's one DynamoDB Local, in memory. Jest runs a project's globalSetup only when the run
+ * has a test of that project, so `--selectProjects unit` starts no JVM; the projects that need the
+ * store (int, e2e) share this one, counted here and stopped by the last globalTeardown.
+ * Test workers start after this and inherit the endpoint through the environment.
+ */
+export type SharedDynamoDbLocal = typeof globalThis & { testDynamoDbLocal?: { dynamo: Promise<DynamoDbLocal>; users: number } };
 
-/** The test run's one DynamoDB Local, in memory, stopped when the run ends. */
-export default async function setup(project: TestProject) {
-  const dynamo = await startDynamoDbLocal();
-  project.provide('dynamoDbEndpoint', dynamo.endpoint);
-  return () => dynamo.stop();
+export default async function globalSetup(): Promise<void> {
+  const shared = globalThis as SharedDynamoDbLocal;
+  shared.testDynamoDbLocal ??= { dynamo: startDynamoDbLocal(), users: 0 };
+  shared.testDynamoDbLocal.users++;
+  process.env.TEST_DYNAMODB_ENDPOINT = (await shared.testDynamoDbLocal.dynamo).endpoint;
 }

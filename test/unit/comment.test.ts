@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it } from '@jest/globals';
 import { MAX_COMMENT_BODY_BYTES, serializeComment, validateCommentBody } from '#shared/comments/comment';
 import { ApiError } from '#shared/jsonapi/errors';
 

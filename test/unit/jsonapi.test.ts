@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it } from '@jest/globals';
 import { assertAcceptable, assertRequestContentType } from '#shared/jsonapi/media-type';
 import { paginationLinks, paginationMeta, parsePage } from '#shared/jsonapi/pagination';
 import { parseRequestDocument } from '#shared/jsonapi/request-document';

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it } from '@jest/globals';
 import { parseCreateAttributes, parseUpdateAttributes, serializeReservedTagKey } from '#shared/reserved-tag-keys/reserved-tag-key';
 import { keys } from '#shared/store/keys';
 import { InvalidAttribute } from '#shared/jsonapi/errors';

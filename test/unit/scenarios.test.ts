@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it } from '@jest/globals';
 import { API_BASE_PATH } from '#shared/config';
 import { functionNames, routes } from '#shared/routes';
 import { scenarios, type Fixture } from '../load/scenarios';

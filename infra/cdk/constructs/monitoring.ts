@@ -289,8 +289,10 @@ export class Monitoring extends Construct {
 class WafMetrics {
   readonly webAclMetricName: string;
   readonly rules: Array<{ name: string; metricName: string; blocks: boolean }>;
+  private readonly region: string;
 
-  constructor(webAcl: CfnWebACL, private readonly region: string) {
+  constructor(webAcl: CfnWebACL, region: string) {
+    this.region = region;
     this.webAclMetricName = plain(webAcl.visibilityConfig, 'the web ACL\'s visibilityConfig').metricName;
     this.rules = plain(webAcl.rules ?? [], 'the web ACL\'s rules').map((candidate) => {
       const rule = plain(candidate, 'a web ACL rule');
