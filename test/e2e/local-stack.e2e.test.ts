@@ -17,8 +17,11 @@ const started: Array<ReturnType<typeof run>> = [];
 // Local with it): SIGKILL would stop tsx alone and orphan the server it runs.
 afterAll(async () => {
   const running = started.filter((p) => p.child.exitCode === null && p.child.signalCode === null);
+  if (running.length === 0) return;
   running.forEach((p) => p.child.kill('SIGTERM'));
-  await Promise.race([Promise.all(running.map((p) => p.exited)), new Promise((r) => setTimeout(r, 15_000))]);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(running.map((p) => p.exited)), new Promise((r) => { timer = setTimeout(r, 15_000); })]);
+  clearTimeout(timer);
   running.forEach((p) => p.child.kill('SIGKILL'));
 }, 30_000);
 
