@@ -12,9 +12,10 @@ import { MethodNotAllowed } from '#shared/jsonapi/errors';
 import { AUTHORIZER_FUNCTION, routes as allRoutes, type Route } from '#shared/routes';
 
 /**
- * The local stand-in for API Gateway: turns HTTP requests into the REST API (v1) proxy events the
- * deployed API sends, runs the REQUEST authorizer with the same identity source and result cache,
- * calls the route's function and answers with the same gateway responses.
+ * Dev mode (`npm run dev`) and in-process invocation for tests and the bench: the route table's
+ * TypeScript handlers in this process, behind REST API (v1) proxy events, the REQUEST authorizer
+ * and its cache. Not what deploys: `npm start` and the e2e tests serve the synthesized assembly
+ * (local-stack.ts); test/infra/api.test.ts keeps this one's routes equal to the template's.
  */
 export interface LocalGateway {
   url: string;

@@ -159,6 +159,7 @@ class Instance {
   alive = true;
   private readonly child: ChildProcess;
   private readonly ready: Promise<void>;
+  private readonly exited: Promise<void>;
   private pending?: { id: string; settle(outcome: Outcome): void };
 
   constructor(fn: FunctionConfig, env: Record<string, string>, log: LambdaOptions['log']) {
@@ -168,6 +169,7 @@ class Instance {
       createInterface({ input: stream }).on('line', (line) => log(fn.name, line));
     }
     this.ready = new Promise((resolve) => this.child.once('message', () => resolve()));
+    this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
     this.child.on('message', (message: { id?: string; ok?: boolean; result?: unknown; error?: Outcome['error'] }) => {
       if (message.id && message.id === this.pending?.id) this.pending.settle(tooLarge(message) ?? { ok: message.ok!, result: message.result, error: message.error });
     });
@@ -178,7 +180,7 @@ class Instance {
   }
 
   async invoke(event: unknown, fn: FunctionConfig): Promise<Outcome> {
-    await Promise.race([this.ready, new Promise((resolve) => this.child.once('exit', resolve))]);
+    await Promise.race([this.ready, this.exited]);
     const awsRequestId = randomUUID();
     const deadline = Date.now() + fn.timeoutSeconds * 1000;
     return new Promise<Outcome>((resolve) => {
@@ -212,11 +214,9 @@ class Instance {
   }
 
   stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return Promise.resolve();
-    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
     this.alive = false;
-    this.child.kill('SIGKILL');
-    return exited;
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    return this.exited;
   }
 }
 

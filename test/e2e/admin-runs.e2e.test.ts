@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
-import { tokenFor, useLocalGateway } from '../support/api';
+import { tokenFor } from '../support/api';
+import { useLocalStack } from '../support/local-stack';
 import { newId } from '#shared/ids';
 
-const { api } = useLocalGateway();
+const { api } = useLocalStack();
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** The operator CLI as `npm run admin -- …` runs it, against this test file's table (TABLE_NAME is set). */

@@ -1,11 +1,12 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { tokenFor, useLocalGateway } from '../support/api';
+import { tokenFor } from '../support/api';
+import { useLocalStack } from '../support/local-stack';
 import { insertComment } from '#shared/store/comments';
 import { registerRun } from '#shared/store/runs';
 import { newId } from '#shared/ids';
 import type { Comment } from '#shared/comments/comment';
 
-const { api } = useLocalGateway();
+const { api } = useLocalStack();
 const TOTAL = 1_000;
 /** Concurrent writers: several comments on one run at once, as a busy run sees them. */
 const WRITERS = 10;

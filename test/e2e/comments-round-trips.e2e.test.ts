@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { tokenFor, useLocalGateway, type ApiResponse } from '../support/api';
-import { roundTrips } from '../support/round-trips';
+import { tokenFor, type ApiResponse } from '../support/api';
+import { useLocalStack } from '../support/local-stack';
 import { registerRun } from '#shared/store/runs';
 import { newId } from '#shared/ids';
 
@@ -10,7 +10,7 @@ async function commandsOf(request: () => Promise<ApiResponse>): Promise<{ status
   return { status: result.status, commands };
 }
 
-const { api } = useLocalGateway();
+const { api, roundTrips } = useLocalStack();
 const comment = (body: string) => ({ data: { type: 'comments', attributes: { body } } });
 let token: string;
 let reader: string;

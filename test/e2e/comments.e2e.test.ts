@@ -1,9 +1,10 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { errorBody, expectContractHeaders, tokenFor, useLocalGateway } from '../support/api';
+import { errorBody, expectContractHeaders, tokenFor } from '../support/api';
+import { useLocalStack } from '../support/local-stack';
 import { registerRun } from '#shared/store/runs';
 import { newId } from '#shared/ids';
 
-const { api } = useLocalGateway();
+const { api } = useLocalStack();
 
 const ORG = 'acme';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

@@ -1,9 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { errorBody, expectContractHeaders, tokenFor, useLocalGateway } from '../support/api';
+import { errorBody, expectContractHeaders, tokenFor } from '../support/api';
+import { useLocalStack } from '../support/local-stack';
 import { createToken, revokeToken } from '#shared/store/tokens';
 import { expectWith } from '../support/expect-with';
 
-const { api } = useLocalGateway();
+const { api } = useLocalStack();
 const ORG = 'gateway-org';
 const KEYS = `/organizations/${ORG}/reserved-tag-keys`;
 const createBody = { data: { type: 'reserved-tag-keys', attributes: { key: 'environment' } } };

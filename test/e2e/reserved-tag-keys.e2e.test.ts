@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { errorBody, tokenFor, useLocalGateway, type ApiResponse } from '../support/api';
-import { roundTrips } from '../support/round-trips';
+import { errorBody, tokenFor, type ApiResponse } from '../support/api';
+import { useLocalStack } from '../support/local-stack';
 import { expectWith } from '../support/expect-with';
 
-const { api } = useLocalGateway();
+const { api, roundTrips } = useLocalStack();
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 let orgCounter = 0;

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { ensureAssembly, type Assembly } from '#infra/local/assembly';
+import { LOCAL_ACCOUNT, LOCAL_REGION, Stack } from '#infra/local/cloudformation';
+import { IamPolicies, startDynamoDbProxy, type DynamoDbProxy } from '#infra/local/iam';
+
+/**
+ * IAM as the local stack enforces it from the synthesized template: each function's role may
+ * touch only its own key space. The calls below are signed with the credentials the local Lambda
+ * gives each function, so they are what that function's code could do, and no more.
+ */
+let assembly: Assembly;
+let stack: Stack;
+let proxy: DynamoDbProxy;
+const tableName = process.env.TABLE_NAME!;
+
+beforeAll(async () => {
+  assembly = await ensureAssembly();
+  stack = new Stack(assembly.directory, assembly.stackName, { ref: Object.fromEntries(new Stack(assembly.directory, assembly.stackName).resourcesOf('AWS::DynamoDB::GlobalTable').map(([id]) => [id, tableName])) });
+  proxy = await startDynamoDbProxy({
+    policies: new IamPolicies(stack),
+    target: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
+    tableArn: (table) => `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT}:table/${table}`,
+    partitionKeyOf: () => 'PK',
+  });
+});
+afterAll(async () => { await proxy?.close(); });
+
+/** The role of the function whose construct id starts with `prefix` (e.g. `CommentsShowFunction`). */
+function clientOf(prefix: string): DynamoDBClient {
+  const [, fn] = stack.resourcesOf('AWS::Lambda::Function').find(([id]) => id.startsWith(prefix))!;
+  const role = fn.Properties.Role['Fn::GetAtt'][0] as string;
+  const credentials = proxy.credentialsFor(role);
+  return new DynamoDBClient({
+    endpoint: proxy.endpoint, region: LOCAL_REGION, maxAttempts: 1,
+    credentials: { accessKeyId: credentials.AWS_ACCESS_KEY_ID!, secretAccessKey: credentials.AWS_SECRET_ACCESS_KEY!, sessionToken: credentials.AWS_SESSION_TOKEN! },
+  });
+}
+
+const getItem = (pk: string, sk: string) => new GetItemCommand({ TableName: tableName, Key: { PK: { S: pk }, SK: { S: sk } } });
+const denied = { name: 'AccessDeniedException' };
+
+describe('IAM from the template, enforced on every DynamoDB call', () => {
+  it('lets the comments functions read comments and runs, and denies them token items', async () => {
+    const show = clientOf('CommentsShowFunction');
+    await expect(show.send(getItem('COMMENT#wsc-0000000000000000', 'COMMENT'))).resolves.toBeDefined();
+    await expect(show.send(getItem('TOKENS', 'TOKEN#at-0000000000000000'))).rejects.toMatchObject(denied);
+    await expect(show.send(getItem('ORG#acme', 'TAGKEYS'))).rejects.toMatchObject(denied);
+  });
+
+  it('lets the authorizer read token items only', async () => {
+    const authorizer = clientOf('AuthorizerFunction');
+    await expect(authorizer.send(getItem('TOKENS', 'TOKEN#at-0000000000000000'))).resolves.toBeDefined();
+    await expect(authorizer.send(getItem('RUN#run-0000000000000000', 'COMMENTS'))).rejects.toMatchObject(denied);
+    const query = new QueryCommand({ TableName: tableName, KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': { S: 'TOKENS' } } });
+    await expect(authorizer.send(query)).rejects.toMatchObject(denied); // GetItem only: no Query, even on its own keys
+  });
+
+  it('denies a read-only function any write, and the reserved tag key functions any other key space', async () => {
+    const list = clientOf('ReservedTagKeysListFunction');
+    await expect(list.send(new QueryCommand({ TableName: tableName, KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': 'PK' }, ExpressionAttributeValues: { ':pk': { S: 'ORG#acme' } } }))).resolves.toBeDefined();
+    await expect(list.send(new QueryCommand({ TableName: tableName, KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': { S: 'RUN#run-0000000000000000' } } }))).rejects.toMatchObject(denied);
+    const { PutItemCommand } = await import('@aws-sdk/client-dynamodb');
+    await expect(list.send(new PutItemCommand({ TableName: tableName, Item: { PK: { S: 'ORG#acme' }, SK: { S: 'X' } } }))).rejects.toMatchObject(denied);
+  });
+
+  it('refuses a signer that is no role of the template', async () => {
+    const stranger = new DynamoDBClient({ endpoint: proxy.endpoint, region: LOCAL_REGION, maxAttempts: 1, credentials: { accessKeyId: 'AKIASTRANGER', secretAccessKey: 'x' } });
+    await expect(stranger.send(getItem('TOKENS', 'TOKEN#at-0000000000000000'))).rejects.toMatchObject({ name: 'UnrecognizedClientException' });
+  });
+});
+
+describe('a grant removed from the synthesized stack', () => {
+  it('makes that function fail locally where the full stack serves', async () => {
+    const [{ App }, { ApiStack }, { routes }, { startLocalStack }, { insertComment }, { registerRun }, { tokenFor }] = await Promise.all([
+      import('aws-cdk-lib'), import('#infra/cdk/stack'), import('#shared/routes'), import('#infra/local/local-stack'),
+      import('#shared/store/comments'), import('#shared/store/runs'), import('../support/api'),
+    ]);
+    const { readFileSync, rmSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { PROJECT_ROOT } = await import('#infra/local/assembly');
+    const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8'));
+    // Only the show route, its GetItem grant taken away: the rest of the template is as deployed.
+    const show = routes.find((r) => r.function === 'comments/show')!;
+    const outdir = join(PROJECT_ROOT, 'cdk.out', 'fixtures', `no-grant-${process.pid}`);
+    const app = new App({ outdir, context: { ...cdkJson.context, stage: 'local' } });
+    new ApiStack(app, 'no-grant', { stage: 'local', routes: [{ ...show, table: { ...show.table, actions: [] } }] });
+    app.synth();
+    const local = await startLocalStack({ assembly: { directory: outdir, stackName: 'no-grant', synthesized: true }, dynamoDbEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!, tableName, log: () => undefined });
+    try {
+      const runId = `run-${'x'.repeat(16)}`;
+      await registerRun({ runId, organization: 'iam-org' });
+      const comment = await insertComment({ runId, organization: 'iam-org', body: 'visible?', createdBy: 'user-x' });
+      if (comment === 'run-not-found') throw new Error('the run was just registered');
+      const token = await tokenFor({ 'iam-org': 'reader' });
+      const response = await fetch(`${local.url}/api/v2/comments/${comment.id}`, { headers: { Authorization: `Bearer ${token}` } });
+      expect(response.status).toBe(500);
+      expect(local.dynamoDbCalls.filter((c) => !c.allowed).map((c) => c.operation)).toEqual(['GetItem']);
+    } finally {
+      await local.close();
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
