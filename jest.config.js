@@ -44,8 +44,7 @@ export default {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...common, ...dynamoDb, displayName: 'int', testMatch: ['<rootDir>/test/int/**/*.test.ts'] },
-    // The e2e tests serve the synthesized stack: its global setup synthesizes it first when stale.
-    { ...common, ...dynamoDb, globalSetup: '<rootDir>/test/support/global-setup-e2e.ts', displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    { ...common, ...dynamoDb, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
   ],
   testTimeout: 30_000,

@@ -255,29 +255,13 @@ export class ApiGateway {
   }
 
   private requestState(request: HttpRequest): RequestState {
-    const headers: Record<string, string> = {};
-    const multiValueHeaders: Record<string, string[]> = {};
-    for (let i = 0; i < request.rawHeaders.length; i += 2) {
-      const name = request.rawHeaders[i]!;
-      const value = request.rawHeaders[i + 1]!;
-      headers[name] = value;
-      (multiValueHeaders[name] ??= []).push(value);
-    }
-    const query: Record<string, string> = Object.create(null);
-    const multiQuery: Record<string, string[]> = Object.create(null);
-    const search = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
-    for (const pair of search.split('&').filter(Boolean)) {
-      const [rawName, ...rest] = pair.split('=');
-      const name = decode(rawName!);
-      const value = decode(rest.join('='));
-      query[name] = value;
-      (multiQuery[name] ??= []).push(value);
-    }
+    const { headers, multiValueHeaders } = headersOf(request.rawHeaders);
+    const { query, multiQuery } = queryOf(request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '');
     return {
       requestId: randomUUID(),
       extendedRequestId: randomBytes(8).toString('base64url'),
       startedAt: Date.now(),
-      headers, multiValueHeaders, query: { ...query }, multiQuery: { ...multiQuery }, pathParameters: {},
+      headers, multiValueHeaders, query, multiQuery, pathParameters: {},
     };
   }
 
@@ -539,8 +523,35 @@ function headerOf(headers: Record<string, string>, name: string): string | undef
   return undefined;
 }
 
+/** Raw header pairs as the proxy event carries them: the last value by name, and every value. */
+export function headersOf(rawHeaders: string[]): { headers: Record<string, string>; multiValueHeaders: Record<string, string[]> } {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    const value = rawHeaders[i + 1]!;
+    headers[name] = value;
+    (multiValueHeaders[name] ??= []).push(value);
+  }
+  return { headers, multiValueHeaders };
+}
+
+/** A query string as the proxy event carries it, decoded; built on null prototypes so `__proto__` is just a name. */
+export function queryOf(search: string): { query: Record<string, string>; multiQuery: Record<string, string[]> } {
+  const query: Record<string, string> = Object.create(null);
+  const multiQuery: Record<string, string[]> = Object.create(null);
+  for (const pair of search.split('&').filter(Boolean)) {
+    const [rawName, ...rest] = pair.split('=');
+    const name = decode(rawName!);
+    const value = decode(rest.join('='));
+    query[name] = value;
+    (multiQuery[name] ??= []).push(value);
+  }
+  return { query: { ...query }, multiQuery: { ...multiQuery } };
+}
+
 /** Decodes like API Gateway: percent-escapes in names and values (`page%5Bsize%5D` → `page[size]`). */
-function decode(text: string): string {
+export function decode(text: string): string {
   try { return decodeURIComponent(text); } catch { return text; }
 }
 

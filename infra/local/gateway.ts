@@ -10,6 +10,7 @@ import { errorResponse } from '#shared/http/responses';
 import { headerValue } from '#shared/http/headers';
 import { MethodNotAllowed } from '#shared/jsonapi/errors';
 import { AUTHORIZER_FUNCTION, routes as allRoutes, type Route } from '#shared/routes';
+import { decode, headersOf, queryOf } from './apigateway';
 
 /**
  * Dev mode (`npm run dev`) and in-process invocation for tests and the bench: the route table's
@@ -147,11 +148,6 @@ async function readBody(req: IncomingMessage): Promise<string | null | 'too larg
   return size === 0 ? null : Buffer.concat(chunks).toString('utf8');
 }
 
-/** Decodes like API Gateway: percent-escapes in names and values (`page%5Bsize%5D` → `page[size]`). */
-function decode(text: string): string {
-  try { return decodeURIComponent(text); } catch { return text; }
-}
-
 /** An HTTP request as the gateway sees it: raw header pairs keep the client's header casing. */
 export interface GatewayRequest {
   url: URL;
@@ -164,26 +160,10 @@ export interface GatewayRequest {
 /** The REST API (v1) proxy event API Gateway would send the route's function for this request. */
 export function proxyEvent(req: GatewayRequest, match: CompiledRoute): APIGatewayProxyEvent {
   const { url, body } = req;
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    const name = req.rawHeaders[i]!;
-    const value = req.rawHeaders[i + 1]!;
-    headers[name] = value;
-    (multiValueHeaders[name] ??= []).push(value);
-  }
+  const { headers, multiValueHeaders } = headersOf(req.rawHeaders);
   headers['X-Forwarded-Proto'] = 'http';
   multiValueHeaders['X-Forwarded-Proto'] = ['http'];
-
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
-  for (const pair of url.search.slice(1).split('&').filter(Boolean)) {
-    const [rawName, ...rest] = pair.split('=');
-    const name = decode(rawName!);
-    const value = decode(rest.join('='));
-    query[name] = value;
-    (multiQuery[name] ??= []).push(value);
-  }
+  const { query, multiQuery } = queryOf(url.search.slice(1));
 
   const values = match.pattern.exec(url.pathname)!.slice(1);
   const pathParameters = Object.fromEntries(match.parameterNames.map((name, i) => [name, decode(values[i]!)]));
