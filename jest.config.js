@@ -33,6 +33,7 @@ const common = {
   setupFiles: ['<rootDir>/test/support/setup-logs.ts'],
 };
 // One DynamoDB Local for the run, started only if a project that needs it has tests to run; a table per test file.
+// (jest runs each distinct global setup and teardown module once per run: see test/support/global-setup.ts)
 const dynamoDb = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
@@ -44,7 +45,8 @@ export default {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...common, ...dynamoDb, displayName: 'int', testMatch: ['<rootDir>/test/int/**/*.test.ts'] },
-    { ...common, ...dynamoDb, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    // e2e's global setup also synthesizes the local stage's cloud assembly that its tests serve.
+    { ...common, ...dynamoDb, globalSetup: '<rootDir>/test/support/global-setup-e2e.ts', displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
   ],
   testTimeout: 30_000,

@@ -1,10 +1,12 @@
-import type { SharedDynamoDbLocal } from './global-setup';
+import type { RunState } from './global-setup';
 
-/** Stops the run's DynamoDB Local when the last project that uses it is done (see global-setup.ts). */
+/**
+ * Stops the run's DynamoDB Local. Jest runs this once, after every test of every project, however
+ * many projects name it (see global-setup.ts).
+ */
 export default async function globalTeardown(): Promise<void> {
-  const shared = globalThis as SharedDynamoDbLocal;
-  const current = shared.testDynamoDbLocal;
-  if (!current || --current.users > 0) return;
-  delete shared.testDynamoDbLocal;
-  await (await current.dynamo).stop();
+  const state = globalThis as RunState;
+  const dynamo = state.testDynamoDbLocal;
+  delete state.testDynamoDbLocal;
+  await (await dynamo)?.stop();
 }
