@@ -207,8 +207,10 @@ export class ApiGateway {
   /** One request, as API Gateway handles it after WAF let it through. */
   async handle(request: HttpRequest): Promise<HttpResponse> {
     const state = this.requestState(request);
-    const url = new URL(request.url, 'http://local');
     if (request.body.length > MAX_PAYLOAD_BYTES) return this.gatewayResponse('REQUEST_TOO_LARGE', state);
+    const url = URL.parse(request.url, 'http://local');
+    // A request target no resource can match (it does not even parse as a path) is an unknown route.
+    if (!url) return this.gatewayResponse('MISSING_AUTHENTICATION_TOKEN', state);
 
     const match = this.route(url.pathname);
     const method = match?.resource.methods.get(request.method) ?? match?.resource.methods.get('ANY');
