@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Stack } from './cloudformation';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './cloudformation';
+import { policyAllows } from './iam';
 import type { InvocationResult } from './lambda';
 
 /**
@@ -356,7 +357,7 @@ export class ApiGateway {
     }
     const { principalId, policyDocument, context } = decision.decision;
     state.authorizer = { ...context, principalId };
-    if (!policyAllows(policyDocument, methodArn)) return this.gatewayResponse('ACCESS_DENIED', state);
+    if (!policyAllows([policyDocument.Statement].flat(), { action: 'execute-api:Invoke', resource: methodArn })) return this.gatewayResponse('ACCESS_DENIED', state);
     event.requestContext.authorizer = { ...context, principalId, integrationLatency: Date.now() - state.startedAt };
     return undefined;
   }
@@ -504,19 +505,6 @@ function validDecision(result: AuthorizerDecision | undefined): result is Author
 function validProxyResult(result: APIGatewayProxyResult | undefined): result is APIGatewayProxyResult {
   return !!result && typeof result === 'object' && Number.isInteger(Number(result.statusCode))
     && (result.body === undefined || result.body === null || typeof result.body === 'string');
-}
-
-/** An Allow on a matching resource and no matching Deny (execute-api resources, `*` and `?` wildcards). */
-function policyAllows(policy: any, methodArn: string): boolean {
-  const statements = [policy.Statement].flat() as Array<{ Effect: string; Action?: string | string[]; Resource?: string | string[] }>;
-  const applies = (s: (typeof statements)[number]) =>
-    [s.Action ?? []].flat().some((a) => wildcard(a, 'execute-api:Invoke')) && [s.Resource ?? []].flat().some((r) => wildcard(r, methodArn));
-  return statements.some((s) => s.Effect === 'Allow' && applies(s)) && !statements.some((s) => s.Effect === 'Deny' && applies(s));
-}
-
-function wildcard(pattern: string, value: string): boolean {
-  const source = pattern.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('');
-  return new RegExp(`^${source}$`).test(value);
 }
 
 function headerOf(headers: Record<string, string>, name: string): string | undefined {

@@ -11,6 +11,7 @@ import { headerValue } from '#shared/http/headers';
 import { MethodNotAllowed } from '#shared/jsonapi/errors';
 import { AUTHORIZER_FUNCTION, routes as allRoutes, type Route } from '#shared/routes';
 import { decode, headersOf, queryOf } from './apigateway';
+import { policyAllows, type Statement } from './iam';
 
 /**
  * Dev mode (`npm run dev`) and in-process invocation for tests and the bench: the route table's
@@ -104,7 +105,7 @@ async function serve(
     const decision = await cache.get(authorization, () => authorizer(authorizerEvent(event), lambdaContext(AUTHORIZER_FUNCTION)));
     if (decision === 'unauthorized') return gatewayErrorResponse('UNAUTHORIZED');
     if (decision === 'failed') return gatewayErrorResponse('DEFAULT_5XX');
-    if (!allows(decision, methodArn(event))) return gatewayErrorResponse('ACCESS_DENIED');
+    if (!policyAllows([decision.policyDocument.Statement].flat() as Statement[], { action: 'execute-api:Invoke', resource: methodArn(event) })) return gatewayErrorResponse('ACCESS_DENIED');
     event.requestContext.authorizer = { principalId: decision.principalId, ...decision.context };
   }
   return match.handler(event, lambdaContext(match.route.function));
@@ -218,19 +219,6 @@ function authorizerEvent(event: APIGatewayProxyEvent): APIGatewayRequestAuthoriz
 
 const methodArn = (event: APIGatewayProxyEvent) =>
   `arn:aws:execute-api:${REGION}:${ACCOUNT}:${API_ID}/${STAGE}/${event.httpMethod}${event.resource}`;
-
-/** Evaluates the authorizer's policy as API Gateway does: an Allow on a matching resource, no matching Deny. */
-function allows(decision: APIGatewayAuthorizerResult, arn: string): boolean {
-  const statements = decision.policyDocument.Statement as Array<{ Effect: string; Resource?: string | string[] }>;
-  const matching = (s: { Resource?: string | string[] }) =>
-    [s.Resource ?? []].flat().some((resource) => wildcardMatch(resource, arn));
-  return statements.some((s) => s.Effect === 'Allow' && matching(s)) && !statements.some((s) => s.Effect === 'Deny' && matching(s));
-}
-
-function wildcardMatch(pattern: string, value: string): boolean {
-  const escaped = pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
-  return new RegExp(`^${escaped}$`).test(value);
-}
 
 type Decision = APIGatewayAuthorizerResult | 'unauthorized' | 'failed';
 

@@ -65,11 +65,18 @@ export class IamPolicies {
     for (const [role, statements] of this.statements) for (const statement of statements) assertSupported(role, statement);
   }
 
-  /** AWS's evaluation for identity policies: an explicit Deny wins, otherwise an Allow is needed. */
   allows(role: string, request: AccessRequest): boolean {
-    const matching = (this.statements.get(role) ?? []).filter((statement) => matches(statement, request));
-    return matching.some((s) => s.Effect === 'Allow') && !matching.some((s) => s.Effect === 'Deny');
+    return policyAllows(this.statements.get(role) ?? [], request);
   }
+}
+
+/**
+ * AWS's evaluation of one identity policy: an explicit Deny wins, otherwise an Allow is needed.
+ * API Gateway evaluates a Lambda authorizer's policy the same way (`execute-api:Invoke`).
+ */
+export function policyAllows(statements: Statement[], request: AccessRequest): boolean {
+  const matching = statements.filter((statement) => matches(statement, request));
+  return matching.some((s) => s.Effect === 'Allow') && !matching.some((s) => s.Effect === 'Deny');
 }
 
 function assertSupported(role: string, statement: Statement): void {
