@@ -7,7 +7,7 @@ import { randomAlphanumeric } from '#shared/ids';
 import { scenarios, type Fixture } from './scenarios';
 import { RATE_LIMIT_PER_SECOND } from '#shared/config';
 import { CLIENT_IP_LIMIT_PER_SECOND, RATE_WINDOW_SECONDS } from '#infra/cdk/constructs/waf';
-import { anyToken, apiPath, cleanUp, fillDeletable, prepareFixture, startLocalTarget, type Target } from './target';
+import { anyToken, apiPath, call, cleanUp, fillDeletable, prepareFixture, startLocalTarget, type Target } from './target';
 
 /** Under the per-address limit, with room for set-up and clean-up in the same window. */
 const DEFAULT_RATE = 50;
@@ -70,6 +70,7 @@ try {
     const scenario = scenarios[name]!;
     if (scenario.consumesDeletable) await fillDeletable(target, fixture, unique, connections * 20);
     console.error(`▶ ${name}: ${connections} connections, ${duration} s, ${rate} req/s${scenario.consumesDeletable ? `, at most ${fixture.deletable.length} deletes` : ''}`);
+    await warmUp(name, fixture);
     results.push(await load(name, fixture));
     if (name === 'reserved-tag-keys/create') fixture.deletable.push(...createdByRun.splice(0));
   }
@@ -77,6 +78,18 @@ try {
   const leftovers = [...created, ...(fixture?.deletable ?? []), ...createdByRun];
   if (leftovers.length > 0) console.error(`Cleaning up: deleted ${await cleanUp(target, leftovers)} keys created by this run.`);
   await target.stop();
+}
+
+/**
+ * One request per connection that reaches the function and changes nothing (a body the function
+ * refuses, an id that does not exist), so each connection meets a warm instance: the run measures
+ * steady state; cold starts are the bench's subject.
+ */
+async function warmUp(name: string, f: Fixture): Promise<void> {
+  const scenario = scenarios[name]!;
+  const probe = scenario.consumesDeletable ? { method: 'DELETE' as const, path: '/reserved-tags/rtk-0000000000000000' } : scenario.request(f, 0, unique);
+  const harmless = probe.method === 'POST' || probe.method === 'PATCH' ? { ...probe, body: {} } : probe;
+  await Promise.all(Array.from({ length: connections }, () => call(target, harmless)));
 }
 
 async function load(name: string, f: Fixture): Promise<FunctionResult> {
