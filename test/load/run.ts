@@ -149,6 +149,8 @@ writeFileSync(htmlFile, html(results, meta));
 console.log(`\nReports: ${jsonFile}\n         ${htmlFile}`);
 
 const breaches = results.flatMap((r) => [
+  // A run that measured nothing passes no threshold.
+  ...(r.requests === 0 && (maxP99 !== undefined || maxErrorRate !== undefined) ? [`${r.function}: no request completed`] : []),
   ...(maxP99 !== undefined && r.p99 > maxP99 ? [`${r.function}: p99 ${r.p99} ms > ${maxP99} ms`] : []),
   ...(maxErrorRate !== undefined && errorRate(r) > maxErrorRate ? [`${r.function}: error rate ${(errorRate(r) * 100).toFixed(2)}% > ${(maxErrorRate * 100).toFixed(2)}%`] : []),
 ]);
