@@ -88,7 +88,8 @@ export class LambdaService {
     if (!fn) throw new Error(`No function ${logicalId} in the template`);
     const pool = this.pools.get(logicalId) ?? [];
     this.pools.set(logicalId, pool);
-    const warm = pool.pop();
+    let warm = pool.pop();
+    while (warm && !warm.alive) warm = pool.pop(); // an idle instance that died is gone, as in Lambda
     const instance = warm ?? this.startInstance(fn);
     this.busy.add(instance);
     try {
