@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Stack } from './cloudformation';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './cloudformation';
+import { headerValue } from '#shared/http/headers';
 import { policyAllows } from './iam';
 import type { InvocationResult } from './lambda';
 
@@ -272,7 +273,7 @@ export class ApiGateway {
   private proxyEvent(request: HttpRequest, url: URL, method: Method, state: RequestState): APIGatewayProxyEvent {
     const headers = { ...state.headers };
     const multiValueHeaders = { ...state.multiValueHeaders };
-    const forwardedFor = [headerOf(headers, 'x-forwarded-for'), request.sourceIp].filter(Boolean).join(', ');
+    const forwardedFor = [headerValue(headers, 'x-forwarded-for'), request.sourceIp].filter(Boolean).join(', ');
     const added: Record<string, string> = {
       'X-Forwarded-For': forwardedFor,
       'X-Forwarded-Proto': 'http',
@@ -302,8 +303,8 @@ export class ApiGateway {
         accountId: LOCAL_ACCOUNT,
         apiId: this.restApiId,
         authorizer: null,
-        domainName: headerOf(headers, 'host') ?? '127.0.0.1',
-        domainPrefix: (headerOf(headers, 'host') ?? '127.0.0.1').split('.')[0],
+        domainName: headerValue(headers, 'host') ?? '127.0.0.1',
+        domainPrefix: (headerValue(headers, 'host') ?? '127.0.0.1').split('.')[0],
         extendedRequestId: state.extendedRequestId,
         httpMethod: request.method,
         path: url.pathname,
@@ -318,7 +319,7 @@ export class ApiGateway {
           accessKey: null, accountId: null, apiKey: null, apiKeyId: null, caller: null, clientCert: null,
           cognitoAuthenticationProvider: null, cognitoAuthenticationType: null, cognitoIdentityId: null,
           cognitoIdentityPoolId: null, principalOrgId: null, sourceIp: request.sourceIp, user: null,
-          userAgent: headerOf(headers, 'user-agent') ?? null, userArn: null,
+          userAgent: headerValue(headers, 'user-agent') ?? null, userArn: null,
         },
       } as APIGatewayProxyEvent['requestContext'],
     };
@@ -330,7 +331,7 @@ export class ApiGateway {
     if (!authorizer) throw new Error(`Method ${method.resourceId} names an unknown authorizer`);
     const identity = authorizer.identitySources.map((source) => {
       const [, , kind, name] = source.split('.') as [string, string, string, string];
-      return kind === 'header' ? headerOf(state.headers, name) : state.query[name];
+      return kind === 'header' ? headerValue(state.headers, name) : state.query[name];
     });
     // API Gateway answers 401 without calling the authorizer when an identity source is missing or empty.
     if (identity.some((value) => value === undefined || value === '')) return this.gatewayResponse('UNAUTHORIZED', state);
@@ -389,7 +390,7 @@ export class ApiGateway {
   /** A MOCK integration: its request template picks the status, an integration response answers. */
   private mock(method: Method, request: HttpRequest, state: RequestState): HttpResponse {
     const integration = method.integration;
-    const contentType = (headerOf(state.headers, 'content-type') ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+    const contentType = (headerValue(state.headers, 'content-type') ?? 'application/json').split(';')[0]!.trim().toLowerCase();
     const templates: Record<string, string> = integration.RequestTemplates ?? {};
     const template = templates[contentType];
     const behavior = integration.PassthroughBehavior ?? 'WHEN_NO_MATCH';
@@ -409,7 +410,7 @@ export class ApiGateway {
       const value = this.mapping(expression, state);
       if (value !== undefined) headers[name] = value;
     }
-    const [type, body] = pickTemplate(chosen.ResponseTemplates ?? {}, headerOf(state.headers, 'accept'));
+    const [type, body] = pickTemplate(chosen.ResponseTemplates ?? {}, headerValue(state.headers, 'accept'));
     if (!Object.keys(headers).some((n) => n.toLowerCase() === 'content-type')) headers['Content-Type'] = type ?? 'application/json';
     headers['x-amzn-RequestId'] = state.requestId;
     return { status: Number(chosen.StatusCode), headers, body: Buffer.from(renderTemplate(body ?? '', this.vtlContext(state))) };
@@ -434,7 +435,7 @@ export class ApiGateway {
       if (value !== undefined) headers[name] = value;
     }
     const [contentType, template] = config && Object.keys(config.templates).length > 0
-      ? pickTemplate(config.templates, headerOf(state.headers, 'accept'))
+      ? pickTemplate(config.templates, headerValue(state.headers, 'accept'))
       : ['application/json', '{"message":$context.error.messageString}'];
     if (!Object.keys(headers).some((n) => n.toLowerCase() === 'content-type')) headers['Content-Type'] = contentType ?? 'application/json';
     headers['x-amzn-RequestId'] = state.requestId;
@@ -466,7 +467,7 @@ export class ApiGateway {
     const name = rest.join('.');
     if (source === 'context') return this.vtlContext(state, errorType)[`$context.${name}`];
     if (source === 'stageVariables') return this.stageVariables?.[name];
-    if (expression.startsWith('method.request.header.')) return headerOf(state.headers, expression.slice('method.request.header.'.length));
+    if (expression.startsWith('method.request.header.')) return headerValue(state.headers, expression.slice('method.request.header.'.length));
     if (expression.startsWith('method.request.querystring.')) return state.query[expression.slice('method.request.querystring.'.length)];
     if (expression.startsWith('method.request.path.')) return state.pathParameters[expression.slice('method.request.path.'.length)];
     return undefined;
@@ -505,12 +506,6 @@ function validDecision(result: AuthorizerDecision | undefined): result is Author
 function validProxyResult(result: APIGatewayProxyResult | undefined): result is APIGatewayProxyResult {
   return !!result && typeof result === 'object' && Number.isInteger(Number(result.statusCode))
     && (result.body === undefined || result.body === null || typeof result.body === 'string');
-}
-
-function headerOf(headers: Record<string, string>, name: string): string | undefined {
-  const lower = name.toLowerCase();
-  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === lower) return value;
-  return undefined;
 }
 
 /** Raw header pairs as the proxy event carries them: the last value by name, and every value. */
