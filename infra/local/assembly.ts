@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 
 /**
  * The cloud assembly of the `local` stage: what `cdk synth -c stage=local` writes (template and
@@ -25,9 +25,19 @@ export interface Assembly {
 
 export async function ensureAssembly(log: (line: string) => void = () => undefined): Promise<Assembly> {
   const hash = sourcesHash();
-  const current = existsSync(join(ASSEMBLY_DIR, HASH_FILE)) ? readFileSync(join(ASSEMBLY_DIR, HASH_FILE), 'utf8') : '';
-  if (current === hash) return { directory: ASSEMBLY_DIR, stackName: stackNameIn(ASSEMBLY_DIR), synthesized: false };
+  if (currentHash() === hash) return { directory: ASSEMBLY_DIR, stackName: stackNameIn(ASSEMBLY_DIR), synthesized: false };
+  // Two starts in one checkout (npm start beside npm test) synthesize one at a time: the second
+  // then finds the assembly current instead of replacing it under the first one's feet.
+  return withLock(async () => {
+    if (currentHash() === hash) return { directory: ASSEMBLY_DIR, stackName: stackNameIn(ASSEMBLY_DIR), synthesized: false };
+    return synthesizeAs(hash, log);
+  });
+}
 
+const currentHash = () => (existsSync(join(ASSEMBLY_DIR, HASH_FILE)) ? readFileSync(join(ASSEMBLY_DIR, HASH_FILE), 'utf8') : '');
+
+async function synthesizeAs(hash: string, log: (line: string) => void): Promise<Assembly> {
+  const current = currentHash();
   log(current ? 'Sources changed: synthesizing the local stage again…' : 'Synthesizing the local stage (first start)…');
   // Written beside the old one and swapped in whole, so a reader never sees half an assembly.
   const building = `${ASSEMBLY_DIR}.${process.pid}.tmp`;
@@ -65,6 +75,33 @@ async function synthesize(outdir: string): Promise<void> {
   const code = await new Promise<number | null>((done) => child.once('exit', done));
   if (code !== 0) throw new Error(`cdk synth of the local stage failed (exit ${code}):\n${output}`);
 }
+
+/** A lock directory (mkdir is atomic) holding its owner's pid; an owner that died leaves it free. */
+async function withLock<T>(work: () => Promise<T>): Promise<T> {
+  const lock = `${ASSEMBLY_DIR}.lock`;
+  mkdirSync(dirname(lock), { recursive: true });
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(join(lock, 'pid'), String(process.pid));
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = Number(existsSync(join(lock, 'pid')) ? readFileSync(join(lock, 'pid'), 'utf8') : 0);
+      if (owner > 0 && !isAlive(owner)) rmSync(lock, { recursive: true, force: true });
+      else await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+const isAlive = (pid: number) => {
+  try { process.kill(pid, 0); return true; } catch { return false; }
+};
 
 function stackNameIn(directory: string): string {
   const manifest = JSON.parse(readFileSync(join(directory, 'manifest.json'), 'utf8')) as {
