@@ -20,6 +20,9 @@ export interface Template {
 export const LOCAL_ACCOUNT = '000000000000';
 export const LOCAL_REGION = 'us-east-1';
 
+/** A DynamoDB table's ARN on this machine (what `Fn::GetAtt [Table, Arn]` resolves to). */
+export const localTableArn = (tableName: string) => `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT}:table/${tableName}`;
+
 /** What the local machine gives a resource in place of what CloudFormation would create. */
 export interface PhysicalValues {
   /** Ref of a logical id (a table's name, a function's name). */
@@ -33,6 +36,7 @@ export class Stack {
   readonly directory: string;
   readonly stackName: string;
   private readonly physical: PhysicalValues;
+  private assetManifest?: { files: Record<string, { source: { path: string } }> };
 
   constructor(directory: string, stackName: string, physical: PhysicalValues = {}) {
     this.directory = directory;
@@ -54,7 +58,7 @@ export class Stack {
 
   /** The asset folder of a Lambda function's code (`S3Key: <hash>.zip` → `asset.<hash>`). */
   assetDirectory(code: { S3Key?: unknown }): string {
-    const manifest = JSON.parse(readFileSync(join(this.directory, `${this.stackName}.assets.json`), 'utf8')) as {
+    const manifest = this.assetManifest ??= JSON.parse(readFileSync(join(this.directory, `${this.stackName}.assets.json`), 'utf8')) as {
       files: Record<string, { source: { path: string } }>;
     };
     const key = String(this.resolve(code.S3Key));
@@ -64,7 +68,7 @@ export class Stack {
     return join(this.directory, file.source.path);
   }
 
-  /** `Ref` and `Fn::GetAtt` of a logical id, as strings (physical names and ARNs). */
+  /** `Ref` and `Fn::GetAtt` of a logical id, as strings (physical names and ARNs). `physical` may be filled after construction. */
   ref(logicalId: string): string {
     const given = this.physical.ref?.[logicalId];
     if (given !== undefined) return given;
@@ -79,7 +83,7 @@ export class Stack {
     const name = this.ref(logicalId);
     switch (Type) {
       case 'AWS::DynamoDB::GlobalTable':
-      case 'AWS::DynamoDB::Table': return `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT}:table/${name}`;
+      case 'AWS::DynamoDB::Table': return localTableArn(name);
       case 'AWS::Lambda::Function': return `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${name}`;
       case 'AWS::IAM::Role': return `arn:aws:iam::${LOCAL_ACCOUNT}:role/${name}`;
       case 'AWS::Logs::LogGroup': return `arn:aws:logs:${LOCAL_REGION}:${LOCAL_ACCOUNT}:log-group:${name}:*`;

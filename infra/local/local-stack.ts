@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { ApiGateway, MAX_PAYLOAD_BYTES, type HttpRequest, type HttpResponse } from './apigateway';
 import { ensureAssembly, type Assembly } from './assembly';
-import { LOCAL_ACCOUNT, LOCAL_REGION, Stack } from './cloudformation';
+import { localTableArn, Stack } from './cloudformation';
 import { LocalFront } from './front';
 import { IamPolicies, startDynamoDbProxy, type DynamoDbCall } from './iam';
 import { LambdaService } from './lambda';
@@ -62,8 +62,8 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
   const { port } = server.address() as { port: number };
   const host = `127.0.0.1:${port}`;
   const physical = { ref: {} as Record<string, string>, attributes: {} as Record<string, string> };
-  const probe = new Stack(assembly.directory, assembly.stackName);
-  const tables = [...probe.resourcesOf('AWS::DynamoDB::GlobalTable'), ...probe.resourcesOf('AWS::DynamoDB::Table')];
+  const stack = new Stack(assembly.directory, assembly.stackName, physical);
+  const tables = [...stack.resourcesOf('AWS::DynamoDB::GlobalTable'), ...stack.resourcesOf('AWS::DynamoDB::Table')];
   const partitionKeys = new Map<string, string>();
   for (const [logicalId, table] of tables) {
     physical.ref[logicalId] = options.tableName;
@@ -71,14 +71,13 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
     partitionKeys.set(options.tableName, hash!.AttributeName);
   }
   // The front (a CloudFront distribution, or the custom domain) is this server: its address is ours.
-  for (const [logicalId] of probe.resourcesOf('AWS::CloudFront::Distribution')) physical.attributes[`${logicalId}.DomainName`] = host;
-  const stack = new Stack(assembly.directory, assembly.stackName, physical);
+  for (const [logicalId] of stack.resourcesOf('AWS::CloudFront::Distribution')) physical.attributes[`${logicalId}.DomainName`] = host;
 
   const dynamoDbCalls: DynamoDbCall[] = [];
   const proxy = await startDynamoDbProxy({
     policies: new IamPolicies(stack),
     target: options.dynamoDbEndpoint,
-    tableArn: (table) => `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT}:table/${table}`,
+    tableArn: localTableArn,
     partitionKeyOf: (table) => partitionKeys.get(table) ?? 'PK',
     onCall: (call) => { dynamoDbCalls.push(call); if (dynamoDbCalls.length > 10_000) dynamoDbCalls.splice(0, 5_000); },
   });

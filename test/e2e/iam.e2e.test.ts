@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { ensureAssembly, type Assembly } from '#infra/local/assembly';
-import { LOCAL_ACCOUNT, LOCAL_REGION, Stack } from '#infra/local/cloudformation';
+import { LOCAL_REGION, localTableArn, Stack } from '#infra/local/cloudformation';
 import { IamPolicies, startDynamoDbProxy, type DynamoDbProxy } from '#infra/local/iam';
 
 /**
@@ -16,11 +16,13 @@ const tableName = process.env.TABLE_NAME!;
 
 beforeAll(async () => {
   assembly = await ensureAssembly();
-  stack = new Stack(assembly.directory, assembly.stackName, { ref: Object.fromEntries(new Stack(assembly.directory, assembly.stackName).resourcesOf('AWS::DynamoDB::GlobalTable').map(([id]) => [id, tableName])) });
+  const ref: Record<string, string> = {};
+  stack = new Stack(assembly.directory, assembly.stackName, { ref });
+  for (const [id] of stack.resourcesOf('AWS::DynamoDB::GlobalTable')) ref[id] = tableName; // this file's table stands in for it
   proxy = await startDynamoDbProxy({
     policies: new IamPolicies(stack),
     target: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
-    tableArn: (table) => `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT}:table/${table}`,
+    tableArn: localTableArn,
     partitionKeyOf: () => 'PK',
   });
 });
