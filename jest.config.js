@@ -2,8 +2,9 @@
 // stripper (module.stripTypeScriptTypes), as Node does when it runs a .ts file, and runs the files as
 // ES modules on Node's VM modules (`--experimental-vm-modules`, which .npmrc gives every npm script
 // and npx). README "Tests" and docs/design.md say why.
-import { readFileSync } from 'node:fs';
-import { delimiter, dirname } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
 
 // Every test runs on the project's Node (package.json pins it as the `node` dependency). Any other
@@ -24,6 +25,15 @@ if (typeof vm.SourceTextModule !== 'function') refuse('Node was started without 
 if (process.env.PATH?.split(delimiter)[0] !== dirname(process.execPath)) {
   process.env.PATH = [dirname(process.execPath), process.env.PATH].filter(Boolean).join(delimiter);
 }
+
+// What the tests, their child processes and the CDK apps they synthesize put in the temp directory goes
+// to a folder of this run under the project's git-ignored .tmp/ (os.tmpdir() follows TMPDIR), removed
+// when jest exits: nothing is left in the system temp directory.
+const projectTmp = fileURLToPath(new URL('./.tmp/', import.meta.url));
+mkdirSync(projectTmp, { recursive: true });
+const scratch = mkdtempSync(join(projectTmp, 'jest-'));
+process.env.TMPDIR = scratch;
+process.once('exit', () => rmSync(scratch, { recursive: true, force: true }));
 
 const common = {
   // jest's Node environment, less Node's warning about VM modules (see the file).
@@ -50,6 +60,8 @@ export default {
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
   ],
   testTimeout: 30_000,
+  // jest's transform cache, in the project rather than the system temp directory.
+  cacheDirectory: '<rootDir>/node_modules/.cache/jest',
   // One worker per core: 2 on this project's machines, where 2 was measured fastest.
   maxWorkers: '100%',
 };

@@ -1,4 +1,4 @@
-import { openLocalStore } from '../local/store';
+import { LocalStoreRefused, openLocalStore } from '../local/store';
 import { parseCommandArgs, UsageError, type Command } from './command';
 import { runCommands } from './runs';
 import { tokenCommands } from './tokens';
@@ -12,12 +12,29 @@ const groups: Record<string, Record<string, Command>> = { token: tokenCommands, 
 
 function usage(): string {
   const lines = Object.values(groups).flatMap((commands) => Object.values(commands).map((c) => `  npm run admin -- ${c.usage} [--json]`));
-  return ['Usage:', ...lines].join('\n');
+  return ['Usage:', ...lines,
+    'Works on the store of the npm start serving DATA_DIR (.data), else a temporary DynamoDB Local over it;',
+    'with TABLE_NAME set, on that table with the AWS SDK\'s settings. It says which on stderr.'].join('\n');
+}
+
+const wantsHelp = (argv: string[]) => argv.some((arg) => arg === '--help' || arg === '-h') || argv[0] === 'help';
+
+/** Which store the command works on, on stderr, so its output stays what --json promises. */
+async function openStore(): Promise<{ close(): Promise<void> } | undefined> {
+  const table = process.env.TABLE_NAME;
+  if (!table) return openLocalStore((line) => console.error(line));
+  const region = process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'your profile\'s';
+  console.error(`admin: table ${table} (TABLE_NAME), region ${region}, endpoint ${process.env.AWS_ENDPOINT_URL_DYNAMODB ?? 'DynamoDB\'s own'}`);
+  return undefined;
 }
 
 async function main(argv: string[]): Promise<number> {
   const [group, action, ...rest] = argv;
   const command = group && action ? groups[group]?.[action] : undefined;
+  if (wantsHelp(argv)) {
+    console.log(command ? `Usage: npm run admin -- ${command.usage} [--json]` : usage());
+    return 0;
+  }
   if (!command) {
     console.error(usage());
     return 2;
@@ -29,7 +46,14 @@ async function main(argv: string[]): Promise<number> {
     console.error(`${(error as Error).message}\nUsage: npm run admin -- ${command.usage} [--json]`);
     return 2;
   }
-  const store = process.env.TABLE_NAME ? undefined : await openLocalStore();
+  let store;
+  try {
+    store = await openStore();
+  } catch (error) {
+    if (!(error instanceof LocalStoreRefused)) throw error;
+    console.error(`admin: ${error.message}`);
+    return 1;
+  }
   try {
     const { json, text } = await command.run(args);
     console.log(args.values.json ? JSON.stringify(json) : text.join('\n'));

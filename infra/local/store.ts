@@ -1,25 +1,42 @@
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { ensureTable, startDynamoDbLocal, useLocalEndpoint, type DynamoDbLocal } from './dynamodb-local';
 import { localSettings } from './settings';
+import { runningStack } from './stack-record';
 
 /**
- * Opens the local store for a command-line tool: the DynamoDB Local that `npm start` runs if it
- * answers on DDB_PORT, otherwise a temporary one over the same DATA_DIR, stopped by `close()`.
+ * Opens the local store for a command-line tool, and says which one on `say` (stderr):
+ * - the store of the `npm start` serving DATA_DIR (found by the record it keeps there);
+ * - with no stack serving DATA_DIR and nothing on DDB_PORT, a temporary DynamoDB Local over
+ *   DATA_DIR, stopped by `close()`, with a warning: a stack started elsewhere will not see it;
+ * - anything else answering on DDB_PORT is not ours to write to: refused.
  */
-export async function openLocalStore(): Promise<{ close(): Promise<void> }> {
+export async function openLocalStore(say: (line: string) => void): Promise<{ close(): Promise<void> }> {
   const settings = localSettings();
-  const running = `http://127.0.0.1:${settings.ddbPort}`;
+  const stack = runningStack(settings.dataDir);
   let owned: DynamoDbLocal | undefined;
-  let endpoint = running;
-  if (!(await answers(running))) {
+  let endpoint: string;
+  let tableName = settings.tableName;
+  if (stack) {
+    endpoint = `http://127.0.0.1:${stack.ddbPort}`;
+    tableName = stack.tableName;
+    if (!(await answers(endpoint))) throw new LocalStoreRefused(`npm start (pid ${stack.pid}) serves ${settings.dataDir} but its DynamoDB Local does not answer on ${endpoint} yet; try again when it prints "API ready".`);
+    say(`admin: the running stack's store: npm start (pid ${stack.pid}, ${stack.apiUrl}), DynamoDB Local on ${endpoint}, table ${tableName}, data in ${settings.dataDir}`);
+  } else if (await answers(`http://127.0.0.1:${settings.ddbPort}`)) {
+    throw new LocalStoreRefused(`something answers on DDB_PORT ${settings.ddbPort}, but no npm start serves ${settings.dataDir}: run the CLI with the DATA_DIR npm start was given, or, to work on a table there, set TABLE_NAME and AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:${settings.ddbPort}.`);
+  } else {
     owned = await startDynamoDbLocal({ dataDir: settings.dataDir });
     endpoint = owned.endpoint;
+    say(`admin: warning: no stack is running (no npm start serves ${settings.dataDir}, nothing answers on DDB_PORT ${settings.ddbPort}).`);
+    say(`admin: a temporary DynamoDB Local over ${settings.dataDir}, table ${tableName}: the next npm start over that folder sees these changes; a stack running with another DATA_DIR does not.`);
   }
   useLocalEndpoint(endpoint);
-  process.env.TABLE_NAME = settings.tableName;
-  await ensureTable(endpoint, settings.tableName);
+  process.env.TABLE_NAME = tableName;
+  await ensureTable(endpoint, tableName);
   return { close: async () => { await owned?.stop(); } };
 }
+
+/** The local store is not one this tool may touch; the message says what to do instead. */
+export class LocalStoreRefused extends Error {}
 
 async function answers(endpoint: string): Promise<boolean> {
   const client = new DynamoDBClient({

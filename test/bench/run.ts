@@ -1,3 +1,5 @@
+// First: the bench's temp files go to the project's .tmp/, removed on exit.
+import '../support/scratch-temp';
 import * as ddb from '@aws-sdk/client-dynamodb';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -13,7 +15,7 @@ import type { DynamoDbCall } from '../support/round-trips';
 
 /**
  * `npm run bench`: per function, in one process and one run —
- *   DynamoDB round trips per request, against DESIGN.md's budget;
+ *   DynamoDB round trips per request, against the budget in docs/design.md;
  *   warm handler latency (p50, p99) against a baseline that sends the same DynamoDB requests
  *   through the bare SDK client and does nothing else;
  *   bundle size and module-initialization time against a bundle that only creates the client.
@@ -24,6 +26,10 @@ const WARMUP = 30;
 const INIT_SAMPLES = Number(process.env.BENCH_INIT_SAMPLES ?? 11);
 const GOALS = { latencyRatio: 1.15, initRatio: 1.1, bundleBytes: Math.round(370 * 1.15 * 1024) };
 
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log('Usage: npm run bench    (BENCH_ITERATIONS, default 300; BENCH_INIT_SAMPLES, default 11)\nWrites reports/bench-*.json.');
+  process.exit(0);
+}
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 process.env.TABLE_NAME = 'bench';
 const dynamo = await startDynamoDbLocal();

@@ -4,7 +4,7 @@ import { useLocalStack } from '../support/local-stack';
 import { registerRun } from '#shared/store/runs';
 import { newId } from '#shared/ids';
 
-/** DESIGN.md's round-trip budget, measured: the local gateway runs the handlers in this process. */
+/** docs/design.md's round-trip budget, measured: the local gateway runs the handlers in this process. */
 async function commandsOf(request: () => Promise<ApiResponse>): Promise<{ status: number; commands: string[] }> {
   const { result, commands } = await roundTrips(request);
   return { status: result.status, commands };

@@ -1,5 +1,8 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { startDynamoDbLocal } from '#infra/local/dynamodb-local';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually, freePort, isAlive, run, runToEnd, TSX } from '../support/processes';
@@ -36,6 +39,9 @@ async function start(env: Record<string, string>) {
 const admin = (args: string[], env: Record<string, string>) =>
   runToEnd([TSX, 'infra/admin/main.ts', ...args], { DATA_DIR: dataDir, TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined, ...env });
 
+/** The one JSON line of --json output (stderr, collected with it, says which store the CLI used). */
+const jsonLine = (output: string) => JSON.parse(output.split('\n').find((line) => line.startsWith('{'))!);
+
 describe('npm start', () => {
   it('seeds on first start, serves the API, keeps data across restarts, and stops everything on SIGINT', async () => {
     const port = String(await freePort());
@@ -43,7 +49,13 @@ describe('npm start', () => {
     const first = await start({ PORT: port, DDB_PORT: ddbPort });
     expect(first.base).toBe(`http://127.0.0.1:${port}/api/v2`);
     const token = (await first.proc.waitFor(/TOKEN=(tfcapi_\w+)/))[1]!;
-    expect(first.proc.output()).toContain(`curl -H "Authorization: Bearer ${token}" ${first.base}/organizations/example-org/reserved-tag-keys`);
+    expect(first.proc.output()).toMatch(new RegExp(`Seed of example-org: created its owner token at-\\w+ and registered its run run-\\w+\\.`));
+    expect(first.proc.output()).toMatch(new RegExp(`  export API=${first.base} TOKEN=${token} RUN=run-\\w{16}\n`));
+
+    // A second start over the same folder is refused while this one serves it.
+    const twin = await runToEnd([TSX, 'infra/local/start.ts'], { DATA_DIR: dataDir, PORT: String(await freePort()), DDB_PORT: String(await freePort()) });
+    expect(twin.code).toBe(1);
+    expect(twin.output.trim()).toMatch(new RegExp(`^npm start: another npm start \\(pid \\d+, ${first.base}\\) already serves ${dataDir}; stop it first, or give this one its own DATA_DIR\\.$`));
 
     const ping = await fetch(`${first.base}/ping`);
     expect(ping.status).toBe(204);
@@ -56,10 +68,11 @@ describe('npm start', () => {
     });
     expect(createdKey.status).toBe(201);
 
-    // The admin CLI reaches the running store through DDB_PORT.
-    const created = await admin(['token', 'create', '--org', 'example-org', '--role', 'reader', '--subject', 'user-ci', '--json'], { DDB_PORT: ddbPort });
+    // The admin CLI finds the running stack's store through the data folder (no DDB_PORT given) and says so.
+    const created = await admin(['token', 'create', '--org', 'example-org', '--role', 'reader', '--subject', 'user-ci', '--json'], {});
     expectWith(created.code, created.output).toBe(0);
-    const { id, tokenId, token: readerToken } = { id: undefined, ...JSON.parse(created.output.trim().split('\n').at(-1)!) };
+    expect(created.output).toMatch(new RegExp(`admin: the running stack's store: npm start \\(pid \\d+, ${first.base}\\), DynamoDB Local on http://127.0.0.1:${ddbPort}, table tfc-tags-comments-local, data in ${dataDir}\n`));
+    const { id, tokenId, token: readerToken } = { id: undefined, ...jsonLine(created.output) };
     expect(id).toBeUndefined();
     expect(tokenId).toMatch(/^at-/);
     const asReader = await fetch(`${first.base}/organizations/example-org/reserved-tag-keys`, { headers: { Authorization: `Bearer ${readerToken}` } });
@@ -71,14 +84,71 @@ describe('npm start', () => {
     expect(await first.proc.exited).toBe(0);
     expect(await eventually(() => !isAlive(javaPid))).toBe(true);
 
+    // The CLI against the stopped stack warns that it works on a temporary store over the folder.
+    const stopped = await admin(['token', 'list'], { DDB_PORT: ddbPort });
+    expectWith(stopped.code, stopped.output).toBe(0);
+    expect(stopped.output).toContain(`admin: warning: no stack is running (no npm start serves ${dataDir}, nothing answers on DDB_PORT ${ddbPort}).`);
+    expect(stopped.output).toContain(`admin: a temporary DynamoDB Local over ${dataDir}`);
+
     // Second start over the same DATA_DIR: no new seed token, the key and tokens are still there.
     const second = await start({ PORT: port, DDB_PORT: ddbPort });
-    expect(second.proc.output()).not.toContain('TOKEN=');
-    expect(second.proc.output()).toContain('seeded on an earlier start');
+    expect(second.proc.output()).not.toContain('TOKEN=tfcapi_');
+    expect(second.proc.output()).toMatch(/Seed of example-org: its owner token at-\w+ exists \(its secret was printed once, by the start that created it\) and its run run-\w+ exists\./);
+    expect(second.proc.output()).toContain('TOKEN=$(DATA_DIR=');
     const listed = (await (await fetch(`${second.base}/organizations/example-org/reserved-tag-keys`, { headers: { Authorization: `Bearer ${token}` } })).json()) as any;
     expect(listed.data.map((k: { attributes: { key: string } }) => k.attributes.key)).toEqual(['environment']);
     second.proc.child.kill('SIGTERM');
     expect(await second.proc.exited).toBe(0);
+  }, SLOW);
+});
+
+describe('npm start and what it did not start', () => {
+  it('refuses a DDB_PORT that a DynamoDB Local it did not start holds, and leaves that store untouched', async () => {
+    const theirs = await startDynamoDbLocal();
+    try {
+      const port = await freePort();
+      const refused = await runToEnd([TSX, 'infra/local/start.ts'], { DATA_DIR: mkdtempSync(join(tmpdir(), 'tfc-start-')), PORT: String(port), DDB_PORT: String(theirs.port) });
+      expect(refused.code).toBe(1);
+      expect(refused.output.trim()).toBe(`npm start: DDB_PORT ${theirs.port} (127.0.0.1:${theirs.port}, for DynamoDB Local) is already in use by a process this start did not start; stop it, or choose a free port: DDB_PORT=<port> npm start`);
+      const client = new DynamoDBClient({ endpoint: theirs.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+      expect((await client.send(new ListTablesCommand({}))).TableNames).toEqual([]);
+      client.destroy();
+      await expect(fetch(`http://127.0.0.1:${port}/api/v2/ping`)).rejects.toThrow();
+    } finally {
+      await theirs.stop();
+    }
+  }, SLOW);
+
+  it('refuses a PORT another process listens on, before starting anything', async () => {
+    const server = createServer(() => {});
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const dataDir = mkdtempSync(join(tmpdir(), 'tfc-start-'));
+      const ddbPort = await freePort();
+      const refused = await runToEnd([TSX, 'infra/local/start.ts'], { DATA_DIR: dataDir, PORT: String(port), DDB_PORT: String(ddbPort) });
+      expect(refused.code).toBe(1);
+      expect(refused.output.trim()).toBe(`npm start: PORT ${port} (127.0.0.1:${port}) is already in use by a process this start did not start; stop it, or choose a free port: PORT=<port> npm start`);
+      expect(readdirSync(dataDir)).toEqual([]);
+      expect((await runToEnd(['pgrep', '-f', `DynamoDBLocal.jar.*-port ${ddbPort}`], {})).code).toBe(1);
+    } finally {
+      server.close();
+    }
+  }, SLOW);
+
+  it('seeds the first start over a folder even when the CLI wrote to it first, and says what it did', async () => {
+    const env = { DATA_DIR: mkdtempSync(join(tmpdir(), 'tfc-start-')), DDB_PORT: String(await freePort()) };
+    const before = await admin(['token', 'create', '--org', 'example-org', '--role', 'reader', '--subject', 'user-early'], env);
+    expectWith(before.code, before.output).toBe(0);
+    expect(before.output).toContain(`admin: warning: no stack is running (no npm start serves ${env.DATA_DIR}, nothing answers on DDB_PORT ${env.DDB_PORT}).`);
+
+    const { proc, base } = await start({ ...env, PORT: String(await freePort()) });
+    const token = (await proc.waitFor(/TOKEN=(tfcapi_\w+)/))[1]!;
+    expect(proc.output()).toMatch(/Seed of example-org: created its owner token at-\w+ and registered its run run-\w+\./);
+    const keys = await fetch(`${base}/organizations/example-org/reserved-tag-keys`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(keys.status).toBe(200);
+    proc.child.kill('SIGINT');
+    expect(await proc.exited).toBe(0);
   }, SLOW);
 });
 
@@ -87,18 +157,18 @@ describe('admin CLI on the local store without npm start', () => {
     const env = { DDB_PORT: String(await freePort()), DATA_DIR: mkdtempSync(join(tmpdir(), 'tfc-admin-')) };
     const created = await admin(['token', 'create', '--org', 'acme', '--role', 'member', '--expires-in-days', '7', '--json'], env);
     expectWith(created.code, created.output).toBe(0);
-    const token = JSON.parse(created.output.trim());
+    const token = jsonLine(created.output);
     expect(token).toMatchObject({ tokenId: expect.stringMatching(/^at-/), token: expect.stringMatching(/^tfcapi_/), grants: { acme: 'member' } });
     expect(Date.parse(token.expiresAt) - Date.now()).toBeGreaterThan(6.9 * 86_400_000);
     expect(token).not.toHaveProperty('tokenHash');
 
     const listed = await admin(['token', 'list', '--json'], env);
-    const { tokens } = JSON.parse(listed.output.trim());
+    const { tokens } = jsonLine(listed.output);
     expect(tokens.map((t: { tokenId: string }) => t.tokenId)).toEqual([token.tokenId]);
     expect(listed.output).not.toContain(token.token);
 
     const revoked = await admin(['token', 'revoke', token.tokenId, '--json'], env);
-    expect(JSON.parse(revoked.output.trim())).toEqual({ tokenId: token.tokenId, revoked: true });
+    expect(jsonLine(revoked.output)).toEqual({ tokenId: token.tokenId, revoked: true });
     const human = await admin(['token', 'list'], env);
     expect(human.output).toMatch(new RegExp(`${token.tokenId}\\t.*\\tmember@acme\\trevoked `));
   }, SLOW);

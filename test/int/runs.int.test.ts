@@ -56,15 +56,20 @@ describe('runs store', () => {
   });
 });
 
-describe('npm start’s first-start seed', () => {
-  it('registers one run in the example organization, once', async () => {
-    const { seedOnFirstStart } = await import('#infra/local/seed');
-    const seed = await seedOnFirstStart();
-    expect(seed?.runId).toMatch(/^run-[A-Za-z0-9]{16}$/);
-    expect(await findRun(seed!.runId)).toEqual({
-      runId: seed!.runId, organization: 'example-org', workspace: 'example-workspace', createdAt: expect.stringMatching(ISO),
+describe('npm start’s seed', () => {
+  it('creates its owner token and run whatever else the store holds, once', async () => {
+    const { createToken } = await import('#shared/store/tokens');
+    // What the operator CLI may have written before the first start: another token, another run.
+    await createToken({ subject: 'user-alice', grants: { 'example-org': 'member' } });
+    await registerRun({ runId: newId('run'), organization: 'example-org' });
+    const { ensureSeed } = await import('#infra/local/seed');
+    const seed = await ensureSeed();
+    expect(seed).toMatchObject({ organization: 'example-org', tokenId: expect.stringMatching(/^at-/), token: expect.stringMatching(/^tfcapi_/), runCreated: true });
+    expect(await findRun(seed.runId)).toEqual({
+      runId: seed.runId, organization: 'example-org', workspace: 'example-workspace', createdAt: expect.stringMatching(ISO),
     });
-    expect(await seedOnFirstStart()).toBeUndefined();
-    expect(await listRuns('example-org')).toHaveLength(1);
+    const again = await ensureSeed();
+    expect(again).toEqual({ organization: 'example-org', tokenId: seed.tokenId, runId: seed.runId, runCreated: false });
+    expect(await listRuns('example-org')).toHaveLength(2);
   });
 });

@@ -1,3 +1,5 @@
+// First: the run's temp files (the local stack's data folder) go to the project's .tmp/, removed on exit.
+import '../support/scratch-temp';
 import autocannon from 'autocannon';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

@@ -20,7 +20,7 @@ export interface ScenarioRequest {
 
 /**
  * A realistic request mix for one function, shared by the load test (over HTTP) and the bench
- * (in-process). `budget` is the function's DynamoDB round-trip budget from DESIGN.md.
+ * (in-process). `budget` is the function's DynamoDB round-trip budget from docs/design.md.
  */
 export interface Scenario {
   budget: number;

@@ -40,7 +40,7 @@ export class ApiFunction extends NodejsFunction {
    *  and per-request work (JSON, token hashing) are CPU-bound; 1024 MB roughly halves both against
    *  512 MB for ~$0.1 more per million requests at the ~15 ms a warm request takes. */
   static readonly MEMORY_MB = DEFAULTS.memorySize;
-  /** A request is at most two DynamoDB round trips (DESIGN.md); 10 s leaves room for the SDK's
+  /** A request is at most two DynamoDB round trips (docs/design.md); 10 s leaves room for the SDK's
    *  retries with backoff when the table throttles, stays well under API Gateway's 29 s
    *  integration timeout (so the client gets our 5xx, not a hung socket) and caps the cost of a
    *  stuck call. */
