@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import type { BuildOptions } from 'esbuild';
 
+const stub = (file: string) => join(import.meta.dirname, 'bundle-stubs', file);
+
 /**
  * How every function is bundled: the stack's NodejsFunction and the bench's bundle-size and
  * cold-start measurements read these, so the bench measures what is deployed.
@@ -15,7 +17,10 @@ export const BUNDLE = {
    * Packages replaced by a stub in the bundles: required at load by a dependency but used only by
    * code these functions never run (each stub says why and throws if it is ever used).
    */
-  alias: { semver: join(import.meta.dirname, 'bundle-stubs', 'semver.cjs') },
+  alias: {
+    'aws-xray-sdk-core': stub('aws-xray-sdk-core.cjs'),
+    'emitter-listener': stub('emitter-listener.cjs'),
+  },
 } as const;
 
 /** The same bundle in esbuild's own terms (what NodejsFunction passes to esbuild). */
