@@ -41,16 +41,16 @@ const any = (prefix: string) => `${prefix}*`;
 const TAG_KEY_PARTITIONS = [any(PARTITION.organization), any(PARTITION.reservedTagKey)];
 const TABLE = {
   none: { actions: [], partitions: [] },
-  /** One Query of the organization's collection. */
-  listTagKeys: { actions: ['dynamodb:Query'], partitions: [any(PARTITION.organization)] },
+  /** Page 1: one Query of the organization's collection; a later page: GetItem of its counter, then a Query of a range. */
+  listTagKeys: { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: [any(PARTITION.organization)] },
   /** One transaction: Puts of both copies and the name guard, Update of the counter. */
   createTagKey: { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: TAG_KEY_PARTITIONS },
   /** GetItem by id, then one transaction: Updates of both copies; on a rename, Put and Delete of the name guard. */
   updateTagKey: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], partitions: TAG_KEY_PARTITIONS },
   /** GetItem by id, then one transaction: Deletes of the three items, Update of the counter. */
   deleteTagKey: { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'], partitions: TAG_KEY_PARTITIONS },
-  /** One Query of the run's partition (its record and comments). */
-  listComments: { actions: ['dynamodb:Query'], partitions: [any(PARTITION.run)] },
+  /** Page 1: one Query of the run's partition (its record and comments); a later page: GetItem of the record and a Query of the page's range. */
+  listComments: { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: [any(PARTITION.run)] },
   /** GetItem of the run (unless its organization is cached), then one transaction: counter Update, Put of each copy. */
   createComment: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], partitions: [any(PARTITION.run), any(PARTITION.comment)] },
   /** One GetItem of the by-id copy. */

@@ -1,10 +1,8 @@
 import type { ApiRequest } from '../http/handler';
-import type { Page } from '../jsonapi/document';
-import { NotFound } from '../jsonapi/errors';
-import type { PageRequest } from '../jsonapi/pagination';
+import { NotFound, Unavailable } from '../jsonapi/errors';
+import type { Listed, Range } from '../store/collection';
 import { isId } from '../ids';
-import { findComment, insertComment, listStoredComments } from '../store/comments';
-import { findRun } from '../store/runs';
+import { findComment, findRunOrganization, insertComment, listStoredComments } from '../store/comments';
 import { validateCommentBody, type Comment } from './comment';
 import { countMetric, METRIC } from '../observability/metrics';
 
@@ -17,12 +15,12 @@ export type Caller = Pick<ApiRequest, 'authorize' | 'principal'>;
  * asking the store).
  */
 
-export async function listRunComments(runId: string | undefined, page: PageRequest, caller: Caller): Promise<Page<Comment>> {
+/** Whoever asks, the store reads at most one page (see listStoredComments) before this answers 404. */
+export async function listRunComments(runId: string | undefined, range: Range, caller: Caller): Promise<Listed<Comment>> {
   if (!isId('run', runId)) throw new NotFound();
-  const found = await listStoredComments(runId, page);
+  const found = await listStoredComments(runId, range);
   if (!found) throw new NotFound();
   caller.authorize(found.organization);
-  runOrganizations.remember(runId, found.organization);
   return found.page;
 }
 
@@ -31,45 +29,21 @@ export async function showComment(commentId: string | undefined, caller: Caller)
   const comment = await findComment(commentId);
   if (!comment) throw new NotFound();
   caller.authorize(comment.organization);
-  runOrganizations.remember(comment.runId, comment.organization);
   return comment;
 }
 
 /** Authorized before anything is written: a forbidden or invalid request changes nothing. */
 export async function createComment(runId: string | undefined, attributes: Record<string, unknown>, caller: Caller): Promise<Comment> {
   if (!isId('run', runId)) throw new NotFound();
-  const organization = await organizationOfRun(runId);
+  // From what this function has already seen of the run, else one GetItem.
+  const organization = await findRunOrganization(runId);
+  if (!organization) throw new NotFound();
   caller.authorize(organization);
   const body = validateCommentBody(attributes.body);
   const comment = await insertComment({ runId, organization, body, createdBy: caller.principal.subject });
-  if (comment === 'run-not-found') {
-    runOrganizations.forget(runId);
-    throw new NotFound();
-  }
+  if (comment === 'run-not-found') throw new NotFound();
+  // Nothing was written; the run is busier than a request should wait for.
+  if (comment === 'contended') throw new Unavailable();
   countMetric(METRIC.commentCreated, { commentId: comment.id, runId });
   return comment;
 }
-
-/** From this function's cache (a run's organization never changes), else one GetItem; 404 if unregistered. */
-async function organizationOfRun(runId: string): Promise<string> {
-  const cached = runOrganizations.get(runId);
-  if (cached) return cached;
-  const run = await findRun(runId);
-  if (!run) throw new NotFound();
-  runOrganizations.remember(runId, run.organization);
-  return run.organization;
-}
-
-/** runId → organization for the life of a warm function; bounded, dropping the oldest entry first. */
-const MAX_CACHED_RUNS = 10_000;
-const cachedOrganizations = new Map<string, string>();
-const runOrganizations = {
-  get: (runId: string) => cachedOrganizations.get(runId),
-  forget: (runId: string) => cachedOrganizations.delete(runId),
-  remember(runId: string, organization: string) {
-    if (cachedOrganizations.size >= MAX_CACHED_RUNS && !cachedOrganizations.has(runId)) {
-      cachedOrganizations.delete(cachedOrganizations.keys().next().value!); // Maps iterate oldest first
-    }
-    cachedOrganizations.set(runId, organization);
-  },
-};

@@ -3,10 +3,11 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { authorize, decodePrincipal, ExpiredToken, type Principal, type Role } from '../auth/principal';
-import { ApiError, Forbidden, GatewayTimeout, InternalError, NotFound, Unavailable } from '../jsonapi/errors';
+import { ApiError, Forbidden, GatewayTimeout, InternalError, NotFound, Unavailable, WriteOutcomeUnknown } from '../jsonapi/errors';
 import { assertAcceptable, assertRequestContentType } from '../jsonapi/media-type';
 import { parseRequestDocument, type RequestData } from '../jsonapi/request-document';
 import { isStoreUnavailable } from '../store/errors';
+import { isWriteOutcomeUnknown } from '../store/write-outcome';
 import { logger } from '../observability/logger';
 import { countAuthorization, countMetric, flushMetrics, METRIC } from '../observability/metrics';
 import { withOriginalStack } from '../observability/stack-traces';
@@ -129,7 +130,7 @@ function jsonApiResponses(): MiddlewareObj<Event, APIGatewayProxyResult> {
       } else if (isStoreUnavailable(error)) {
         logger.warn('store unavailable', { error: error as Error });
         countMetric(METRIC.storeUnavailable);
-        apiError = new Unavailable();
+        apiError = isWriteOutcomeUnknown(error) ? new WriteOutcomeUnknown() : new Unavailable();
       } else {
         logger.error('unhandled error', { error: withOriginalStack(error) as Error });
         apiError = new InternalError();

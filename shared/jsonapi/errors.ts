@@ -53,8 +53,14 @@ export class InvalidAttribute extends ApiError {
   constructor(detail: string, pointer?: string) { super(422, 'invalid attribute', detail, pointer); }
 }
 export class Unavailable extends ApiError {
-  constructor(retryAfterSeconds = 1) {
-    super(503, 'service unavailable', undefined, undefined, { 'Retry-After': String(retryAfterSeconds) });
+  constructor(detail?: string, retryAfterSeconds = 1) {
+    super(503, 'service unavailable', detail, undefined, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+/** A 503 for a write the store may have applied after all: the client must not take it as a failure. */
+export class WriteOutcomeUnknown extends Unavailable {
+  constructor() {
+    super('The store did not confirm the write in time: its outcome is unknown. A retry is safe only with the same Idempotency-Key header; without one, check whether the write happened before sending it again.');
   }
 }
 /** The function gave up shortly before its own timeout (shared/http/handler.ts). */

@@ -1,7 +1,13 @@
 import { InvalidAttribute } from './errors';
+import type { Range } from '../store/collection';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
+/**
+ * The largest `page[number]` answered (2^31 − 1, the largest page number a 32-bit client can
+ * send); any page up to it is a page, empty past the end, whatever the size.
+ */
+export const MAX_PAGE_NUMBER = 2_147_483_647;
 
 export interface PageRequest {
   number: number;
@@ -13,11 +19,8 @@ type Query = Record<string, string | undefined> | null | undefined;
 function parsePageParameter(query: Query, name: 'number' | 'size', fallback: number, max: number): number {
   const raw = query?.[`page[${name}]`];
   if (raw === undefined) return fallback;
-  const value = /^\d{1,9}$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
-  if (!(value >= 1 && value <= max)) {
-    const range = max === Number.MAX_SAFE_INTEGER ? 'a positive integer' : `between 1 and ${max}`;
-    throw new InvalidAttribute(`page[${name}] must be ${range}`, undefined);
-  }
+  const value = /^\d{1,10}$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
+  if (!(value >= 1 && value <= max)) throw new InvalidAttribute(`page[${name}] must be between 1 and ${max}`, undefined);
   return value;
 }
 
@@ -29,12 +32,13 @@ function parsePageParameter(query: Query, name: 'number' | 'size', fallback: num
 export function parsePage(query: Query, defaultSize = DEFAULT_PAGE_SIZE): PageRequest {
   const anyPageParameter = query?.['page[number]'] !== undefined || query?.['page[size]'] !== undefined;
   return {
-    number: parsePageParameter(query, 'number', 1, Number.MAX_SAFE_INTEGER),
+    number: parsePageParameter(query, 'number', 1, MAX_PAGE_NUMBER),
     size: parsePageParameter(query, 'size', anyPageParameter ? DEFAULT_PAGE_SIZE : defaultSize, MAX_PAGE_SIZE),
   };
 }
 
-export const pageOffset = (page: PageRequest) => (page.number - 1) * page.size;
+/** The store's neutral input: which members of a collection this page is (exact: at most 2^31 × 100). */
+export const pageRange = (page: PageRequest): Range => ({ offset: (page.number - 1) * page.size, limit: page.size });
 
 export interface PaginationMeta {
   'current-page': number;

@@ -1,6 +1,5 @@
 import { Conflict, InvalidAttribute, NotFound } from '../jsonapi/errors';
-import type { PageRequest } from '../jsonapi/pagination';
-import type { Page } from '../jsonapi/document';
+import type { Listed, Range } from '../store/collection';
 import { isId } from '../ids';
 import {
   deleteStoredReservedTagKey, findReservedTagKey, insertReservedTagKey, listReservedTagKeys, updateStoredReservedTagKey,
@@ -15,9 +14,9 @@ const nameTaken = () => new InvalidAttribute('Key has already been taken', '/dat
 /** A concurrent rename or delete won the race: read the key again and re-apply, a few times at most. */
 const MAX_ATTEMPTS = 3;
 
-export async function listKeys(organization: string, page: PageRequest, authorize: Authorize): Promise<Page<ReservedTagKey>> {
+export async function listKeys(organization: string, range: Range, authorize: Authorize): Promise<Listed<ReservedTagKey>> {
   authorize(organization);
-  return listReservedTagKeys(organization, page);
+  return listReservedTagKeys(organization, range);
 }
 
 /** Authorization comes before validation: a caller who may not create learns nothing from its body. */
@@ -60,8 +59,14 @@ export async function updateKey(id: string | undefined, attributes: Attributes, 
   }
 }
 
+/** 'gone' means renamed or deleted meanwhile: read it again, so a rename never makes a delete miss (404 only once it is gone). */
 export async function deleteKey(id: string | undefined, authorize: Authorize): Promise<void> {
-  const current = await findForCaller(id, authorize);
-  if ((await deleteStoredReservedTagKey(current)) === 'gone') throw new NotFound();
-  countMetric(METRIC.reservedTagKeyDeleted, { reservedTagKeyId: current.id, organization: current.organization });
+  for (let attempt = 1; ; attempt++) {
+    const current = await findForCaller(id, authorize);
+    if ((await deleteStoredReservedTagKey(current)) !== 'gone') {
+      countMetric(METRIC.reservedTagKeyDeleted, { reservedTagKeyId: current.id, organization: current.organization });
+      return;
+    }
+    if (attempt === MAX_ATTEMPTS) throw new Conflict('the reserved tag key is being changed by other requests; try again');
+  }
 }

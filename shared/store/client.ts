@@ -2,14 +2,33 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { requiredEnv } from '../config';
 import { tracer } from '../observability/tracer';
+import { markWriteAttempts, writeAwareRetries } from './write-outcome';
 
 /**
  * How long one DynamoDB call may take, retries included, so that a stalled store ends as the
- * contract's 503 long before the function's timeout: at most 2 attempts of 1.5 s without a byte
- * (plus the SDK's backoff, about 0.1 s) ≈ 3.1 s per call, and no request makes more than 2 calls.
+ * contract's 503 long before the function's timeout (10 s, ApiFunction.TIMEOUT, of which the
+ * handler keeps 0.5 s to answer: TIMEOUT_ANSWER_MARGIN_MS). requestTimeout runs from the start of
+ * an attempt, connecting included (@smithy/node-http-handler), so a call is at most 2 attempts of
+ * 1.5 s plus the SDK's backoff (about 0.1 s; 0.5–1 s when throttled): ≈ 3.1 s, and ≈ 4 s throttled
+ * (a write that may have been applied is not retried: 1.5 s).
+ * No request makes more than 2 calls that can stall (the budget in docs/design.md): ≈ 8 s < 9.5 s.
  * A healthy call takes a few milliseconds; connecting takes well under a second.
  */
 export const STORE_TIMEOUTS = { connectionTimeoutMs: 1_000, requestTimeoutMs: 1_500, maxAttempts: 2 } as const;
+
+const client = new DynamoDBClient({
+  maxAttempts: STORE_TIMEOUTS.maxAttempts,
+  // A write that may have been applied is not retried: its caller answers that its outcome is unknown.
+  retryStrategy: writeAwareRetries(STORE_TIMEOUTS.maxAttempts),
+  requestHandler: {
+    connectionTimeout: STORE_TIMEOUTS.connectionTimeoutMs,
+    requestTimeout: STORE_TIMEOUTS.requestTimeoutMs,
+    // Without it the SDK only logs a warning when requestTimeout passes and keeps waiting
+    // (@smithy/types NodeHttpHandlerOptions): a stalled store would hold the function to its timeout.
+    throwOnRequestTimeout: true,
+  },
+});
+markWriteAttempts(client);
 
 /**
  * One document client per process, created at init so warm invocations reuse its connections.
@@ -18,18 +37,7 @@ export const STORE_TIMEOUTS = { connectionTimeoutMs: 1_000, requestTimeoutMs: 1_
  * never items).
  */
 export const documentClient = DynamoDBDocumentClient.from(
-  tracer.captureAWSv3Client(
-    new DynamoDBClient({
-      maxAttempts: STORE_TIMEOUTS.maxAttempts,
-      requestHandler: {
-        connectionTimeout: STORE_TIMEOUTS.connectionTimeoutMs,
-        requestTimeout: STORE_TIMEOUTS.requestTimeoutMs,
-        // Without it the SDK only logs a warning when requestTimeout passes and keeps waiting
-        // (@smithy/types NodeHttpHandlerOptions): a stalled store would hold the function to its timeout.
-        throwOnRequestTimeout: true,
-      },
-    }),
-  ),
+  tracer.captureAWSv3Client(client),
   { marshallOptions: { removeUndefinedValues: true } },
 );
 

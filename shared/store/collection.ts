@@ -1,8 +1,26 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from './client';
-import { pageOffset, type PageRequest } from '../jsonapi/pagination';
+import type { Key } from './keys';
 
 export type Item = Record<string, unknown>;
+
+/**
+ * The store's conventions, the same in every module: a lookup answers undefined for an item that
+ * is not there; a write answers what it wrote, or a refusal (a string naming the table's rule that
+ * refused it, e.g. 'name-taken'), never an exception; only failures (store unreachable, bugs) throw.
+ */
+
+/** Which members of a collection a list wants, in the collection's order: `limit` of them after `offset`. */
+export interface Range {
+  offset: number;
+  limit: number;
+}
+
+/** A range of a collection's members and how many members it has in all. */
+export interface Listed<T> {
+  items: T[];
+  totalCount: number;
+}
 
 /** An item without its table keys and entity tag: the record it stores. */
 export function recordOf<T>(item: Item): T {
@@ -15,19 +33,24 @@ export interface KeyPrefix {
   SKPrefix: string;
 }
 
+/** One strongly consistent GetItem. */
+export async function getItem(key: Key): Promise<Item | undefined> {
+  const { Item: found } = await documentClient.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
+  return found;
+}
+
 /**
- * Strongly consistent Query of the items under a key prefix, following DynamoDB's 1 MB pages
- * until `limit` items (or all of them) are read.
+ * Strongly consistent Query, following DynamoDB's 1 MB pages until `limit` items (or all of them)
+ * are read: DynamoDB never reads more than `Limit` items per call.
  */
-export async function queryPrefix(prefix: KeyPrefix, limit = Infinity): Promise<Item[]> {
+async function query(input: Pick<QueryCommandInput, 'KeyConditionExpression' | 'ExpressionAttributeValues'>, limit: number): Promise<Item[]> {
   const items: Item[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
     const result = await documentClient.send(
       new QueryCommand({
         TableName: tableName(),
-        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-        ExpressionAttributeValues: { ':pk': prefix.PK, ':prefix': prefix.SKPrefix },
+        ...input,
         ConsistentRead: true,
         Limit: Number.isFinite(limit) ? limit - items.length : undefined,
         ExclusiveStartKey: startKey,
@@ -39,20 +62,13 @@ export async function queryPrefix(prefix: KeyPrefix, limit = Infinity): Promise<
   return items;
 }
 
-export interface CountedPage {
-  /** The collection's counter item (a run's record, an organization's key counter), if it exists. */
-  counter: Item | undefined;
-  members: Item[];
-}
+/** The items under a key prefix, in sort key order. */
+export const queryPrefix = (prefix: KeyPrefix, limit = Infinity) =>
+  query({ KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)', ExpressionAttributeValues: { ':pk': prefix.PK, ':prefix': prefix.SKPrefix } }, limit);
 
-/**
- * One page of a counted collection (see keys.ts): the counter and the first `offset + size`
- * members come back together, so page 1 costs one Query. DynamoDB has no offset, so deeper pages
- * read the members before them; that stays one Query while it is under 1 MB.
- */
-export async function queryCountedPage(collection: KeyPrefix, page: PageRequest): Promise<CountedPage> {
-  const offset = pageOffset(page);
-  const items = await queryPrefix(collection, 1 + offset + page.size);
-  const counter = items[0]?.SK === collection.SKPrefix ? items.shift() : undefined;
-  return { counter, members: items.slice(offset, offset + page.size) };
-}
+/** The items of one partition whose sort keys lie between `from` and `to` (both included), in order. */
+export const querySortKeyRange = (PK: string, from: string, to: string, limit: number) =>
+  query({ KeyConditionExpression: 'PK = :pk AND SK BETWEEN :from AND :to', ExpressionAttributeValues: { ':pk': PK, ':from': from, ':to': to } }, limit);
+
+/** Past every sort key that starts with `prefix` (keys are ASCII; DynamoDB compares UTF-8 bytes). */
+export const endOfPrefix = (prefix: string) => `${prefix}\uffff`;

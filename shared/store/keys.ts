@@ -2,9 +2,11 @@
  * Every PK/SK in the table is built here, nowhere else.
  *
  * A *counted collection* keeps its counter item at SK = the collection's prefix and its members
- * at SK = prefix + '#' + creation time + '#' + id. A `begins_with(prefix)` Query therefore returns
- * the counter first and then the members oldest first (ties broken by id): meta and page in one
- * round trip. Other item kinds in the same partition use prefixes that do not start with it.
+ * at SK = prefix + '#' + what orders them, so a `begins_with(prefix)` Query returns the counter
+ * first and then the members in order: meta and page 1 in one round trip. A run's comments are
+ * numbered 1, 2, 3… as they are written (they are never deleted), so any page of them is a known
+ * range of sort keys; reserved tag keys are ordered by creation time, then id. Other item kinds in
+ * the same partition use prefixes that do not start with a collection's.
  */
 export interface Key {
   PK: string;
@@ -12,6 +14,8 @@ export interface Key {
 }
 
 const member = (collection: string, createdAt: string, id: string) => `${collection}#${createdAt}#${id}`;
+/** Zero-padded so that sort keys sort by number: wide enough for any page a list answers. */
+const numbered = (collection: string, number: number) => `${collection}#${String(number).padStart(12, '0')}`;
 
 /** Entity-type attribute values, one per kind of item. */
 export const Entity = {
@@ -48,10 +52,8 @@ export const keys = {
 
   /** The run's own record doubles as the counter of its comments collection. */
   run: (runId: string): Key => ({ PK: runPartition(runId), SK: 'COMMENTS' }),
-  runComment: (runId: string, createdAt: string, commentId: string): Key => ({
-    PK: runPartition(runId),
-    SK: member('COMMENTS', createdAt, commentId),
-  }),
+  /** The run's `sequence`-th comment (the first is 1). */
+  runComment: (runId: string, sequence: number): Key => ({ PK: runPartition(runId), SK: numbered('COMMENTS', sequence) }),
   runComments: (runId: string) => ({ PK: runPartition(runId), SKPrefix: 'COMMENTS' }),
   /** A run listed under its organization, for the operator's `run list`. */
   organizationRun: (organization: string, runId: string): Key => ({

@@ -1,21 +1,28 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, tableName } from './client';
-import { queryCountedPage, recordOf, type Item } from './collection';
+import { endOfPrefix, getItem, queryPrefix, querySortKeyRange, recordOf, type Item, type Listed, type Range } from './collection';
+import { tableName } from './client';
 import { Entity, keys } from './keys';
 import { transactWrite } from './transactions';
-import type { PageRequest } from '../jsonapi/pagination';
-import type { Page } from '../jsonapi/document';
 import type { ReservedTagKey, ReservedTagKeyChanges } from '../reserved-tag-keys/reserved-tag-key';
 import { newId, now } from '../ids';
 
 /**
  * Reserved tag keys. Each key is three items, written and removed together in one transaction:
- * the member of its organization's counted collection (what lists read), a copy keyed by id (what
- * PATCH and DELETE find it by) and a guard item per lower-cased name (what makes names unique).
+ * the member of its organization's counted collection (what lists read, ordered by creation
+ * time, then id), a copy keyed by id (what PATCH and DELETE find it by) and a guard item per
+ * lower-cased name (what makes names unique).
+ *
+ * The organization's counter item holds the number of keys and, per 100 ms window of creation
+ * time, how many of the keys created in it still exist (at most WINDOW_CAPACITY: a create in a
+ * full window waits for the next). A page after the first skips whole windows by their counts, so
+ * it reads the counter and at most `limit + WINDOW_CAPACITY - 1` keys, at any depth; a page past
+ * the end reads the counter alone.
  */
 
 /** Why a write was refused, so the caller can answer with the right error. */
 export type WriteRefusal = 'name-taken' | 'gone';
+
+export const WINDOW_MS = 100;
+export const WINDOW_CAPACITY = 100;
 
 const toRecord = (item: Item) => recordOf<ReservedTagKey>(item);
 
@@ -23,32 +30,75 @@ const memberKey = (record: ReservedTagKey) => keys.reservedTagKey(record.organiz
 const nameKey = (record: { organization: string; key: string }) => keys.reservedTagKeyName(record.organization, record.key);
 const item = (record: ReservedTagKey) => ({ entity: Entity.ReservedTagKey, ...record });
 
-/** Page 1 with its total count is one Query: the counter item sorts first in the collection. */
-export async function listReservedTagKeys(organization: string, page: PageRequest): Promise<Page<ReservedTagKey>> {
-  const { counter, members } = await queryCountedPage(keys.reservedTagKeys(organization), page);
-  return { items: members.map(toRecord), totalCount: (counter?.itemCount as number | undefined) ?? 0 };
+/** The counter's attribute counting the live keys created in `createdAt`'s window. */
+const windowOf = (createdAt: string) => `w${Math.floor(Date.parse(createdAt) / WINDOW_MS)}`;
+const WINDOW_ATTRIBUTE = /^w(\d+)$/;
+
+/**
+ * A range of the organization's keys, oldest first, with their total. The first page is one
+ * Query (the counter sorts first in the collection); a later one reads the counter, then the
+ * range from the start of the window it begins in.
+ */
+export async function listReservedTagKeys(organization: string, range: Range): Promise<Listed<ReservedTagKey>> {
+  const collection = keys.reservedTagKeys(organization);
+  if (range.offset === 0) {
+    const items = await queryPrefix(collection, 1 + range.limit);
+    const counter = items[0]?.SK === collection.SKPrefix ? items.shift() : undefined;
+    return { items: items.map(toRecord), totalCount: (counter?.itemCount as number | undefined) ?? 0 };
+  }
+  const counter = await getItem(keys.reservedTagKeyCounter(organization));
+  const totalCount = (counter?.itemCount as number | undefined) ?? 0;
+  const start = counter && range.offset < totalCount ? startOf(counter, range.offset) : undefined;
+  if (!start) return { items: [], totalCount };
+  const from = keys.reservedTagKey(organization, new Date(start.window * WINDOW_MS).toISOString(), '').SK;
+  const members = await querySortKeyRange(collection.PK, from, endOfPrefix(`${collection.SKPrefix}#`), start.skip + range.limit);
+  return { items: members.slice(start.skip).map(toRecord), totalCount };
+}
+
+/** The window the `offset`-th key (from 0) was created in, and how many keys of that window come before it. */
+function startOf(counter: Item, offset: number): { window: number; skip: number } | undefined {
+  const windows = Object.entries(counter)
+    .flatMap(([name, count]) => {
+      const window = WINDOW_ATTRIBUTE.exec(name)?.[1];
+      return window === undefined ? [] : [{ window: Number(window), count: count as number }];
+    })
+    .sort((a, b) => a.window - b.window);
+  let before = 0;
+  for (const { window, count } of windows) {
+    if (offset < before + count) return { window, skip: offset - before };
+    before += count;
+  }
+  return undefined;
 }
 
 export async function findReservedTagKey(id: string): Promise<ReservedTagKey | undefined> {
-  const { Item: found } = await documentClient.send(
-    new GetCommand({ TableName: tableName(), Key: keys.reservedTagKeyById(id), ConsistentRead: true }),
-  );
+  const found = await getItem(keys.reservedTagKeyById(id));
   return found ? toRecord(found) : undefined;
 }
 
-/** One transaction: both copies, the name guard and the counter, or nothing. */
+/**
+ * One transaction: both copies, the name guard and the counter (whose window of the creation time
+ * must have room), or nothing. A full window (over WINDOW_CAPACITY creates in 100 ms) is retried
+ * in the next one.
+ */
 export async function insertReservedTagKey(
   organization: string, attributes: Required<ReservedTagKeyChanges>,
 ): Promise<ReservedTagKey | WriteRefusal> {
-  const createdAt = now();
-  const record: ReservedTagKey = { id: newId('rtk'), organization, ...attributes, createdAt, updatedAt: createdAt };
-  const refused = await transactWrite([
-    { Put: { TableName: tableName(), Item: { ...nameKey(record), entity: Entity.ReservedTagKeyName, id: record.id }, ConditionExpression: 'attribute_not_exists(PK)' } },
-    { Put: { TableName: tableName(), Item: { ...memberKey(record), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
-    { Put: { TableName: tableName(), Item: { ...keys.reservedTagKeyById(record.id), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
-    counterChange(organization, 1),
-  ]);
-  return refused ? 'name-taken' : record;
+  const id = newId('rtk');
+  for (;;) {
+    const createdAt = now();
+    const record: ReservedTagKey = { id, organization, ...attributes, createdAt, updatedAt: createdAt };
+    const refused = await transactWrite([
+      { Put: { TableName: tableName(), Item: { ...nameKey(record), entity: Entity.ReservedTagKeyName, id: record.id }, ConditionExpression: 'attribute_not_exists(PK)' } },
+      { Put: { TableName: tableName(), Item: { ...memberKey(record), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
+      { Put: { TableName: tableName(), Item: { ...keys.reservedTagKeyById(record.id), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
+      counterChange(record, 1),
+    ]);
+    if (!refused) return record;
+    if (refused[0] === 'ConditionalCheckFailed') return 'name-taken';
+    if (refused[3] !== 'ConditionalCheckFailed') throw new Error(`reserved tag key insert refused: ${refused.join(', ')}`);
+    await new Promise((resolve) => setTimeout(resolve, WINDOW_MS - (Date.now() % WINDOW_MS)));
+  }
 }
 
 /**
@@ -74,7 +124,8 @@ export async function updateStoredReservedTagKey(current: ReservedTagKey, change
   const refused = await transactWrite([
     ...(renamed
       ? [
-          { Put: { TableName: tableName(), Item: { ...nameKey(updated), entity: Entity.ReservedTagKeyName, id: updated.id }, ConditionExpression: 'attribute_not_exists(PK)' } },
+          // The guard may already be this key's: a concurrent rename to another casing of the name.
+          { Put: { TableName: tableName(), Item: { ...nameKey(updated), entity: Entity.ReservedTagKeyName, id: updated.id }, ConditionExpression: 'attribute_not_exists(PK) OR id = :id', ExpressionAttributeValues: { ':id': updated.id } } },
           { Delete: { TableName: tableName(), Key: nameKey(current), ConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': current.id } } },
         ]
       : []),
@@ -91,18 +142,21 @@ export async function deleteStoredReservedTagKey(current: ReservedTagKey): Promi
     { Delete: { TableName: tableName(), Key: memberKey(current), ConditionExpression: 'attribute_exists(PK)' } },
     { Delete: { TableName: tableName(), Key: keys.reservedTagKeyById(current.id) } },
     { Delete: { TableName: tableName(), Key: nameKey(current), ConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': current.id } } },
-    counterChange(current.organization, -1),
+    counterChange(current, -1),
   ]);
   return refused ? 'gone' : undefined;
 }
 
-function counterChange(organization: string, delta: 1 | -1) {
+/** The organization's count and the count of the key's creation window; a create needs room in the window. */
+function counterChange(record: ReservedTagKey, delta: 1 | -1) {
   return {
     Update: {
       TableName: tableName(),
-      Key: keys.reservedTagKeyCounter(organization),
-      UpdateExpression: 'SET entity = :entity ADD itemCount :delta',
-      ExpressionAttributeValues: { ':entity': Entity.ReservedTagKeyCounter, ':delta': delta },
+      Key: keys.reservedTagKeyCounter(record.organization),
+      UpdateExpression: 'SET entity = :entity ADD itemCount :delta, #window :delta',
+      ...(delta > 0 ? { ConditionExpression: 'attribute_not_exists(#window) OR #window < :capacity' } : {}),
+      ExpressionAttributeNames: { '#window': windowOf(record.createdAt) },
+      ExpressionAttributeValues: { ':entity': Entity.ReservedTagKeyCounter, ':delta': delta, ...(delta > 0 ? { ':capacity': WINDOW_CAPACITY } : {}) },
     },
   };
 }

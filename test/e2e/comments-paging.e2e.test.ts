@@ -26,7 +26,7 @@ beforeAll(async () => {
     while (next.index < TOTAL) {
       const i = next.index++;
       const comment = await insertComment({ runId, organization: 'acme', body: `comment ${i}`, createdBy: 'user-load' });
-      if (comment === 'run-not-found') throw new Error('run vanished');
+      if (typeof comment === 'string') throw new Error(`comment refused: ${comment}`);
       written.push(comment);
     }
   }));

@@ -31,12 +31,13 @@ describe('DynamoDB round trips per request (authorizer cache warm)', () => {
       .toEqual({ status: 201, commands: ['TransactWriteItemsCommand'] });
   });
 
-  it('list: 1 Query for page 1 with total count and the run’s organization, and for a later page', async () => {
+  it('list: 1 Query for page 1 with total count and the run’s organization; a later page, the run’s record and that page', async () => {
     const runId = (await registerRun({ runId: newId('run'), organization: 'acme' })).run.runId;
     for (let i = 0; i < 3; i++) await api.post(`/runs/${runId}/comments`, { token, body: comment(`#${i}`) });
     expect(await commandsOf(() => api.get(`/runs/${runId}/comments`, { token }))).toEqual({ status: 200, commands: ['QueryCommand'] });
-    expect(await commandsOf(() => api.get(`/runs/${runId}/comments?page[number]=2&page[size]=2`, { token })))
-      .toEqual({ status: 200, commands: ['QueryCommand'] });
+    // Issued together: either may reach DynamoDB first.
+    const later = await commandsOf(() => api.get(`/runs/${runId}/comments?page[number]=2&page[size]=2`, { token }));
+    expect({ ...later, commands: later.commands.sort() }).toEqual({ status: 200, commands: ['GetItemCommand', 'QueryCommand'] });
   });
 
   it('show: 1 GetItem', async () => {

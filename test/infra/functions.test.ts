@@ -43,11 +43,11 @@ const allFunctions = () => [...functionNames(), AUTHORIZER_FUNCTION];
  */
 const EXPECTED_TABLE_ACCESS: Record<string, { actions: string[]; partitions: string[] }> = {
   'ping': { actions: [], partitions: [] },
-  'reserved-tag-keys/list': { actions: ['dynamodb:Query'], partitions: ['ORG#*'] },
+  'reserved-tag-keys/list': { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: ['ORG#*'] },
   'reserved-tag-keys/create': { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RTK#*'] },
   'reserved-tag-keys/update': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RTK#*'] },
   'reserved-tag-keys/delete': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RTK#*'] },
-  'comments/list': { actions: ['dynamodb:Query'], partitions: ['RUN#*'] },
+  'comments/list': { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: ['RUN#*'] },
   'comments/create': { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['COMMENT#*', 'RUN#*'] },
   'comments/show': { actions: ['dynamodb:GetItem'], partitions: ['COMMENT#*'] },
   'authorizer': { actions: ['dynamodb:GetItem'], partitions: ['TOKENS'] },

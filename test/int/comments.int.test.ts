@@ -7,7 +7,7 @@ async function registeredRun(organization = 'acme') {
   return (await registerRun({ runId: newId('run'), organization })).run.runId;
 }
 
-const page = (number: number, size: number) => ({ number, size });
+const page = (number: number, size: number) => ({ offset: (number - 1) * size, limit: size });
 
 describe('comments store', () => {
   it('writes a comment that lists under its run and shows by id, with the run counted', async () => {

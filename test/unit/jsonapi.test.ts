@@ -67,9 +67,9 @@ describe('page parameters', () => {
     ['page[size]', 'ten', 'page[size] must be between 1 and 100'],
     ['page[size]', '1.5', 'page[size] must be between 1 and 100'],
     ['page[size]', '', 'page[size] must be between 1 and 100'],
-    ['page[number]', '0', 'page[number] must be a positive integer'],
-    ['page[number]', '-1', 'page[number] must be a positive integer'],
-    ['page[number]', '1e3', 'page[number] must be a positive integer'],
+    ['page[number]', '0', 'page[number] must be between 1 and 2147483647'],
+    ['page[number]', '-1', 'page[number] must be between 1 and 2147483647'],
+    ['page[number]', '1e3', 'page[number] must be between 1 and 2147483647'],
   ])('%s=%j is a 422', (name, value, detail) => {
     expect(statusOf(() => parsePage({ [name]: value }))).toBe(`422 ${detail}`);
   });

@@ -1,0 +1,57 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, run, runToEnd, TSX } from '../support/processes';
+import { expectWith } from '../support/expect-with';
+
+/**
+ * The README's walkthrough as a newcomer pastes it: every ```sh block marked `<!-- walkthrough -->`,
+ * in order, in one bash, after a fresh `npm start` and the `export` line it printed. Every curl's
+ * status is collected (on stderr, so the commands' own output and pipes into jq stay as written).
+ */
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const blocks = [...README.matchAll(/<!-- walkthrough -->\n```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+const SLOW = 180_000;
+
+let stack: ReturnType<typeof run> | undefined;
+afterAll(async () => {
+  if (!stack || stack.child.exitCode !== null) return;
+  stack.child.kill('SIGINT');
+  await stack.exited;
+}, 30_000);
+
+describe('the README, pasted in order after npm start', () => {
+  it('has a walkthrough', () => {
+    expect(blocks.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('runs every walkthrough command without a 401, a 404 or a store other than the stack’s', async () => {
+    const env = {
+      PORT: String(await freePort()), DDB_PORT: String(await freePort()), DATA_DIR: mkdtempSync(join(tmpdir(), 'tfc-readme-')),
+      TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined, POWERTOOLS_LOG_LEVEL: undefined,
+    };
+    stack = run([TSX, 'infra/local/start.ts'], env);
+    const [, exported] = await stack.waitFor(/^ {2}export (API=\S+ TOKEN=tfcapi_\w+ RUN=run-\w+)$/m, 120_000);
+    const script = [
+      'set -euo pipefail',
+      `curl() { command curl -w '%{stderr}HTTP %{http_code} %{url_effective}\\n' "$@"; }`,
+      `export ${exported}`,
+      ...blocks,
+    ].join('\n');
+    const result = await runToEnd(['bash', '-c', script], env);
+    expectWith(result.code, result.output).toBe(0);
+
+    const statuses = [...result.output.matchAll(/HTTP (\d{3}) (http\S+)$/gm)].map((m) => ({ status: Number(m[1]), url: m[2]! }));
+    const curls = blocks.join('\n').match(/\bcurl\b/g)!.length;
+    expectWith(statuses.length, result.output).toBe(curls);
+    expectWith(statuses.filter(({ status }) => status < 200 || status >= 300), result.output).toEqual([]);
+
+    // What the commands claim is what happened, on the stack's own store.
+    expect(result.output).not.toContain('admin: warning');
+    expect(result.output).toMatch(/admin: the running stack's store: npm start \(pid \d+, http:\/\/127\.0\.0\.1:\d+\/api\/v2\)/);
+    expect(result.output).toMatch(/Revoked at-\w+\./);
+    expect(result.output).toContain('Registered run-CZcmD7eagjhyX0vN in example-org.');
+    expect(result.output).toContain('"body":"Approved after review."');
+  }, SLOW);
+});

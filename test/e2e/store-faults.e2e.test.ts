@@ -1,0 +1,179 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
+import { startLocalStack, type LocalStack } from '#infra/local/local-stack';
+import { newId } from '#shared/ids';
+import { TestApi } from '../support/api';
+import { TSX } from '../support/processes';
+
+/**
+ * Store faults under load, over HTTP through the local stack: this file's own DynamoDB Local (on
+ * disk, so that it can be killed and started again without losing the table; the run's shared one
+ * keeps serving the other test files) is stalled with SIGSTOP, then killed, while clients keep
+ * sending reads and writes. Every answer during a fault is the contract's 503 with Retry-After,
+ * well before the function's 10 s timeout; a write whose fate is unknown says so; and the same
+ * stack, never restarted, answers normally once the store is back.
+ */
+const ORG = 'faults-org';
+const TABLE = 'store-faults';
+/** Bound on a fault's answer: the function's timeout (10 s), before which it must have answered 503. */
+const FUNCTION_TIMEOUT_MS = 10_000;
+const UNKNOWN_OUTCOME = /outcome is unknown.*Idempotency-Key/;
+
+let dataDir: string;
+let store: DynamoDbLocal;
+let stack: LocalStack;
+let api: TestApi;
+let owner: string;
+/** Tokens no request has used yet: each makes the authorizer read the store (a cache miss). */
+const freshTokens: string[] = [];
+let runId: string;
+
+/** The operator CLI against this file's store, as an operator would run it on a table. */
+async function admin(...args: string[]): Promise<any> {
+  const { stdout } = await promisify(execFile)(TSX, ['infra/admin/main.ts', ...args, '--json'], {
+    env: { ...process.env, AWS_ENDPOINT_URL_DYNAMODB: store.endpoint, TABLE_NAME: TABLE },
+  });
+  return JSON.parse(stdout);
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'store-faults-'));
+  store = await startDynamoDbLocal({ dataDir });
+  await ensureTable(store.endpoint, TABLE);
+  stack = await startLocalStack({ dynamoDbEndpoint: store.endpoint, tableName: TABLE, log: () => undefined });
+  api = new TestApi(stack.url);
+  owner = (await admin('token', 'create', '--org', ORG, '--role', 'owner')).token;
+  for (let i = 0; i < 2; i++) freshTokens.push((await admin('token', 'create', '--org', ORG, '--role', 'owner')).token);
+  runId = newId('run');
+  await admin('run', 'register', runId, '--org', ORG);
+}, 180_000);
+
+afterAll(async () => {
+  try { process.kill(store.pid, 'SIGCONT'); } catch { /* gone */ }
+  await stack?.close();
+  await store?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+interface Answer { kind: string; status: number; ms: number; body: any; retryAfter: string | null; contentType: string | null; requestId: string | null }
+
+const requests: Record<string, (token: string) => Promise<Response>> = {
+  'list keys': (token) => fetch(`${stack.url}/api/v2/organizations/${ORG}/reserved-tag-keys`, { headers: { Authorization: `Bearer ${token}` } }),
+  'list comments': (token) => fetch(`${stack.url}/api/v2/runs/${runId}/comments`, { headers: { Authorization: `Bearer ${token}` } }),
+  'create comment': (token) => fetch(`${stack.url}/api/v2/runs/${runId}/comments`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/vnd.api+json' },
+    body: JSON.stringify({ data: { type: 'comments', attributes: { body: `written under load ${newId('wsc')}` } } }),
+  }),
+  'create key': (token) => fetch(`${stack.url}/api/v2/organizations/${ORG}/reserved-tag-keys`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/vnd.api+json' },
+    body: JSON.stringify({ data: { type: 'reserved-tag-keys', attributes: { key: newId('rtk').slice(4) } } }),
+  }),
+};
+
+async function send(kind: string, token = owner): Promise<Answer> {
+  const started = performance.now();
+  const response = await requests[kind]!(token);
+  const text = await response.text();
+  return {
+    kind, status: response.status, ms: Math.round(performance.now() - started), body: text ? JSON.parse(text) : undefined,
+    retryAfter: response.headers.get('retry-after'), contentType: response.headers.get('content-type'), requestId: response.headers.get('x-request-id'),
+  };
+}
+
+/** Clients sending every kind of request, one after the other, until `stop()`; each answer kept with the time it took. */
+function load(clients: number) {
+  const answers: Answer[] = [];
+  let running = true;
+  const kinds = Object.keys(requests);
+  const loops = Array.from({ length: clients }, async (_, i) => {
+    for (let n = i; running; n++) answers.push(await send(kinds[n % kinds.length]!));
+  });
+  return { answers, stop: async () => { running = false; await Promise.all(loops); } };
+}
+
+/** The contract's 503: JSON:API body, Retry-After in whole seconds, the request id, before the function's timeout. */
+function expectUnavailable(answer: Answer) {
+  expect(answer).toMatchObject({ status: 503, retryAfter: expect.stringMatching(/^\d+$/), contentType: 'application/vnd.api+json', requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+  expect(answer.body.errors).toEqual([expect.objectContaining({ status: '503', title: 'service unavailable' })]);
+  expect(answer.ms).toBeLessThan(FUNCTION_TIMEOUT_MS);
+}
+
+/** Polls until the store answers through the stack again; the time it took. */
+async function recovery(): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    if ((await send('list keys')).status === 200) return Math.round(performance.now() - started);
+    if (performance.now() - started > 60_000) throw new Error('the stack did not recover within 60 s');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+const summary = (title: string, answers: Answer[]) => {
+  const lines = Object.keys(requests).map((kind) => {
+    const mine = answers.filter((a) => a.kind === kind);
+    const statuses = [...new Set(mine.map((a) => a.status))].join('/');
+    return `  ${kind}: ${mine.length} answers (${statuses}), ${Math.min(...mine.map((a) => a.ms))}–${Math.max(...mine.map((a) => a.ms))} ms`;
+  });
+  for (const odd of answers.filter((a) => ![200, 201, 503].includes(a.status))) lines.push(`  unexpected: ${odd.kind} ${odd.status} ${JSON.stringify(odd.body)}`);
+  process.stderr.write(`${title}\n${lines.join('\n')}\n`);
+};
+
+describe('a store that faults under load', () => {
+  it('answers every request during a stall (SIGSTOP) with 503 and Retry-After, says when a write\'s outcome is unknown, and recovers on SIGCONT', async () => {
+    expect((await send('list keys')).status).toBe(200); // warm: authorizer cached, functions started
+    const traffic = load(4);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    process.kill(store.pid, 'SIGSTOP');
+    const stalledAt = performance.now();
+    const firstOfFault = traffic.answers.length;
+    // A token the authorizer has not cached: it must read the store too.
+    const authorizer = await send('list keys', freshTokens[0]);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 8_000 - (performance.now() - stalledAt))));
+    process.kill(store.pid, 'SIGCONT');
+    const resumedAt = performance.now();
+    await traffic.stop();
+    const recovered = await recovery();
+
+    // Requests sent while the store was stalled (answered after at least one of its 503s began).
+    const during = traffic.answers.slice(firstOfFault).filter((a) => a.status !== 200 && a.status !== 201);
+    summary(`stall: ${Math.round(resumedAt - stalledAt)} ms stalled; authorizer ${authorizer.status} in ${authorizer.ms} ms; recovered ${recovered} ms after SIGCONT`, traffic.answers.slice(firstOfFault));
+    expectUnavailable(authorizer);
+    expect(during.length).toBeGreaterThan(0);
+    for (const answer of during) expectUnavailable(answer);
+    const writes = during.filter((a) => a.kind.startsWith('create'));
+    expect(writes.length).toBeGreaterThan(0);
+    for (const write of writes) expect(write.body.errors[0].detail).toMatch(UNKNOWN_OUTCOME);
+    for (const read of during.filter((a) => !a.kind.startsWith('create'))) expect(read.body.errors[0].detail).toBeUndefined();
+  }, 120_000);
+
+  it('answers every request while the store is killed with 503 and Retry-After, and recovers when it is started again', async () => {
+    expect((await send('list keys')).status).toBe(200);
+    const traffic = load(4);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    process.kill(store.pid, 'SIGKILL');
+    const killedAt = performance.now();
+    const firstOfFault = traffic.answers.length;
+    const authorizer = await send('list keys', freshTokens[1]);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 5_000 - (performance.now() - killedAt))));
+    await traffic.stop();
+    const killed = traffic.answers.slice(firstOfFault);
+    store = await startDynamoDbLocal({ dataDir, port: store.port });
+    const recovered = await recovery();
+
+    summary(`kill: authorizer ${authorizer.status} in ${authorizer.ms} ms; recovered ${recovered} ms after DynamoDB Local answered again`, killed);
+    expectUnavailable(authorizer);
+    const failed = killed.filter((a) => a.status !== 200 && a.status !== 201);
+    expect(failed.length).toBeGreaterThan(0);
+    for (const answer of failed) expectUnavailable(answer);
+    // The token, the run and what was written before the kill survived it: the stack serves them.
+    expect((await send('list comments')).status).toBe(200);
+    expect((await send('create comment')).status).toBe(201);
+  }, 120_000);
+});
