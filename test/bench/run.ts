@@ -10,7 +10,7 @@ import { ensureAssembly } from '#infra/local/assembly';
 import { encodePrincipal, type Principal } from '#shared/auth/principal';
 import { API_BASE_PATH } from '#shared/config';
 import { scenarios, type Fixture } from '../load/scenarios';
-import { bundle, deployedFunctions, initMs } from './bundles';
+import { bundle, deployedFunctions, initCost, type InitCost } from './bundles';
 import type { DynamoDbCall } from '../support/round-trips';
 
 /**
@@ -98,7 +98,7 @@ const percentile = (values: number[], p: number) => {
 interface Row {
   function: string; budget: number; roundTrips: number;
   handlerP50: number; handlerP99: number; baselineP50: number | null; baselineP99: number | null; latencyRatio: number | null;
-  bundleBytes: number; initMs: number; initRatio: number;
+  bundleBytes: number; initMs: number; initRatio: number; initCpuMs: number; initCpuRatio: number; nodeOptions: string;
 }
 const rows: Row[] = [];
 /** Create calls by key id: the delete baseline recreates each victim (untimed) before deleting it. */
@@ -144,7 +144,7 @@ for (const name of functionNames()) {
     handlerP50, handlerP99: percentile(handlerMs, 99),
     baselineP50, baselineP99: baselineMs.length > 0 ? percentile(baselineMs, 99) : null,
     latencyRatio: baselineP50 === null ? null : handlerP50 / baselineP50,
-    bundleBytes: 0, initMs: 0, initRatio: 0,
+    bundleBytes: 0, initMs: 0, initRatio: 0, initCpuMs: 0, initCpuRatio: 0, nodeOptions: '',
   });
 }
 await dynamo.stop();
@@ -157,31 +157,38 @@ const deployed = deployedFunctions(assembly);
 const minimal = await bundle(resolve('test/bench/minimal-function.ts'));
 // The floor runs with the same environment as the deployed functions (ping's), so the ratio is fair.
 const minimalEnvironment = deployed.get('ping')!.environment;
-const samples = new Map<string, number[]>([['minimal', []], ...[...deployed.keys()].map((name) => [name, []] as [string, number[]])]);
+const samples = new Map<string, InitCost[]>([['minimal', []], ...[...deployed.keys()].map((name) => [name, []] as [string, InitCost[]])]);
 for (let i = 0; i < INIT_SAMPLES; i++) {
-  samples.get('minimal')!.push(initMs(minimal.file, minimalEnvironment));
-  for (const [name, fn] of deployed) samples.get(name)!.push(initMs(fn.file, fn.environment));
+  samples.get('minimal')!.push(initCost(minimal.file, minimalEnvironment));
+  for (const [name, fn] of deployed) samples.get(name)!.push(initCost(fn.file, fn.environment));
   process.stderr.write('.');
 }
 process.stderr.write('\n');
-const minimalInit = percentile(samples.get('minimal')!, 50);
+const median = (name: string, cost: keyof InitCost) => percentile(samples.get(name)!.map((sample) => sample[cost]), 50);
+const minimalInit = median('minimal', 'wallMs');
+const minimalInitCpu = median('minimal', 'cpuMs');
+const nodeOptionsOf = (environment: Record<string, string>) => environment.NODE_OPTIONS ?? '(none)';
 const initRow = (name: string) => {
-  const initMsValue = percentile(samples.get(name)!, 50);
-  return { bundleBytes: deployed.get(name)!.bytes, initMs: initMsValue, initRatio: initMsValue / minimalInit };
+  const [initMsValue, initCpuMs] = [median(name, 'wallMs'), median(name, 'cpuMs')];
+  const fn = deployed.get(name)!;
+  return {
+    bundleBytes: fn.bytes, initMs: initMsValue, initRatio: initMsValue / minimalInit,
+    initCpuMs, initCpuRatio: initCpuMs / minimalInitCpu, nodeOptions: nodeOptionsOf(fn.environment),
+  };
 };
 for (const row of rows) Object.assign(row, initRow(row.function));
 const authorizerInit = initRow(AUTHORIZER_FUNCTION);
-const nodeOptions = [...new Set([...deployed.values()].map((fn) => fn.environment.NODE_OPTIONS ?? '(none)'))].join(', ');
+const nodeOptions = [...new Set([...deployed.values()].map((fn) => nodeOptionsOf(fn.environment)))].join(', ');
 
 const f = (v: number | null, digits = 2) => (v === null ? '—' : v.toFixed(digits));
-const header = ['function', 'DDB calls', 'budget', 'handler p50', 'p99', 'bare SDK p50', 'p99', 'p50 ratio', 'bundle KB', 'init ms', 'init ratio'];
+const header = ['function', 'DDB calls', 'budget', 'handler p50', 'p99', 'bare SDK p50', 'p99', 'p50 ratio', 'bundle KB', 'init ms', 'init ratio', 'init CPU ratio', 'NODE_OPTIONS'];
 const table = rows.map((r) => [r.function, String(r.roundTrips), String(r.budget), f(r.handlerP50), f(r.handlerP99), f(r.baselineP50), f(r.baselineP99),
-  f(r.latencyRatio), (r.bundleBytes / 1024).toFixed(0), f(r.initMs, 1), f(r.initRatio)]);
-table.push([AUTHORIZER_FUNCTION, '', '1', '', '', '', '', '', (authorizerInit.bundleBytes / 1024).toFixed(0), f(authorizerInit.initMs, 1), f(authorizerInit.initRatio)]);
-table.push(['(minimal bundle)', '', '', '', '', '', '', '', (minimal.bytes / 1024).toFixed(0), f(minimalInit, 1), '1.00']);
+  f(r.latencyRatio), (r.bundleBytes / 1024).toFixed(0), f(r.initMs, 1), f(r.initRatio), f(r.initCpuRatio), r.nodeOptions]);
+table.push([AUTHORIZER_FUNCTION, '', '1', '', '', '', '', '', (authorizerInit.bundleBytes / 1024).toFixed(0), f(authorizerInit.initMs, 1), f(authorizerInit.initRatio), f(authorizerInit.initCpuRatio), authorizerInit.nodeOptions]);
+table.push(['(minimal bundle)', '', '', '', '', '', '', '', (minimal.bytes / 1024).toFixed(0), f(minimalInit, 1), '1.00', '1.00', nodeOptionsOf(minimalEnvironment)]);
 const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
 const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-console.log(`\nBench on ${cpus().length}× ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, ${ITERATIONS} warm invocations per function (latencies in ms); init with each function's deployed environment (NODE_OPTIONS: ${nodeOptions})\n`);
+console.log(`\nBench on ${cpus().length}× ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, ${ITERATIONS} warm invocations per function (latencies in ms); init with each function's deployed environment (NODE_OPTIONS: ${nodeOptions}), median of ${INIT_SAMPLES} cold imports, as elapsed time and as CPU time against the minimal bundle's\n`);
 console.log([line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...table.map(line)].join('\n'));
 
 const missed = [...rows, { ...authorizerInit, function: AUTHORIZER_FUNCTION, roundTrips: 0, budget: 1, latencyRatio: null }].flatMap((r) => [
@@ -193,5 +200,5 @@ const missed = [...rows, { ...authorizerInit, function: AUTHORIZER_FUNCTION, rou
 console.log(missed.length === 0 ? '\nEvery goal met.' : `\nGoals missed:\n  ${missed.join('\n  ')}`);
 mkdirSync('reports', { recursive: true });
 const file = join('reports', `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-writeFileSync(file, JSON.stringify({ machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }, iterations: ITERATIONS, goals: GOALS, nodeOptions, minimal: { bytes: minimal.bytes, initMs: minimalInit }, authorizer: authorizerInit, rows, missed }, null, 2));
+writeFileSync(file, JSON.stringify({ machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }, iterations: ITERATIONS, goals: GOALS, nodeOptions, minimal: { bytes: minimal.bytes, initMs: minimalInit, initCpuMs: minimalInitCpu }, authorizer: authorizerInit, rows, missed }, null, 2));
 console.log(`Report: ${file}`);
