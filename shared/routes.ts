@@ -1,5 +1,5 @@
 import type { Role } from './auth/principal';
-import { PARTITION } from './store/keys';
+import { keys, PARTITION } from './store/keys';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -39,12 +39,17 @@ const any = (prefix: string) => `${prefix}*`;
  * their by-id partition (shared/store/reserved-tag-keys.ts).
  */
 const TAG_KEY_PARTITIONS = [any(PARTITION.organization), any(PARTITION.reservedTagKey)];
+/**
+ * A create's idempotency records (shared/http/idempotency.ts), each its own partition under the
+ * function's prefix: PutItem (in progress), UpdateItem (completed), DeleteItem (the create failed).
+ */
+const idempotencyOf = (functionName: string) => `${keys.idempotencyKeyPrefix(functionName)}#*`;
 const TABLE = {
   none: { actions: [], partitions: [] },
   /** Page 1: one Query of the organization's collection; a later page: GetItem of its counter, then a Query of a range. */
   listTagKeys: { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: [any(PARTITION.organization)] },
   /** One transaction: Puts of both copies and the name guard, Update of the counter. */
-  createTagKey: { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: TAG_KEY_PARTITIONS },
+  createTagKey: { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], partitions: [...TAG_KEY_PARTITIONS, idempotencyOf('reserved-tag-keys/create')] },
   /** GetItem by id, then one transaction: Updates of both copies; on a rename, Put and Delete of the name guard. */
   updateTagKey: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], partitions: TAG_KEY_PARTITIONS },
   /** GetItem by id, then one transaction: Deletes of the three items, Update of the counter. */
@@ -52,9 +57,14 @@ const TABLE = {
   /** Page 1: one Query of the run's partition (its record and comments); a later page: GetItem of the record and a Query of the page's range. */
   listComments: { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: [any(PARTITION.run)] },
   /** GetItem of the run (unless its organization is cached), then one transaction: counter Update, Put of each copy. */
-  createComment: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], partitions: [any(PARTITION.run), any(PARTITION.comment)] },
+  createComment: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], partitions: [any(PARTITION.run), any(PARTITION.comment), idempotencyOf('comments/create')] },
   /** One GetItem of the by-id copy. */
   showComment: { actions: ['dynamodb:GetItem'], partitions: [any(PARTITION.comment)] },
+  /**
+   * GetItem of the organization's notification secrets and of the run, together; for a run not
+   * yet known, one transaction: Puts of the run's record and of its listing under the organization.
+   */
+  receiveRunNotification: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], partitions: [any(PARTITION.notificationSecrets), any(PARTITION.run), any(PARTITION.organization)] },
 } satisfies Record<string, TableAccess>;
 
 /**
@@ -74,6 +84,8 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/runs/{run_id}/comments', function: 'comments/list', role: 'reader', table: TABLE.listComments },
   { method: 'POST', path: '/runs/{run_id}/comments', function: 'comments/create', role: 'member', table: TABLE.createComment },
   { method: 'GET', path: '/comments/{comment_id}', function: 'comments/show', role: 'reader', table: TABLE.showComment },
+  // HCP Terraform's run notifications: authenticated by their signature, not by a token.
+  { method: 'POST', path: '/run-notifications/{organization_name}', function: 'run-notifications/receive', role: null, table: TABLE.receiveRunNotification },
 ];
 
 /** The REQUEST authorizer guarding every route whose role is not null. */

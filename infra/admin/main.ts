@@ -1,5 +1,6 @@
 import { LocalStoreRefused, openLocalStore } from '../local/store';
 import { parseCommandArgs, UsageError, type Command } from './command';
+import { notificationCommands } from './notifications';
 import { runCommands } from './runs';
 import { tokenCommands } from './tokens';
 
@@ -8,7 +9,7 @@ import { tokenCommands } from './tokens';
  * DynamoDB Local over DATA_DIR); against any table when TABLE_NAME is set, with the AWS SDK's
  * usual settings (credentials, AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB).
  */
-const groups: Record<string, Record<string, Command>> = { token: tokenCommands, run: runCommands };
+const groups: Record<string, Record<string, Command>> = { token: tokenCommands, run: runCommands, notifications: notificationCommands };
 
 function usage(): string {
   const lines = Object.values(groups).flatMap((commands) => Object.values(commands).map((c) => `  npm run admin -- ${c.usage} [--json]`));

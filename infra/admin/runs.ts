@@ -1,9 +1,6 @@
 import { isId } from '#shared/ids';
-import { listRuns, registerRun, RunRegisteredElsewhere, type RunRecord } from '#shared/store/runs';
+import { isWorkspaceName, listRuns, registerRun, RunRegisteredElsewhere, type RunRecord } from '#shared/store/runs';
 import { requiredOption, UsageError, type Command } from './command';
-
-/** HCP Terraform's workspace names: letters, digits, - and _, at most 90. */
-const WORKSPACE = /^[A-Za-z0-9_-]{1,90}$/;
 
 const describe = (run: RunRecord) => [run.runId, run.organization, run.workspace ?? '-', run.createdAt].join('\t');
 
@@ -16,7 +13,7 @@ export const runCommands: Record<string, Command> = {
       if (!isId('run', runId)) throw new UsageError('RUN_ID must be run- followed by 16 letters or digits');
       const organization = requiredOption(values, 'org');
       const workspace = values.workspace;
-      if (workspace !== undefined && (typeof workspace !== 'string' || !WORKSPACE.test(workspace))) {
+      if (workspace !== undefined && (typeof workspace !== 'string' || !isWorkspaceName(workspace))) {
         throw new UsageError('--workspace must be 1-90 letters, digits, - or _');
       }
       try {

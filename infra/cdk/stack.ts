@@ -4,7 +4,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { APP_NAME } from '#shared/config';
 import { AUTHORIZER_FUNCTION, AUTHORIZER_TABLE_ACCESS, functionNames, routeOf, routes, type Route } from '#shared/routes';
-import { TABLE_KEYS } from '#shared/store/table';
+import { TABLE_KEYS, TTL_ATTRIBUTE } from '#shared/store/table';
 import { checkReservationsFitAccount, checkThrottleFitsAccount, stageConfigFrom, validStage, type StageConfig } from './config';
 import { ApiFunction } from './constructs/api-function';
 import { JsonApiGateway } from './constructs/json-api-gateway';
@@ -110,6 +110,8 @@ export class ApiStack extends Stack {
     return new TableV2(this, 'Table', {
       partitionKey: { name: TABLE_KEYS.partitionKey, type: AttributeType.STRING },
       sortKey: { name: TABLE_KEYS.sortKey, type: AttributeType.STRING },
+      // Idempotency records expire on their own (shared/http/idempotency.ts); nothing else carries it.
+      timeToLiveAttribute: TTL_ATTRIBUTE,
       billing: Billing.onDemand(),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: true,

@@ -26,6 +26,9 @@ export const Entity = {
   ReservedTagKey: 'ReservedTagKey',
   ReservedTagKeyName: 'ReservedTagKeyName',
   Comment: 'Comment',
+  NotificationSecrets: 'NotificationSecrets',
+  /** Written by Powertools Idempotency (shared/http/idempotency.ts), not by our store code. */
+  IdempotencyRecord: 'IdempotencyRecord',
 } as const;
 
 /**
@@ -38,6 +41,10 @@ export const PARTITION = {
   run: 'RUN#',
   comment: 'COMMENT#',
   reservedTagKey: 'RTK#',
+  /** An organization's run-notification secrets: only the run-notifications function reads them. */
+  notificationSecrets: 'NOTIFY#',
+  /** Idempotency records of the create functions, one partition per record (shared/http/idempotency.ts). */
+  idempotency: 'IDEMPOTENCY#',
   /** Not a prefix: the one partition every token lives in. */
   tokens: 'TOKENS',
 } as const;
@@ -78,4 +85,11 @@ export const keys = {
   }),
   /** Finds a key by id (PATCH/DELETE name only the id); holds a full copy of the key's record. */
   reservedTagKeyById: (id: string): Key => ({ PK: `${PARTITION.reservedTagKey}${id}`, SK: 'RTK' }),
+
+  /** The organization's current notification secret and, during a rotation's grace period, the previous one. */
+  notificationSecrets: (organization: string): Key => ({ PK: `${PARTITION.notificationSecrets}${organization}`, SK: 'SECRETS' }),
+  /** Powertools' idempotency key (already `IDEMPOTENCY#<function>#<hash>`, see idempotencyKeyPrefix) as its own partition. */
+  idempotencyRecord: (idempotencyKey: string): Key => ({ PK: idempotencyKey, SK: 'IDEMPOTENCY' }),
+  /** The prefix of a function's idempotency keys (Powertools' keyPrefix). */
+  idempotencyKeyPrefix: (functionName: string) => `${PARTITION.idempotency}${functionName}`,
 };

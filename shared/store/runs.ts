@@ -13,15 +13,28 @@ import { now } from '../ids';
 export interface RunRecord {
   runId: string;
   organization: string;
+  /** The workspace's name. */
   workspace?: string;
+  /** `ws-…`, when HCP Terraform announced the run. */
+  workspaceId?: string;
+  /** When the run was created (HCP Terraform's `run_created_at`), else when it was registered. */
   createdAt: string;
+  /** Who created it (HCP Terraform's `run_created_by`), when known. */
+  createdBy?: string;
 }
 
 export interface NewRun {
   runId: string;
   organization: string;
   workspace?: string;
+  workspaceId?: string;
+  /** Defaults to now. */
+  createdAt?: string;
+  createdBy?: string;
 }
+
+/** HCP Terraform's workspace names: letters, digits, - and _, at most 90. */
+export const isWorkspaceName = (name: string) => /^[A-Za-z0-9_-]{1,90}$/.test(name);
 
 /** Registering a run id that already belongs to another organization. */
 export class RunRegisteredElsewhere extends Error {
@@ -37,7 +50,9 @@ const toRecord = (item: Item): RunRecord => ({
   runId: item.runId as string,
   organization: item.organization as string,
   ...(typeof item.workspace === 'string' ? { workspace: item.workspace } : {}),
+  ...(typeof item.workspaceId === 'string' ? { workspaceId: item.workspaceId } : {}),
   createdAt: item.createdAt as string,
+  ...(typeof item.createdBy === 'string' ? { createdBy: item.createdBy } : {}),
 });
 
 export async function findRun(runId: string): Promise<RunRecord | undefined> {
@@ -54,7 +69,15 @@ export async function findRun(runId: string): Promise<RunRecord | undefined> {
 export async function registerRun(input: NewRun): Promise<{ run: RunRecord; created: boolean }> {
   const existing = await findRun(input.runId);
   if (existing) return sameOrganization(existing, input);
-  const run: RunRecord = { ...input, createdAt: now() };
+  return insertRun(input);
+}
+
+/**
+ * The write half of registerRun, for a caller that has just read the run and found none: one
+ * transaction; if someone registered it in between, decided against what they wrote.
+ */
+export async function insertRun(input: NewRun): Promise<{ run: RunRecord; created: boolean }> {
+  const run: RunRecord = { ...input, createdAt: input.createdAt ?? now() };
   const refused = await transactWrite([
     {
       Put: {
@@ -76,7 +99,7 @@ export async function registerRun(input: NewRun): Promise<{ run: RunRecord; crea
   return sameOrganization((await findRun(input.runId))!, input);
 }
 
-function sameOrganization(existing: RunRecord, input: NewRun) {
+export function sameOrganization(existing: RunRecord, input: Pick<NewRun, 'organization'>) {
   if (existing.organization !== input.organization) throw new RunRegisteredElsewhere(existing);
   return { run: existing, created: false };
 }

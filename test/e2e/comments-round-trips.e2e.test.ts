@@ -22,13 +22,13 @@ beforeAll(async () => {
 });
 
 describe('DynamoDB round trips per request (authorizer cache warm)', () => {
-  it('create: 2 while the run’s organization is unknown to the function, then 1', async () => {
+  it('create: 2 while the run’s organization is unknown to the function, then 1, each between the idempotency record’s Put and Update', async () => {
     const runId = (await registerRun({ runId: newId('run'), organization: 'acme' })).run.runId;
     const path = `/runs/${runId}/comments`;
     expect(await commandsOf(() => api.post(path, { token, body: comment('cold') })))
-      .toEqual({ status: 201, commands: ['GetItemCommand', 'TransactWriteItemsCommand'] });
+      .toEqual({ status: 201, commands: ['PutItemCommand', 'GetItemCommand', 'TransactWriteItemsCommand', 'UpdateItemCommand'] });
     expect(await commandsOf(() => api.post(path, { token, body: comment('warm') })))
-      .toEqual({ status: 201, commands: ['TransactWriteItemsCommand'] });
+      .toEqual({ status: 201, commands: ['PutItemCommand', 'TransactWriteItemsCommand', 'UpdateItemCommand'] });
   });
 
   it('list: 1 Query for page 1 with total count and the run’s organization; a later page, the run’s record and that page', async () => {
@@ -46,10 +46,10 @@ describe('DynamoDB round trips per request (authorizer cache warm)', () => {
     expect(await commandsOf(() => api.get(`/comments/${json.data.id}`, { token }))).toEqual({ status: 200, commands: ['GetItemCommand'] });
   });
 
-  it('a reader’s refused create reads the run once and writes nothing', async () => {
+  it('a reader’s refused create reads the run once and leaves nothing written (its idempotency record is deleted)', async () => {
     const runId = (await registerRun({ runId: newId('run'), organization: 'acme' })).run.runId;
     expect(await commandsOf(() => api.post(`/runs/${runId}/comments`, { token: reader, body: comment('no') })))
-      .toEqual({ status: 403, commands: ['GetItemCommand'] });
+      .toEqual({ status: 403, commands: ['PutItemCommand', 'GetItemCommand', 'DeleteItemCommand'] });
   });
 
   it('ids of the wrong shape: 404 without asking the store', async () => {

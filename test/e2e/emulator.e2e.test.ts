@@ -213,6 +213,30 @@ describe('WAF', () => {
     expect((await post(17 * 1024)).status).toBe(403);
   });
 
+  it('counts a rate-based rule only on the requests its scope-down statement matches, one bucket per URI path', async () => {
+    const stack = await serve({
+      functions: { Echo: { code: echo } },
+      methods: [{ method: 'POST', path: '/hooks/{name}', function: 'Echo' }, { method: 'GET', path: '/things', function: 'Echo' }],
+      webAcl: {
+        DefaultAction: { Allow: {} },
+        Rules: [{
+          Name: 'PerHook', Priority: 0, Action: { Block: {} },
+          Statement: { RateBasedStatement: {
+            Limit: 2, EvaluationWindowSec: 60, AggregateKeyType: 'CUSTOM_KEYS',
+            CustomKeys: [{ UriPath: { TextTransformations: [{ Priority: 0, Type: 'LOWERCASE' }] } }],
+            ScopeDownStatement: { ByteMatchStatement: { FieldToMatch: { UriPath: {} }, PositionalConstraint: 'CONTAINS', SearchString: '/hooks/', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } },
+          } },
+          VisibilityConfig: { MetricName: 'PerHook', CloudWatchMetricsEnabled: true, SampledRequestsEnabled: false },
+        }],
+      },
+    });
+    const hook = (name: string) => fetch(`${stack.url}/hooks/${name}`, { method: 'POST', body: '{}' }).then((r) => r.status);
+    expect([await hook('acme'), await hook('ACME')]).toEqual([200, 200]); // one bucket: the key is lower-cased
+    expect(await hook('acme')).toBe(403); // over the limit: blocked (no custom response: WAF_FILTERED)
+    expect(await hook('globex')).toBe(200); // another path, another bucket
+    for (let i = 0; i < 3; i++) expect((await fetch(`${stack.url}/things`)).status).toBe(200); // outside the scope-down: never counted
+  });
+
   it('refuses to start, naming it, on a statement it does not implement', async () => {
     const api = rateLimited(10);
     (api.webAcl!.Rules as any[]).push({ Name: 'Geo', Priority: 5, Action: { Block: {} }, Statement: { GeoMatchStatement: { CountryCodes: ['AQ'] } }, VisibilityConfig: {} });

@@ -47,6 +47,14 @@ describe('routes', () => {
     }
   });
 
+  it('receives HCP Terraform run notifications at POST /api/v2/run-notifications/{organization_name}, with no authorizer', () => {
+    const method = deployedMethods(synth.template).find((m) => m.method === 'POST' && m.path === '/api/v2/run-notifications/{organization_name}')!;
+    expect(method.properties.AuthorizationType).toBe('NONE');
+    expect(method.properties.AuthorizerId).toBeUndefined();
+    const target = JSON.stringify(method.properties.Integration.Uri).match(/"Fn::GetAtt":\["(\w+)","Arn"\]/)![1]!;
+    expect((resourcesOf(synth.template, 'AWS::Lambda::Function')[target] as any).Properties.Description).toMatch(/functions\/run-notifications\/receive\.ts$/);
+  });
+
   it('guards every route with a role by the REQUEST authorizer, and only those', () => {
     const authorizer = single('AWS::ApiGateway::Authorizer');
     for (const route of routes) {
@@ -195,6 +203,8 @@ describe('the table', () => {
       { AttributeName: TABLE_KEYS.sortKey, AttributeType: 'S' },
     ]);
     expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
+    // Idempotency records carry their expiry in `ttl` (epoch seconds): DynamoDB deletes them on its own.
+    expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'ttl', Enabled: true });
     expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: true, SSEType: 'KMS' });
     expect(table.Properties.Replicas).toEqual([expect.objectContaining({
       Region: 'eu-west-1',

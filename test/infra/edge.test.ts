@@ -121,6 +121,7 @@ describe('the 405 and discovery mocks', () => {
       '/api/v2/reserved-tag-keys/{reserved_tag_key_id}': "'DELETE, PATCH'",
       '/api/v2/runs/{run_id}/comments': "'GET, POST'",
       '/api/v2/comments/{comment_id}': "'GET'",
+      '/api/v2/run-notifications/{organization_name}': "'POST'",
       '/.well-known/terraform.json': "'GET'",
     });
   });
@@ -252,7 +253,7 @@ describe('the web ACL', () => {
   it('evaluates the front check, body size, per address, per token, then AWS’s managed groups', () => {
     expect(webAcl(front).Rules.map((r: any) => [r.Priority, r.Name])).toEqual([
       [0, 'OnlyThroughFront'], [1, 'BodyOver64KiB'], [2, 'PerClientIpRateLimit'], [3, 'PerTokenRateLimit'],
-      [4, 'AWSManagedRulesCommonRuleSet'], [5, 'AWSManagedRulesKnownBadInputsRuleSet'],
+      [4, 'RunNotificationsPerOrganization'], [5, 'AWSManagedRulesCommonRuleSet'], [6, 'AWSManagedRulesKnownBadInputsRuleSet'],
     ]);
     expect(webAcl(front).CustomResponseBodies.TooManyRequests).toEqual({
       ContentType: 'APPLICATION_JSON', Content: JSON.stringify({ errors: [{ status: '429', title: 'too many requests' }] }),
@@ -267,8 +268,20 @@ describe('the web ACL', () => {
     });
   });
 
+  it('counts run notifications (no token) in one bucket per URL, i.e. per organization: 600 a minute', () => {
+    expect(rule(front, 'RunNotificationsPerOrganization').Statement.RateBasedStatement).toEqual({
+      Limit: 600, EvaluationWindowSec: 60, AggregateKeyType: 'CUSTOM_KEYS',
+      CustomKeys: [{ UriPath: { TextTransformations: [{ Priority: 0, Type: 'LOWERCASE' }] } }],
+      // CONTAINS: on the execute-api endpoint the stage name comes first in the path.
+      ScopeDownStatement: { ByteMatchStatement: {
+        FieldToMatch: { UriPath: {} }, PositionalConstraint: 'CONTAINS', SearchString: '/api/v2/run-notifications/',
+        TextTransformations: [{ Priority: 0, Type: 'LOWERCASE' }],
+      } },
+    });
+  });
+
   it('answers every rate limit 429 with numeric X-RateLimit-Reset and Retry-After', () => {
-    for (const name of ['PerTokenRateLimit', 'PerClientIpRateLimit']) expect(rule(front, name).Action).toEqual({ Block: { CustomResponse: tooMany } });
+    for (const name of ['PerTokenRateLimit', 'PerClientIpRateLimit', 'RunNotificationsPerOrganization']) expect(rule(front, name).Action).toEqual({ Block: { CustomResponse: tooMany } });
   });
 
   it('blocks bodies over 64 KiB with a 413, inspecting 64 KiB', () => {

@@ -44,12 +44,15 @@ const allFunctions = () => [...functionNames(), AUTHORIZER_FUNCTION];
 const EXPECTED_TABLE_ACCESS: Record<string, { actions: string[]; partitions: string[] }> = {
   'ping': { actions: [], partitions: [] },
   'reserved-tag-keys/list': { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: ['ORG#*'] },
-  'reserved-tag-keys/create': { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RTK#*'] },
+  // Creates also keep Powertools idempotency records: Put (in progress), Update (completed), Delete (the create failed).
+  'reserved-tag-keys/create': { actions: ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['IDEMPOTENCY#reserved-tag-keys/create#*', 'ORG#*', 'RTK#*'] },
   'reserved-tag-keys/update': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RTK#*'] },
   'reserved-tag-keys/delete': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RTK#*'] },
   'comments/list': { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: ['RUN#*'] },
-  'comments/create': { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['COMMENT#*', 'RUN#*'] },
+  'comments/create': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['COMMENT#*', 'IDEMPOTENCY#comments/create#*', 'RUN#*'] },
   'comments/show': { actions: ['dynamodb:GetItem'], partitions: ['COMMENT#*'] },
+  // The only reader of notification secrets; registers a run (its record and its listing under the organization).
+  'run-notifications/receive': { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], partitions: ['NOTIFY#*', 'ORG#*', 'RUN#*'] },
   'authorizer': { actions: ['dynamodb:GetItem'], partitions: ['TOKENS'] },
 };
 
@@ -83,7 +86,7 @@ describe('one Lambda per route-table function, plus the authorizer', () => {
 
   it('reserves concurrency for each function: 25 per API function, 50 for the authorizer', () => {
     // A flood on one endpoint (or of fresh tokens through the authorizer) is throttled there and
-    // never takes the account's other executions: 8 × 25 + 50 = 250 per stage, of 1,000 − 100.
+    // never takes the account's other executions: 9 × 25 + 50 = 275 per stage, of 1,000 − 100.
     for (const name of functionNames()) expectWith(lambdaOf(name).Properties.ReservedConcurrentExecutions, name).toBe(25);
     expect(lambdaOf(AUTHORIZER_FUNCTION).Properties.ReservedConcurrentExecutions).toBe(50);
   });

@@ -2,7 +2,7 @@ import { Stack } from 'aws-cdk-lib';
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { MAX_BODY_BYTES, RATE_LIMIT_PER_SECOND } from '#shared/config';
+import { API_BASE_PATH, MAX_BODY_BYTES, RATE_LIMIT_PER_SECOND } from '#shared/config';
 import { COMMON_HEADERS } from '#shared/http/responses';
 import { gatewayError } from './contract-responses';
 
@@ -23,6 +23,14 @@ export const CLIENT_IP_LIMIT_PER_SECOND = 100;
  * whole window is sure to end the block. go-tfe sleeps for `X-RateLimit-Reset` before retrying.
  */
 export const RATE_RETRY_AFTER_SECONDS = RATE_WINDOW_SECONDS;
+/**
+ * Run notifications per organization: HCP Terraform sends a handful per run (created, planning,
+ * needs attention, applying, completed or errored) per notification configuration; 10 a second
+ * for one organization is far beyond what its runs produce, and bounds unsigned floods of one URL.
+ */
+export const RUN_NOTIFICATIONS_LIMIT_PER_SECOND = 10;
+/** What every run-notification URL contains (the stage name precedes it on the execute-api endpoint). */
+export const RUN_NOTIFICATIONS_PATH = `${API_BASE_PATH}/run-notifications/`;
 
 export const WAF_BODY_KEYS = { tooManyRequests: 'TooManyRequests', payloadTooLarge: 'PayloadTooLarge' } as const;
 
@@ -190,6 +198,28 @@ export class Waf extends Construct {
         },
         visibilityConfig: visibility('per-token-rate'),
       },
+      {
+        // Notifications carry no token (their signature is checked by the function): one bucket per URL, i.e. per organization.
+        name: 'RunNotificationsPerOrganization',
+        action: rateLimited,
+        statement: {
+          rateBasedStatement: {
+            limit: RUN_NOTIFICATIONS_LIMIT_PER_SECOND * RATE_WINDOW_SECONDS,
+            evaluationWindowSec: RATE_WINDOW_SECONDS,
+            aggregateKeyType: 'CUSTOM_KEYS',
+            customKeys: [{ uriPath: { textTransformations: [{ priority: 0, type: 'LOWERCASE' }] } }],
+            scopeDownStatement: {
+              byteMatchStatement: {
+                fieldToMatch: { uriPath: {} },
+                positionalConstraint: 'CONTAINS',
+                searchString: RUN_NOTIFICATIONS_PATH,
+                textTransformations: [{ priority: 0, type: 'LOWERCASE' }],
+              },
+            },
+          },
+        },
+        visibilityConfig: visibility('run-notifications-rate'),
+      },
       ...Object.entries(COUNTED_MANAGED_RULES).map(([group, counted]) => ({
         name: group,
         overrideAction: { none: {} },
@@ -206,7 +236,7 @@ export class Waf extends Construct {
 
     this.webAcl = new CfnWebACL(this, 'WebAcl', {
       scope: 'REGIONAL',
-      description: 'The API contract limits: front only, body size, per client address, per token, AWS common and known-bad-input rules',
+      description: 'The API contract limits: front only, body size, per client address, per token, run notifications per organization, AWS common and known-bad-input rules',
       defaultAction: { allow: {} },
       visibilityConfig: visibility('web-acl'),
       // Inspect up to 64 KiB of body (the default is 16 KiB) so the size rule can see the limit.

@@ -1,0 +1,100 @@
+import { API_BASE_PATH } from '#shared/config';
+import {
+  createNotificationSecret, DEFAULT_GRACE_HOURS, findNotificationSecrets, NoNotificationSecret, NotificationSecretExists,
+  rotateNotificationSecret, type NotificationSecrets,
+} from '#shared/store/notification-secrets';
+import { localSettings } from '../local/settings';
+import { requiredOption, UsageError, type Command } from './command';
+
+/** The triggers to tick: `run:created` registers a run; the others register it too if it was missed. */
+export const RUN_TRIGGERS = ['run:created', 'run:planning', 'run:needs_attention', 'run:applying', 'run:completed', 'run:errored'];
+
+const OPTIONS = { org: { type: 'string' }, url: { type: 'string' } } as const;
+
+/** The API's address: --url (a deployed stage's TfeAddress output), else the local stack's. */
+function apiAddress(values: Record<string, string | boolean | undefined>): string {
+  if (typeof values.url === 'string' && values.url !== '') return values.url.replace(/\/+$/, '');
+  if (process.env.TABLE_NAME) throw new UsageError('--url is required with TABLE_NAME: the stage\'s TfeAddress output');
+  return `http://127.0.0.1:${localSettings().port}`;
+}
+
+/** What to enter in HCP Terraform (workspace or project Settings → Notifications → Create a notification). */
+function settings(organization: string, address: string, secrets: NotificationSecrets) {
+  return {
+    organization,
+    destinationType: 'Webhook (API: destination-type "generic")',
+    url: `${address}${API_BASE_PATH}/run-notifications/${encodeURIComponent(organization)}`,
+    triggers: RUN_TRIGGERS,
+    createdAt: secrets.current.createdAt,
+    ...(secrets.previous ? { previousSecretValidUntil: secrets.previous.validUntil } : {}),
+  };
+}
+
+function settingsLines(s: ReturnType<typeof settings>, secret?: string): string[] {
+  return [
+    `In HCP Terraform or Terraform Enterprise, for each workspace (or project) of ${s.organization}:`,
+    'Settings → Notifications → Create a notification:',
+    `  Destination:  ${s.destinationType}`,
+    `  Webhook URL:  ${s.url}`,
+    secret ? `  Token:        ${secret}` : '  Token:        (shown once by create/rotate; never again)',
+    `  Triggers:     Only certain events → ${s.triggers.join(', ')} (or All events)`,
+    `Secret created ${s.createdAt}${s.previousSecretValidUntil ? `; the previous one is accepted until ${s.previousSecretValidUntil}` : ''}.`,
+  ];
+}
+
+export const notificationCommands: Record<string, Command> = {
+  create: {
+    usage: 'notifications create --org ORG [--url ADDRESS]',
+    options: OPTIONS,
+    async run({ values }) {
+      const organization = requiredOption(values, 'org');
+      const address = apiAddress(values);
+      let secrets;
+      try {
+        secrets = await createNotificationSecret(organization);
+      } catch (error) {
+        if (error instanceof NotificationSecretExists) throw new UsageError(error.message);
+        throw error;
+      }
+      const s = settings(organization, address, secrets);
+      return {
+        json: { ...s, token: secrets.current.secret },
+        text: [...settingsLines(s, secrets.current.secret), 'The token is shown once: enter it now.'],
+      };
+    },
+  },
+  rotate: {
+    usage: `notifications rotate --org ORG [--url ADDRESS] [--grace-hours N (default ${DEFAULT_GRACE_HOURS}; 0 for a leaked secret)]`,
+    options: { ...OPTIONS, 'grace-hours': { type: 'string' } },
+    async run({ values }) {
+      const organization = requiredOption(values, 'org');
+      const address = apiAddress(values);
+      const grace = values['grace-hours'] ?? String(DEFAULT_GRACE_HOURS);
+      if (typeof grace !== 'string' || !/^\d+$/.test(grace) || Number(grace) > 720) throw new UsageError('--grace-hours must be a whole number from 0 to 720');
+      let secrets;
+      try {
+        secrets = await rotateNotificationSecret(organization, Number(grace));
+      } catch (error) {
+        if (error instanceof NoNotificationSecret) throw new UsageError(error.message);
+        throw error;
+      }
+      const s = settings(organization, address, secrets);
+      return {
+        json: { ...s, token: secrets.current.secret },
+        text: [...settingsLines(s, secrets.current.secret), 'The token is shown once: replace the old one in every notification configuration before the grace period ends.'],
+      };
+    },
+  },
+  show: {
+    usage: 'notifications show --org ORG [--url ADDRESS]',
+    options: OPTIONS,
+    async run({ values }) {
+      const organization = requiredOption(values, 'org');
+      const address = apiAddress(values);
+      const secrets = await findNotificationSecrets(organization);
+      if (!secrets) throw new UsageError(`organization ${organization} has no notification secret; create one first`);
+      const s = settings(organization, address, secrets);
+      return { json: s, text: settingsLines(s) };
+    },
+  },
+};

@@ -1,0 +1,129 @@
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { errorBody, tokenFor } from '../support/api';
+import { useLocalStack } from '../support/local-stack';
+import { newId } from '#shared/ids';
+import { registerRun } from '#shared/store/runs';
+
+/**
+ * Safe retries of creates, over HTTP through the synthesized stack: `Idempotency-Key` (24 h) and,
+ * for clients that send none, an identical create by the same token within 60 s.
+ */
+const { api, roundTrips } = useLocalStack();
+const comment = (body: string) => ({ data: { type: 'comments', attributes: { body } } });
+const tagKey = (key: string) => ({ data: { type: 'reserved-tag-keys', attributes: { key } } });
+
+let member: string;
+let otherMember: string;
+let owner: string;
+beforeAll(async () => {
+  [member, otherMember, owner] = await Promise.all([tokenFor({ acme: 'member' }), tokenFor({ acme: 'member' }, 'user-other'), tokenFor({ acme: 'owner' })]);
+});
+
+const newRun = async () => (await registerRun({ runId: newId('run'), organization: 'acme' })).run.runId;
+const commentsOf = async (runId: string) => (await api.get(`/runs/${runId}/comments`, { token: member })).json.data as Array<{ id: string }>;
+const keyed = (key: string) => ({ 'Idempotency-Key': key });
+
+describe('Idempotency-Key on a comment create', () => {
+  it('returns the first response to a retry with the same key and body, and makes no second comment', async () => {
+    const runId = await newRun();
+    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('Approved'), headers: keyed('k-1') });
+    const retry = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('Approved'), headers: keyed('k-1') });
+    expect(first.status).toBe(201);
+    expect(retry.status).toBe(201);
+    expect(retry.json).toEqual(first.json);
+    expect(await commentsOf(runId)).toEqual([expect.objectContaining({ id: first.json.data.id })]);
+  });
+
+  it('refuses the same key with another body (422) and writes nothing', async () => {
+    const runId = await newRun();
+    await api.post(`/runs/${runId}/comments`, { token: member, body: comment('one'), headers: keyed('k-2') });
+    const other = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('two'), headers: keyed('k-2') });
+    expect(other.status).toBe(422);
+    expect(other.json).toEqual(errorBody(422, 'invalid attribute', 'Idempotency-Key has already been used for a different request (another body or path)'));
+    expect(await commentsOf(runId)).toHaveLength(1);
+  });
+
+  it('scopes a key to its token: another token with the same key makes its own comment', async () => {
+    const runId = await newRun();
+    const a = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('same'), headers: keyed('shared-key') });
+    const b = await api.post(`/runs/${runId}/comments`, { token: otherMember, body: comment('same'), headers: keyed('shared-key') });
+    expect([a.status, b.status]).toEqual([201, 201]);
+    expect(b.json.data.id).not.toBe(a.json.data.id);
+  });
+
+  it('makes one comment of concurrent requests with one key, each answered with it', async () => {
+    const runId = await newRun();
+    const responses = await Promise.all(Array.from({ length: 4 }, () =>
+      api.post(`/runs/${runId}/comments`, { token: member, body: comment('at once'), headers: keyed('k-concurrent') })));
+    expect(responses.map((r) => r.status)).toEqual([201, 201, 201, 201]);
+    expect(new Set(responses.map((r) => r.json.data.id)).size).toBe(1);
+    expect(await commentsOf(runId)).toHaveLength(1);
+  });
+
+  it('does not remember a refused create: the corrected retry with the same key runs', async () => {
+    const runId = await newRun();
+    const refused = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('   '), headers: keyed('k-3') });
+    expect(refused.status).toBe(422);
+    // Another body under the same key: no record was kept, so no mismatch either.
+    const corrected = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('fixed'), headers: keyed('k-3') });
+    expect(corrected.status).toBe(201);
+  });
+
+  it('refuses a key that is not 1 to 255 printable ASCII characters (400)', async () => {
+    const runId = await newRun();
+    const response = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('x'), headers: keyed('k'.repeat(256)) });
+    expect(response.json).toEqual(errorBody(400, 'bad request', 'Idempotency-Key must be 1 to 255 printable ASCII characters'));
+    expect(await commentsOf(runId)).toEqual([]);
+  });
+
+  it('costs a replay one conditional PutItem (refused, so nothing written) and a first create two more calls', async () => {
+    const runId = await newRun();
+    const path = `/runs/${runId}/comments`;
+    const first = await roundTrips(() => api.post(path, { token: member, body: comment('counted'), headers: keyed('k-4') }));
+    expect(first.commands).toEqual(['PutItemCommand', 'GetItemCommand', 'TransactWriteItemsCommand', 'UpdateItemCommand']);
+    const replay = await roundTrips(() => api.post(path, { token: member, body: comment('counted'), headers: keyed('k-4') }));
+    expect(replay.result.status).toBe(201);
+    expect(replay.commands).toEqual(['PutItemCommand']);
+  });
+});
+
+describe('Idempotency-Key on a reserved tag key create', () => {
+  it('returns the first 201 instead of a false "Key has already been taken"', async () => {
+    const first = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: tagKey('cost-center'), headers: keyed('rtk-1') });
+    const retry = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: tagKey('cost-center'), headers: keyed('rtk-1') });
+    expect([first.status, retry.status]).toEqual([201, 201]);
+    expect(retry.json.data.id).toBe(first.json.data.id);
+  });
+});
+
+describe('a client that sends no key (python-tfe replays POSTs on 502, 503, 504)', () => {
+  it('gets the first comment back for an identical create by the same token on the same run', async () => {
+    const runId = await newRun();
+    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('replayed') });
+    const replay = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('replayed') });
+    expect(replay.status).toBe(201);
+    expect(replay.json.data.id).toBe(first.json.data.id);
+    expect(await commentsOf(runId)).toHaveLength(1);
+  });
+
+  it('still makes a comment for another body, another token or another run', async () => {
+    const [runId, otherRun] = [await newRun(), await newRun()];
+    const ids = new Set<string>();
+    for (const [token, run, text] of [[member, runId, 'a'], [member, runId, 'b'], [otherMember, runId, 'a'], [member, otherRun, 'a']] as const) {
+      const response = await api.post(`/runs/${run}/comments`, { token, body: comment(text) });
+      expect(response.status).toBe(201);
+      ids.add(response.json.data.id);
+    }
+    expect(ids.size).toBe(4);
+  });
+
+  it('gets the first reserved tag key back instead of a false 422, and a real duplicate is still a 422', async () => {
+    const first = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: tagKey('environment') });
+    const replay = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: tagKey('environment') });
+    expect(replay.status).toBe(201);
+    expect(replay.json.data.id).toBe(first.json.data.id);
+    const otherOwner = await tokenFor({ acme: 'owner' }, 'user-other-owner');
+    const duplicate = await api.post('/organizations/acme/reserved-tag-keys', { token: otherOwner, body: tagKey('Environment') });
+    expect(duplicate.json).toEqual(errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'));
+  });
+});
