@@ -342,8 +342,8 @@ describe('lists', () => {
     ['?page[size]=0', 'page[size] must be between 1 and 100'],
     ['?page%5Bsize%5D=101', 'page[size] must be between 1 and 100'],
     ['?page[size]=abc', 'page[size] must be between 1 and 100'],
-    ['?page[number]=0', 'page[number] must be a positive integer'],
-    ['?page%5Bnumber%5D=-2', 'page[number] must be a positive integer'],
+    ['?page[number]=0', 'page[number] must be between 1 and 2147483647'],
+    ['?page%5Bnumber%5D=-2', 'page[number] must be between 1 and 2147483647'],
   ])('%s is a 422', async (query, detail) => {
     const response = await ctx.list(query);
     expect(response.status).toBe(422);
