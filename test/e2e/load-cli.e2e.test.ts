@@ -25,7 +25,9 @@ describe('npm run load', () => {
     }
     const html = readFileSync(join(reports, readdirSync(reports).find((f) => f.endsWith('.html'))!), 'utf8');
     expect(html).toContain('<svg');
-    expect(html.match(/<polyline/g)).toHaveLength(2);
+    // One curve per function on the overview, and one panel per function with its own.
+    expect(html.match(/<figure class="panel">/g)).toHaveLength(2);
+    expect(html.match(/<polyline/g)).toHaveLength(4);
 
     const breached = await load(['comments/show', '--duration', '1', '--connections', '2', '--max-p99', '0'], mkdtempSync(join(tmpdir(), 'tfc-load-')));
     expect(breached.code).toBe(1);

@@ -13,7 +13,7 @@ import { anyToken, apiPath, call, cleanUp, fillDeletable, prepareFixture, startL
 
 /** Under the per-address limit, with room for set-up and clean-up in the same window. */
 const DEFAULT_RATE = 50;
-import { errorRate, html, table, type FunctionResult } from './report';
+import { errorRate, html, runHeader, table, throughputOf, type FunctionResult } from './report';
 
 /**
  * `npm run load [-- FUNCTION…] [--target URL --token T --org ORG --run RUN_ID]`
@@ -133,7 +133,10 @@ async function load(name: string, f: Fixture): Promise<FunctionResult> {
     .map((k) => [Number(k.slice(1).replace('_', '.')), latency[k]!] as [number, number])
     .sort((a, b) => a[0] - b[0]);
   return {
-    function: name, requests: result.requests.total, throughput: result.requests.average,
+    function: name, requests: result.requests.total, seconds: result.duration, throughput: throughputOf(result.requests.total, result.duration),
+    // Requests that completed: autocannon's histogram also holds the samples it adds to correct for
+    // coordinated omission under --rate, which are not observations a percentile can rest on.
+    samples: result.requests.total,
     p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99,
     non2xx: result.non2xx, errors: result.errors + result.timeouts, percentiles,
   };
@@ -143,7 +146,10 @@ console.log(table(results));
 const reportDir = resolve(values['report-dir']!);
 mkdirSync(reportDir, { recursive: true });
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const meta = { target: values.target ?? 'local (npm start)', connections, duration: `${duration} s`, rate: `${rate} req/s`, at: new Date().toISOString() };
+const meta = runHeader({
+  target: values.target ?? 'local (npm start)', functions: selected.join(', '), connections, duration: `${duration} s per function`, rate: `${rate} req/s`,
+  ...(maxP99 === undefined ? {} : { 'max p99': `${maxP99} ms` }), ...(maxErrorRate === undefined ? {} : { 'max error rate': maxErrorRate }),
+});
 const jsonFile = join(reportDir, `load-${stamp}.json`);
 const htmlFile = join(reportDir, `load-${stamp}.html`);
 writeFileSync(jsonFile, JSON.stringify({ ...meta, results: results.map(({ percentiles: _p, ...r }) => ({ ...r, percentiles: Object.fromEntries(_p) })) }, null, 2));

@@ -29,7 +29,8 @@ export async function startLocalTarget(tokenCount: number): Promise<Target> {
     PORT: String(await freePort()), DDB_PORT: String(await freePort()), DATA_DIR: dataDir,
     TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined, POWERTOOLS_LOG_LEVEL: 'ERROR',
   });
-  const [, apiUrl] = await proc.waitFor(/API ready in [\d.]+ s at (\S+)/);
+  // A start after a source change synthesizes first: about 20 s, longer on a busy machine.
+  const [, apiUrl] = await proc.waitFor(/API ready in [\d.]+ s at (\S+)/, 180_000);
   const [, token] = await proc.waitFor(/TOKEN=(\S+)/);
   const [, runId] = await proc.waitFor(/RUN=(run-\w+)/);
   const [, endpoint, tableName] = await proc.waitFor(/DynamoDB Local on (\S+) \(table (\S+),/);
@@ -53,6 +54,9 @@ async function ownerTokens(endpoint: string, tableName: string, count: number): 
   const created = await Promise.all(Array.from({ length: count }, (_, i) => createToken({ subject: `load-${i}`, grants: { 'example-org': 'owner' } })));
   return created.map(({ token }) => token);
 }
+
+/** Set-up and clean-up requests in flight at once: few, so a busy machine's DynamoDB Local answers them in time. */
+const SETUP_WIDTH = 4;
 
 let nextToken = 0;
 /** The target's tokens in turn, so no one token's rate limit is reached. */
@@ -103,13 +107,13 @@ export async function prepareFixture(target: Target, unique: string, connections
 /** Fills the delete pool up to `size` keys (when the create scenario has not already). */
 export async function fillDeletable(target: Target, fixture: Fixture, unique: string, size: number): Promise<void> {
   const missing = Array.from({ length: Math.max(0, size - fixture.deletable.length) }, (_, i) => i);
-  await inParallel(missing, 16, async (i) => { fixture.deletable.push(await createKey(target, `load-${unique}-pool-${i}`)); });
+  await inParallel(missing, SETUP_WIDTH, async (i) => { fixture.deletable.push(await createKey(target, `load-${unique}-pool-${i}`)); });
 }
 
 /** Deletes every key the run created that is still there (comments are immutable and stay). */
 export async function cleanUp(target: Target, ids: string[]): Promise<number> {
   let deleted = 0;
-  await inParallel(ids, 16, async (id) => {
+  await inParallel(ids, SETUP_WIDTH, async (id) => {
     const response = await call(target, { method: 'DELETE', path: `/reserved-tags/${id}` });
     if (response.status === 204) deleted++;
   });
