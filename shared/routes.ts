@@ -1,5 +1,5 @@
 import type { Role } from './auth/principal';
-import { keys, PARTITION } from './store/keys';
+import { PARTITION } from './store/keys';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -39,25 +39,20 @@ const any = (prefix: string) => `${prefix}*`;
  * their by-id partition (shared/store/reserved-tag-keys.ts).
  */
 const TAG_KEY_PARTITIONS = [any(PARTITION.organization), any(PARTITION.reservedTagKey)];
-/**
- * A create's idempotency records (shared/http/idempotency.ts), each its own partition under the
- * function's prefix: PutItem (in progress), UpdateItem (completed), DeleteItem (the create failed).
- */
-const idempotencyOf = (functionName: string) => `${keys.idempotencyKeyPrefix(functionName)}#*`;
 const TABLE = {
   none: { actions: [], partitions: [] },
   /** Page 1: one Query of the organization's collection; a later page: GetItem of its counter, then a Query of a range. */
   listTagKeys: { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: [any(PARTITION.organization)] },
-  /** One transaction: Puts of both copies and the name guard, Update of the counter. */
-  createTagKey: { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], partitions: [...TAG_KEY_PARTITIONS, idempotencyOf('reserved-tag-keys/create')] },
+  /** One transaction: Puts of both copies, the name guard and the create's receipt, Update of the counter. */
+  createTagKey: { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: [...TAG_KEY_PARTITIONS, any(PARTITION.receipt)] },
   /** GetItem by id, then one transaction: Updates of both copies; on a rename, Put and Delete of the name guard. */
   updateTagKey: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], partitions: TAG_KEY_PARTITIONS },
   /** GetItem by id, then one transaction: Deletes of the three items, Update of the counter. */
   deleteTagKey: { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'], partitions: TAG_KEY_PARTITIONS },
   /** Page 1: one Query of the run's partition (its record and comments); a later page: GetItem of the record and a Query of the page's range. */
   listComments: { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: [any(PARTITION.run)] },
-  /** GetItem of the run (unless its organization is cached), then one transaction: counter Update, Put of each copy. */
-  createComment: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], partitions: [any(PARTITION.run), any(PARTITION.comment), idempotencyOf('comments/create')] },
+  /** GetItem of the run (unless its organization is cached), then one transaction: counter Update, Puts of each copy and of the create's receipt. */
+  createComment: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], partitions: [any(PARTITION.run), any(PARTITION.comment), any(PARTITION.receipt)] },
   /** One GetItem of the by-id copy. */
   showComment: { actions: ['dynamodb:GetItem'], partitions: [any(PARTITION.comment)] },
   /**

@@ -110,7 +110,7 @@ export class ApiStack extends Stack {
     return new TableV2(this, 'Table', {
       partitionKey: { name: TABLE_KEYS.partitionKey, type: AttributeType.STRING },
       sortKey: { name: TABLE_KEYS.sortKey, type: AttributeType.STRING },
-      // Idempotency records expire on their own (shared/http/idempotency.ts); nothing else carries it.
+      // Create receipts expire on their own (shared/store/receipts.ts); nothing else carries it.
       timeToLiveAttribute: TTL_ATTRIBUTE,
       billing: Billing.onDemand(),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },

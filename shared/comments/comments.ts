@@ -5,6 +5,8 @@ import { isId } from '../ids';
 import { findComment, findRunOrganization, insertComment, listStoredComments } from '../store/comments';
 import { validateCommentBody, type Comment } from './comment';
 import { countMetric, METRIC } from '../observability/metrics';
+import { isReplay, type Receipt } from '../store/receipts';
+import { replayed } from '../http/safe-retries';
 
 /** Who is asking: the route's role check and the token's subject. */
 export type Caller = Pick<ApiRequest, 'authorize' | 'principal'>;
@@ -32,15 +34,19 @@ export async function showComment(commentId: string | undefined, caller: Caller)
   return comment;
 }
 
-/** Authorized before anything is written: a forbidden or invalid request changes nothing. */
-export async function createComment(runId: string | undefined, attributes: Record<string, unknown>, caller: Caller): Promise<Comment> {
+/**
+ * Authorized before anything is written: a forbidden or invalid request changes nothing. A retry
+ * of a create that committed (same receipt) gets the comment it made (see shared/http/safe-retries.ts).
+ */
+export async function createComment(runId: string | undefined, attributes: Record<string, unknown>, caller: Caller, receipt: Receipt): Promise<Comment> {
   if (!isId('run', runId)) throw new NotFound();
   // From what this function has already seen of the run, else one GetItem.
   const organization = await findRunOrganization(runId);
   if (!organization) throw new NotFound();
   caller.authorize(organization);
   const body = validateCommentBody(attributes.body);
-  const comment = await insertComment({ runId, organization, body, createdBy: caller.principal.subject });
+  const comment = await insertComment({ runId, organization, body, createdBy: caller.principal.subject }, receipt);
+  if (isReplay<Comment>(comment)) return replayed(receipt, comment);
   if (comment === 'run-not-found') throw new NotFound();
   // Nothing was written; the run is busier than a request should wait for.
   if (comment === 'contended') throw new Unavailable();

@@ -60,7 +60,7 @@ export class Unavailable extends ApiError {
 /** A 503 for a write the store may have applied after all: the client must not take it as a failure. */
 export class WriteOutcomeUnknown extends Unavailable {
   constructor() {
-    super('The store did not confirm the write in time: its outcome is unknown. A retry is safe only with the same Idempotency-Key header; without one, check whether the write happened before sending it again.');
+    super('The store did not confirm the write in time: its outcome is unknown. Retrying a create is safe with the same Idempotency-Key header, or without one as the identical request within 60 seconds; an update or delete is safe to retry as is.');
   }
 }
 /** The function gave up shortly before its own timeout (shared/http/handler.ts). */

@@ -5,6 +5,8 @@ import {
   deleteStoredReservedTagKey, findReservedTagKey, insertReservedTagKey, listReservedTagKeys, updateStoredReservedTagKey,
 } from '../store/reserved-tag-keys';
 import { countMetric, METRIC } from '../observability/metrics';
+import { isReplay, type Receipt } from '../store/receipts';
+import { replayed } from '../http/safe-retries';
 import { parseCreateAttributes, parseUpdateAttributes, type ReservedTagKey, type ReservedTagKeyChanges } from './reserved-tag-key';
 
 /** Checks the caller's role in an organization (throws 404 or 403); see ApiRequest.authorize. */
@@ -22,9 +24,11 @@ export async function listKeys(organization: string, range: Range, authorize: Au
 /** Authorization comes before validation: a caller who may not create learns nothing from its body. */
 type Attributes = Record<string, unknown>;
 
-export async function createKey(organization: string, attributes: Attributes, authorize: Authorize): Promise<ReservedTagKey> {
+/** A retry of a create that committed (same receipt) gets the key it made (see shared/http/safe-retries.ts). */
+export async function createKey(organization: string, attributes: Attributes, authorize: Authorize, receipt: Receipt): Promise<ReservedTagKey> {
   authorize(organization);
-  const created = await insertReservedTagKey(organization, parseCreateAttributes(attributes));
+  const created = await insertReservedTagKey(organization, parseCreateAttributes(attributes), receipt);
+  if (isReplay<ReservedTagKey>(created)) return replayed(receipt, created);
   if (created === 'name-taken' || created === 'gone') throw nameTaken();
   countMetric(METRIC.reservedTagKeyCreated, { reservedTagKeyId: created.id, organization });
   return created;

@@ -3,6 +3,7 @@ import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from './client';
 import { getItem, querySortKeyRange, recordOf, type Item, type Listed, type Range } from './collection';
 import { Entity, keys } from './keys';
+import { isReplay, receiptPut, replayFrom, type Receipt, type Replay } from './receipts';
 import type { Comment } from '../comments/comment';
 import { newId } from '../ids';
 
@@ -110,16 +111,20 @@ const MAX_ATTEMPTS = 30;
  * in one process take turns per run, so they do not race each other. Each comment's time is
  * after its predecessor's, so creation time orders a run's comments as their numbers do.
  * 'run-not-found' when the run is not registered in that organization; 'contended' when other
- * writers kept taking the number for longer than a request should wait.
+ * writers kept taking the number for longer than a request should wait. A receipt that already
+ * exists refuses the insert with the comment it recorded (see receipts.ts).
  */
-export async function insertComment(input: NewComment): Promise<Comment | 'run-not-found' | 'contended'> {
+export async function insertComment(input: NewComment): Promise<Comment | 'run-not-found' | 'contended'>;
+export async function insertComment(input: NewComment, receipt: Receipt): Promise<Comment | 'run-not-found' | 'contended' | Replay<Comment>>;
+export async function insertComment(input: NewComment, receipt?: Receipt): Promise<Comment | 'run-not-found' | 'contended' | Replay<Comment>> {
   return inTurn(input.runId, async () => {
     const seen = seenRuns.get(input.runId);
     let expected = seen?.organization === input.organization ? seen : { organization: input.organization, commentCount: 0 };
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const sequence = (expected.commentCount ?? 0) + 1;
       const comment: Comment = { id: newId('wsc'), ...input, createdAt: timeAfter(expected.lastCommentAt) };
-      const outcome = await appendComment(comment, sequence);
+      const outcome = await appendComment(comment, sequence, receipt);
+      if (isReplay<Comment>(outcome)) return outcome;
       if (outcome === 'written') {
         see(comment.runId, { organization: comment.organization, commentCount: sequence, lastCommentAt: comment.createdAt });
         return comment;
@@ -136,8 +141,8 @@ export async function insertComment(input: NewComment): Promise<Comment | 'run-n
   });
 }
 
-/** One attempt: 'written', the run as it is now when its count moved, or 'conflict' (retry as is). */
-async function appendComment(comment: Comment, sequence: number): Promise<'written' | 'run-not-found' | 'conflict' | SeenRun> {
+/** One attempt: 'written', the run as it is now when its count moved, 'conflict' (retry as is), or the receipt's replay. */
+async function appendComment(comment: Comment, sequence: number, receipt: Receipt | undefined): Promise<'written' | 'run-not-found' | 'conflict' | SeenRun | Replay<Comment>> {
   const [member, byId] = commentItems(comment, sequence);
   try {
     await documentClient.send(new TransactWriteCommand({
@@ -156,19 +161,21 @@ async function appendComment(comment: Comment, sequence: number): Promise<'writt
         },
         { Put: { TableName: tableName(), Item: member, ConditionExpression: 'attribute_not_exists(PK)' } },
         { Put: { TableName: tableName(), Item: byId, ConditionExpression: 'attribute_not_exists(PK)' } },
+        ...(receipt ? [receiptPut(receipt, comment)] : []),
       ],
     }));
     return 'written';
   } catch (error) {
     if (!(error instanceof TransactionCanceledException)) throw error;
-    const [run, numbered, copy] = error.CancellationReasons ?? [];
+    const [run, numbered, copy, receipted] = error.CancellationReasons ?? [];
+    if (receipted?.Code === 'ConditionalCheckFailed') return replayFrom<Comment>(receipted.Item);
     if (run?.Code === 'ConditionalCheckFailed') {
       // The low-level item: the document client does not unmarshall cancellation reasons.
       const now = run.Item;
       if (now?.organization?.S !== comment.organization) return 'run-not-found';
       return { organization: comment.organization, commentCount: Number(now.commentCount?.N ?? 0), lastCommentAt: now.lastCommentAt?.S };
     }
-    if ([run, numbered, copy].some((reason) => reason?.Code === 'TransactionConflict')) return 'conflict';
+    if ([run, numbered, copy, receipted].some((reason) => reason?.Code === 'TransactionConflict')) return 'conflict';
     // A fresh random id that already exists (62^16 ids), or a number taken while the count says
     // otherwise: a bug, not bad luck.
     throw error;

@@ -21,12 +21,6 @@ export function isStoreUnavailable(error: unknown): boolean {
   return sdkError.$fault === 'server' || isThrottlingError(sdkError) || isTransientError(sdkError) || isServerError(sdkError);
 }
 
-/** Which items of a cancelled transaction failed their condition, by position. */
-export function cancellationCodes(error: unknown): string[] | undefined {
-  if (!(error instanceof TransactionCanceledException)) return undefined;
-  return (error.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
-}
-
 /** Another transaction touched the same items at the same moment: safe to retry. */
 export const isTransactionConflict = (error: unknown) =>
-  cancellationCodes(error)?.includes('TransactionConflict') ?? false;
+  error instanceof TransactionCanceledException && (error.CancellationReasons ?? []).some((r) => r.Code === 'TransactionConflict');

@@ -27,8 +27,7 @@ export const Entity = {
   ReservedTagKeyName: 'ReservedTagKeyName',
   Comment: 'Comment',
   NotificationSecrets: 'NotificationSecrets',
-  /** Written by Powertools Idempotency (shared/http/idempotency.ts), not by our store code. */
-  IdempotencyRecord: 'IdempotencyRecord',
+  Receipt: 'Receipt',
 } as const;
 
 /**
@@ -43,8 +42,8 @@ export const PARTITION = {
   reservedTagKey: 'RTK#',
   /** An organization's run-notification secrets: only the run-notifications function reads them. */
   notificationSecrets: 'NOTIFY#',
-  /** Idempotency records of the create functions, one partition per record (shared/http/idempotency.ts). */
-  idempotency: 'IDEMPOTENCY#',
+  /** Receipts of creates, one partition each (shared/store/receipts.ts): what makes a retried create safe. */
+  receipt: 'RECEIPT#',
   /** Not a prefix: the one partition every token lives in. */
   tokens: 'TOKENS',
 } as const;
@@ -88,8 +87,6 @@ export const keys = {
 
   /** The organization's current notification secret and, during a rotation's grace period, the previous one. */
   notificationSecrets: (organization: string): Key => ({ PK: `${PARTITION.notificationSecrets}${organization}`, SK: 'SECRETS' }),
-  /** Powertools' idempotency key (already `IDEMPOTENCY#<function>#<hash>`, see idempotencyKeyPrefix) as its own partition. */
-  idempotencyRecord: (idempotencyKey: string): Key => ({ PK: idempotencyKey, SK: 'IDEMPOTENCY' }),
-  /** The prefix of a function's idempotency keys (Powertools' keyPrefix). */
-  idempotencyKeyPrefix: (functionName: string) => `${PARTITION.idempotency}${functionName}`,
+  /** A create's receipt, its own partition: receipts spread over partitions instead of making one hot. */
+  receipt: (receiptId: string): Key => ({ PK: `${PARTITION.receipt}${receiptId}`, SK: 'RECEIPT' }),
 };

@@ -1,6 +1,7 @@
 import { endOfPrefix, getItem, queryPrefix, querySortKeyRange, recordOf, type Item, type Listed, type Range } from './collection';
 import { tableName } from './client';
 import { Entity, keys } from './keys';
+import { receiptPut, replayFrom, type Receipt, type Replay } from './receipts';
 import { transactWrite } from './transactions';
 import type { ReservedTagKey, ReservedTagKeyChanges } from '../reserved-tag-keys/reserved-tag-key';
 import { newId, now } from '../ids';
@@ -77,13 +78,18 @@ export async function findReservedTagKey(id: string): Promise<ReservedTagKey | u
 }
 
 /**
- * One transaction: both copies, the name guard and the counter (whose window of the creation time
- * must have room), or nothing. A full window (over WINDOW_CAPACITY creates in 100 ms) is retried
- * in the next one.
+ * One transaction: both copies, the name guard, the counter (whose window of the creation time
+ * must have room) and the create's receipt if it has one, or nothing. A full window (over
+ * WINDOW_CAPACITY creates in 100 ms) is retried in the next one. A receipt that already exists
+ * refuses the create with the key it recorded (see receipts.ts).
  */
+export async function insertReservedTagKey(organization: string, attributes: Required<ReservedTagKeyChanges>): Promise<ReservedTagKey | WriteRefusal>;
 export async function insertReservedTagKey(
-  organization: string, attributes: Required<ReservedTagKeyChanges>,
-): Promise<ReservedTagKey | WriteRefusal> {
+  organization: string, attributes: Required<ReservedTagKeyChanges>, receipt: Receipt,
+): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>>;
+export async function insertReservedTagKey(
+  organization: string, attributes: Required<ReservedTagKeyChanges>, receipt?: Receipt,
+): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>> {
   const id = newId('rtk');
   for (;;) {
     const createdAt = now();
@@ -93,10 +99,12 @@ export async function insertReservedTagKey(
       { Put: { TableName: tableName(), Item: { ...memberKey(record), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
       { Put: { TableName: tableName(), Item: { ...keys.reservedTagKeyById(record.id), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
       counterChange(record, 1),
+      ...(receipt ? [receiptPut(receipt, record)] : []),
     ]);
     if (!refused) return record;
-    if (refused[0] === 'ConditionalCheckFailed') return 'name-taken';
-    if (refused[3] !== 'ConditionalCheckFailed') throw new Error(`reserved tag key insert refused: ${refused.join(', ')}`);
+    if (refused[4]?.Code === 'ConditionalCheckFailed') return replayFrom(refused[4].Item);
+    if (refused[0]?.Code === 'ConditionalCheckFailed') return 'name-taken';
+    if (refused[3]?.Code !== 'ConditionalCheckFailed') throw new Error(`reserved tag key insert refused: ${refused.map((r) => r.Code).join(', ')}`);
     await new Promise((resolve) => setTimeout(resolve, WINDOW_MS - (Date.now() % WINDOW_MS)));
   }
 }
@@ -133,7 +141,7 @@ export async function updateStoredReservedTagKey(current: ReservedTagKey, change
     { Update: { TableName: tableName(), Key: keys.reservedTagKeyById(current.id), ...update } },
   ]);
   if (!refused) return updated;
-  return renamed && refused[0] === 'ConditionalCheckFailed' ? 'name-taken' : 'gone';
+  return renamed && refused[0]?.Code === 'ConditionalCheckFailed' ? 'name-taken' : 'gone';
 }
 
 /** Removes all three items and decrements the counter; 'gone' when it was already deleted. */

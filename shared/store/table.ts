@@ -5,7 +5,7 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
  * table: generic string keys overloaded with typed prefixes (see keys.ts), on-demand billing.
  */
 export const TABLE_KEYS = { partitionKey: 'PK', sortKey: 'SK' } as const;
-/** Epoch seconds after which DynamoDB deletes an item on its own (the table's TTL); idempotency records carry it. */
+/** Epoch seconds after which DynamoDB deletes an item on its own (the table's TTL); create receipts carry it. */
 export const TTL_ATTRIBUTE = 'ttl';
 
 export function createTableInput(tableName: string): CreateTableCommandInput {

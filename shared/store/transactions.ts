@@ -1,6 +1,7 @@
+import { TransactionCanceledException, type CancellationReason } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from './client';
-import { cancellationCodes, isTransactionConflict } from './errors';
+import { isTransactionConflict } from './errors';
 
 type TransactItems = NonNullable<TransactWriteCommandInput['TransactItems']>;
 
@@ -9,10 +10,11 @@ const MAX_ATTEMPTS = 6;
 /**
  * One TransactWriteItems, retried only when DynamoDB cancelled it for a conflict with another
  * transaction in flight on the same items (a race, not a verdict). Returns the cancellation
- * codes by item position when a condition failed, so the caller can say which rule was broken;
- * undefined on success.
+ * reasons by item position when a condition failed (each with the item as it is, low-level, where
+ * the item asked for ReturnValuesOnConditionCheckFailure), so the caller can say which rule was
+ * broken; undefined on success.
  */
-export async function transactWrite(items: TransactItems): Promise<string[] | undefined> {
+export async function transactWrite(items: TransactItems): Promise<CancellationReason[] | undefined> {
   for (let attempt = 1; ; attempt++) {
     try {
       await documentClient.send(new TransactWriteCommand({ TransactItems: items }));
@@ -22,8 +24,8 @@ export async function transactWrite(items: TransactItems): Promise<string[] | un
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * 2 ** attempt));
         continue;
       }
-      const codes = cancellationCodes(error);
-      if (codes && codes.includes('ConditionalCheckFailed')) return codes;
+      const reasons = error instanceof TransactionCanceledException ? error.CancellationReasons ?? [] : [];
+      if (reasons.some((reason) => reason.Code === 'ConditionalCheckFailed')) return reasons;
       throw error;
     }
   }

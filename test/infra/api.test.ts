@@ -203,7 +203,7 @@ describe('the table', () => {
       { AttributeName: TABLE_KEYS.sortKey, AttributeType: 'S' },
     ]);
     expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
-    // Idempotency records carry their expiry in `ttl` (epoch seconds): DynamoDB deletes them on its own.
+    // Create receipts carry their expiry in `ttl` (epoch seconds): DynamoDB deletes them on its own.
     expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'ttl', Enabled: true });
     expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: true, SSEType: 'KMS' });
     expect(table.Properties.Replicas).toEqual([expect.objectContaining({

@@ -44,12 +44,12 @@ const allFunctions = () => [...functionNames(), AUTHORIZER_FUNCTION];
 const EXPECTED_TABLE_ACCESS: Record<string, { actions: string[]; partitions: string[] }> = {
   'ping': { actions: [], partitions: [] },
   'reserved-tag-keys/list': { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: ['ORG#*'] },
-  // Creates also keep Powertools idempotency records: Put (in progress), Update (completed), Delete (the create failed).
-  'reserved-tag-keys/create': { actions: ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['IDEMPOTENCY#reserved-tag-keys/create#*', 'ORG#*', 'RTK#*'] },
+  // Creates also Put their receipt (what a retry is answered from) in the same transaction.
+  'reserved-tag-keys/create': { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RECEIPT#*', 'RTK#*'] },
   'reserved-tag-keys/update': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RTK#*'] },
   'reserved-tag-keys/delete': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RTK#*'] },
   'comments/list': { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: ['RUN#*'] },
-  'comments/create': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['COMMENT#*', 'IDEMPOTENCY#comments/create#*', 'RUN#*'] },
+  'comments/create': { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['COMMENT#*', 'RECEIPT#*', 'RUN#*'] },
   'comments/show': { actions: ['dynamodb:GetItem'], partitions: ['COMMENT#*'] },
   // The only reader of notification secrets; registers a run (its record and its listing under the organization).
   'run-notifications/receive': { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], partitions: ['NOTIFY#*', 'ORG#*', 'RUN#*'] },

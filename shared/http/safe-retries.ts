@@ -1,0 +1,61 @@
+import { createHash } from 'node:crypto';
+import { BadRequest, InvalidAttribute } from '../jsonapi/errors';
+import type { Receipt, Replay } from '../store/receipts';
+import type { ApiRequest } from './handler';
+
+/**
+ * Safe retries of a create. Every create writes a receipt in its own transaction (see
+ * shared/store/receipts.ts); a retry that names the same receipt gets the first result back:
+ *
+ * - With an `Idempotency-Key` header: the same key from the same token on the same function
+ *   within 24 hours returns the first response (same status, same resource) and writes nothing;
+ *   the same key with another body (or another path) is a 422.
+ * - Without one (python-tfe replays a POST on 502/503/504 and sends no key): the same body from the
+ *   same token on the same path within 60 seconds returns the first response.
+ *
+ * A refused create (404, 422, …) commits nothing, so it leaves no receipt and a corrected retry
+ * runs. Concurrent requests naming one receipt make one resource: DynamoDB commits one of their
+ * transactions, and the others meet its receipt.
+ */
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+export const KEYED_WINDOW_SECONDS = 24 * 60 * 60;
+/**
+ * python-tfe retries 502/503/504 up to 5 times, sleeping min(0.5 s × 2^attempt, 8 s) plus up to
+ * 0.1 s of jitter (0.5 + 1 + 2 + 4 + 8 ≈ 15.5 s), each attempt bounded by API Gateway's 29 s
+ * timeout at worst: its replays arrive well within 60 s of the first try.
+ */
+export const REPLAY_WINDOW_SECONDS = 60;
+/** Stripe's bound; printable ASCII so the key is a header value anywhere. */
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/** JSON with object members in a fixed order, so the same request always hashes the same. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const members = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${members.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+const hash = (...parts: unknown[]) => createHash('sha256').update(canonical(parts)).digest('base64url');
+
+/** The receipt `functionName`'s create writes for this request (400 for a malformed key). */
+export function receiptFor(request: Pick<ApiRequest, 'event' | 'pathParameters' | 'data' | 'principal'>, functionName: string): Receipt {
+  const key = request.event.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()];
+  if (key !== undefined && !KEY_PATTERN.test(key)) throw new BadRequest(`${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 printable ASCII characters`);
+  const asked = hash(request.pathParameters, request.data);
+  const now = Math.floor(Date.now() / 1000);
+  const token = request.principal.tokenId;
+  return key === undefined
+    ? { id: hash(token, functionName, 'replay', asked), fingerprint: asked, expiresAt: now + REPLAY_WINDOW_SECONDS }
+    : { id: hash(token, functionName, 'key', key), fingerprint: asked, expiresAt: now + KEYED_WINDOW_SECONDS };
+}
+
+/** What a retry is answered with: the first create's record, unless the key was reused for something else. */
+export function replayed<T>(receipt: Receipt, replay: Replay<T>): T {
+  if (replay.replayOf.fingerprint !== receipt.fingerprint) {
+    throw new InvalidAttribute(`${IDEMPOTENCY_KEY_HEADER} has already been used for a different request (another body or path)`);
+  }
+  return replay.replayOf.record;
+}
