@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createServer } from 'node:net';
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
@@ -41,8 +42,9 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
 
   const java = spawn(
     'java',
-    // -XX:-UsePerfData: no hsperfdata folder in the system temp directory.
-    ['-XX:-UsePerfData', `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`, '-jar', join(jarDir, 'DynamoDBLocal.jar'),
+    // -XX:-UsePerfData: no hsperfdata folder in the system temp directory; java.io.tmpdir follows
+    // TMPDIR like Node's (the tests' and benches' own scratch folder), for the SQLite library it unpacks.
+    ['-XX:-UsePerfData', `-Djava.io.tmpdir=${tmpdir()}`, `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`, '-jar', join(jarDir, 'DynamoDBLocal.jar'),
       '-sharedDb', '-disableTelemetry', '-port', String(port), ...storage],
     { stdio: ['ignore', 'pipe', 'pipe'], env: process.env },
   );
