@@ -114,6 +114,7 @@ export class ApiGateway {
   private readonly authorizers = new Map<string, Authorizer>();
   private readonly gatewayResponses = new Map<string, GatewayResponseConfig>();
   private readonly stageVariables: Record<string, string> | null;
+  private readonly binaryMediaTypes: string[];
   private readonly throttles = new Map<string, TokenBucket>();
   private readonly throttle?: { rate: number; burst: number };
   private readonly authorizerCache = new Map<string, { decision: AuthorizerDecision; expires: number }>();
@@ -131,7 +132,8 @@ export class ApiGateway {
     const apis = stack.resourcesOf('AWS::ApiGateway::RestApi');
     if (apis.length !== 1) throw new Error(`The local stack serves exactly one REST API; the template has ${apis.length}`);
     const [apiId, api] = apis[0]!;
-    if (api.Properties?.BinaryMediaTypes?.length) throw new Error('Binary media types are not emulated by the local stack');
+    // AWS::ApiGateway::RestApi BinaryMediaTypes: `/` may be escaped as `~1`.
+    this.binaryMediaTypes = ((stack.resolve(api.Properties?.BinaryMediaTypes ?? []) as string[])).map((type) => type.replaceAll('~1', '/').toLowerCase());
     this.restApiId = stack.ref(apiId);
 
     const stages = stack.resourcesOf('AWS::ApiGateway::Stage');
@@ -175,6 +177,9 @@ export class ApiGateway {
       for (const template of Object.values({ ...p.Integration.RequestTemplates, ...Object.assign({}, ...(p.Integration.IntegrationResponses ?? []).map((r: any) => r.ResponseTemplates)) })) assertTemplate(String(template), logicalId);
       for (const r of p.Integration.IntegrationResponses ?? []) for (const v of Object.values(r.ResponseParameters ?? {})) assertMapping(String(v), logicalId);
       if (type === 'AWS_PROXY') this.functionOf(p.Integration.Uri); // fails now for a URI it could not invoke
+      if (type === 'MOCK' && this.binaryMediaTypes.length > 0 && [p.Integration, ...(p.Integration.IntegrationResponses ?? [])].some((i: any) => i.ContentHandling !== 'CONVERT_TO_TEXT')) {
+        throw new Error(`Method ${logicalId}: a MOCK integration with binary media types is emulated with ContentHandling CONVERT_TO_TEXT only`);
+      }
       resource.methods.set(p.HttpMethod, {
         resourceId: logicalId, resourcePath: resource.path, httpMethod: p.HttpMethod,
         ...(p.AuthorizationType === 'CUSTOM' ? { authorizerId: p.AuthorizerId?.Ref as string } : {}),
@@ -297,8 +302,7 @@ export class ApiGateway {
       multiValueQueryStringParameters: hasQuery ? state.multiQuery : null,
       pathParameters: hasPath ? state.pathParameters : null,
       stageVariables: this.stageVariables,
-      body: request.body.length > 0 ? request.body.toString('utf8') : null,
-      isBase64Encoded: false,
+      ...this.proxyBody(request.body, headerValue(headers, 'content-type')),
       requestContext: {
         accountId: LOCAL_ACCOUNT,
         apiId: this.restApiId,
@@ -323,6 +327,27 @@ export class ApiGateway {
         },
       } as APIGatewayProxyEvent['requestContext'],
     };
+  }
+
+  /**
+   * A Lambda proxy's body: the client's bytes base64-encoded when the Content-Type is a binary media
+   * type, otherwise text decoded as UTF-8 (invalid bytes become U+FFFD, as a text payload would).
+   * https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-payload-encodings-workflow.html
+   */
+  private proxyBody(body: Buffer, contentType: string | undefined): { body: string | null; isBase64Encoded: boolean } {
+    if (body.length === 0) return { body: null, isBase64Encoded: false };
+    if (this.isBinary(contentType)) return { body: body.toString('base64'), isBase64Encoded: true };
+    return { body: body.toString('utf8'), isBase64Encoded: false };
+  }
+
+  /** Whether a media type (parameters ignored) matches the API's binary media types, `*` wildcards included. */
+  private isBinary(mediaType: string | undefined): boolean {
+    const [type, subtype] = (mediaType ?? '').split(';')[0]!.trim().toLowerCase().split('/');
+    if (!type || !subtype) return false;
+    return this.binaryMediaTypes.some((binary) => {
+      const [t, s] = binary.split('/');
+      return (t === '*' || t === type) && (s === '*' || s === subtype);
+    });
   }
 
   /** Runs the method's REQUEST authorizer (through its result cache); a response when it refuses. */
@@ -508,10 +533,13 @@ function validProxyResult(result: APIGatewayProxyResult | undefined): result is 
     && (result.body === undefined || result.body === null || typeof result.body === 'string');
 }
 
-/** Raw header pairs as the proxy event carries them: the last value by name, and every value. */
+/**
+ * Raw header pairs as the proxy event carries them: the last value by name, and every value. Null
+ * prototypes, so a header named `__proto__`, `constructor` or `toString` is just a name.
+ */
 export function headersOf(rawHeaders: string[]): { headers: Record<string, string>; multiValueHeaders: Record<string, string[]> } {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  const headers: Record<string, string> = Object.create(null);
+  const multiValueHeaders: Record<string, string[]> = Object.create(null);
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
     const value = rawHeaders[i + 1]!;
@@ -532,7 +560,7 @@ export function queryOf(search: string): { query: Record<string, string>; multiQ
     query[name] = value;
     (multiQuery[name] ??= []).push(value);
   }
-  return { query: { ...query }, multiQuery: { ...multiQuery } };
+  return { query, multiQuery };
 }
 
 /** Decodes like API Gateway: percent-escapes in names and values (`page%5Bsize%5D` → `page[size]`). */

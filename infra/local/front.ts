@@ -60,7 +60,7 @@ export class LocalFront {
 
 /** CloudFront Functions see header names in lower case, one value each. */
 function headerObject(rawHeaders: string[]): Record<string, { value: string }> {
-  const headers: Record<string, { value: string }> = {};
+  const headers: Record<string, { value: string }> = Object.create(null); // `constructor` is a header name like any other
   for (let i = 0; i < rawHeaders.length; i += 2) headers[rawHeaders[i]!.toLowerCase()] ??= { value: rawHeaders[i + 1]! };
   return headers;
 }

@@ -9,9 +9,11 @@ import { gatewayErrorResponse } from '#shared/http/gateway-responses';
 import { errorResponse } from '#shared/http/responses';
 import { headerValue } from '#shared/http/headers';
 import { MethodNotAllowed } from '#shared/jsonapi/errors';
+import { JSON_BODY_TYPES } from '#shared/jsonapi/media-type';
 import { AUTHORIZER_FUNCTION, routes as allRoutes, type Route } from '#shared/routes';
 import { decode, headersOf, queryOf } from './apigateway';
 import { policyAllows, type Statement } from './iam';
+import { answerParserRefusals } from './parser-refusals';
 
 /**
  * Dev mode (`npm run dev`) and in-process invocation for tests and the bench: the route table's
@@ -67,6 +69,7 @@ export async function startGateway(options: LocalGatewayOptions = {}): Promise<L
       });
   });
   server.keepAliveTimeout = 65_000;
+  answerParserRefusals(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', resolve);
@@ -104,7 +107,7 @@ async function serve(
     if (!authorization) return gatewayErrorResponse('UNAUTHORIZED');
     const decision = await cache.get(authorization, () => authorizer(authorizerEvent(event), lambdaContext(AUTHORIZER_FUNCTION)));
     if (decision === 'unauthorized') return gatewayErrorResponse('UNAUTHORIZED');
-    if (decision === 'failed') return gatewayErrorResponse('DEFAULT_5XX');
+    if (decision === 'failed') return gatewayErrorResponse('AUTHORIZER_FAILURE');
     if (!policyAllows([decision.policyDocument.Statement].flat() as Statement[], { action: 'execute-api:Invoke', resource: methodArn(event) })) return gatewayErrorResponse('ACCESS_DENIED');
     event.requestContext.authorizer = { principalId: decision.principalId, ...decision.context };
   }
@@ -130,7 +133,7 @@ async function importFunction(name: string): Promise<unknown> {
   return module.handler;
 }
 
-async function readBody(req: IncomingMessage): Promise<string | null | 'too large'> {
+async function readBody(req: IncomingMessage): Promise<GatewayRequest['body'] | 'too large'> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > MAX_BODY_BYTES) {
     req.resume();
@@ -146,14 +149,19 @@ async function readBody(req: IncomingMessage): Promise<string | null | 'too larg
     }
     chunks.push(chunk as Buffer);
   }
-  return size === 0 ? null : Buffer.concat(chunks).toString('utf8');
+  if (size === 0) return null;
+  const bytes = Buffer.concat(chunks);
+  // As the stack's API: JSON bodies are binary media types, passed as the client's bytes (json-api-gateway.ts).
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  return (JSON_BODY_TYPES as readonly string[]).includes(type) ? { base64: bytes.toString('base64') } : bytes.toString('utf8');
 }
 
 /** An HTTP request as the gateway sees it: raw header pairs keep the client's header casing. */
 export interface GatewayRequest {
   url: URL;
   rawHeaders: string[];
-  body: string | null;
+  /** Text, or the client's bytes base64-encoded (a binary media type). */
+  body: string | { base64: string } | null;
   httpVersion?: string;
   sourceIp?: string;
 }
@@ -180,8 +188,8 @@ export function proxyEvent(req: GatewayRequest, match: CompiledRoute): APIGatewa
     multiValueQueryStringParameters: hasQuery ? multiQuery : null,
     pathParameters: match.parameterNames.length > 0 ? pathParameters : null,
     stageVariables: null,
-    body,
-    isBase64Encoded: false,
+    body: typeof body === 'object' && body !== null ? body.base64 : body,
+    isBase64Encoded: typeof body === 'object' && body !== null,
     requestContext: {
       accountId: ACCOUNT,
       apiId: API_ID,

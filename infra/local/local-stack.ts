@@ -5,6 +5,7 @@ import { localTableArn, Stack } from './cloudformation';
 import { LocalFront } from './front';
 import { IamPolicies, startDynamoDbProxy, type DynamoDbCall } from './iam';
 import { LambdaService } from './lambda';
+import { answerParserRefusals } from './parser-refusals';
 import { webAclOf, type WafRequest } from './waf';
 import { startXRayDaemon } from './xray';
 
@@ -45,6 +46,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const assembly = options.assembly ?? await ensureAssembly();
   const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 });
   server.keepAliveTimeout = 65_000;
+  answerParserRefusals(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => { server.removeListener('error', reject); resolve(); });

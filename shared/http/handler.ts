@@ -5,6 +5,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { authorize, decodePrincipal, ExpiredToken, type Principal, type Role } from '../auth/principal';
 import { ApiError, Forbidden, GatewayTimeout, InternalError, NotFound, Unavailable, WriteOutcomeUnknown } from '../jsonapi/errors';
 import { assertAcceptable, assertRequestContentType } from '../jsonapi/media-type';
+import { assertNoInclusion } from '../jsonapi/inclusion';
 import { parseRequestDocument, type RequestData } from '../jsonapi/request-document';
 import { isStoreUnavailable } from '../store/errors';
 import { isWriteOutcomeUnknown } from '../store/write-outcome';
@@ -14,6 +15,7 @@ import { withOriginalStack } from '../observability/stack-traces';
 import { closeInvocationTrace, openInvocationTrace, type InvocationTrace } from '../observability/tracer';
 import { routeOf, type Route } from '../routes';
 import { publicUrl } from './public-address';
+import { decodeUtf8Body } from './request-body';
 import { errorResponse, REQUEST_ID_HEADER, responseHeaders } from './responses';
 
 export type Event = APIGatewayProxyEvent;
@@ -102,7 +104,7 @@ const anonymous: Principal = { subject: 'anonymous', tokenId: 'none', grants: {}
 
 function bodyText(event: Event): string | null {
   if (event.body === null || event.body === undefined) return null;
-  return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  return event.isBase64Encoded ? decodeUtf8Body(event.body) : event.body;
 }
 
 function toResponse(result: ApiResult, event: Event): APIGatewayProxyResult {
@@ -164,11 +166,12 @@ function observability(functionName: string, route: Route): MiddlewareObj<Event,
   };
 }
 
-/** 406 for an unusable Accept, 415 for a body that is not JSON:API or JSON; GET and DELETE never 415. */
+/** 406 for an unusable Accept, 400 for an `include`, 415 for a body that is not JSON:API or JSON; GET and DELETE never 415. */
 function contentNegotiation(takesBody: boolean): MiddlewareObj<Event, APIGatewayProxyResult> {
   return {
     before: async ({ event }) => {
       assertAcceptable(event.headers.accept);
+      assertNoInclusion(event.queryStringParameters, event.multiValueQueryStringParameters);
       if (takesBody) assertRequestContentType(event.headers['content-type']);
     },
   };

@@ -2,6 +2,8 @@ import { NotAcceptable, UnsupportedMediaType } from './errors';
 
 export const JSONAPI_MEDIA_TYPE = 'application/vnd.api+json';
 const JSON_MEDIA_TYPE = 'application/json';
+/** The request body types the functions read (POST and PATCH): API Gateway hands them over as the client's bytes. */
+export const JSON_BODY_TYPES = [JSONAPI_MEDIA_TYPE, JSON_MEDIA_TYPE] as const;
 /** JSON:API 1.1 allows these two media type parameters; any other one makes the type unusable. */
 const JSONAPI_PARAMETERS = new Set(['ext', 'profile']);
 

@@ -1,7 +1,7 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   AccessLogFormat, AuthorizationType, EndpointType, IdentitySource, LambdaIntegration, LogGroupLogDestination,
-  MethodLoggingLevel, MockIntegration, PassthroughBehavior, type MethodOptions, RequestAuthorizer, ResponseType, RestApi, type IResource,
+  ContentHandling, MethodLoggingLevel, MockIntegration, PassthroughBehavior, type MethodOptions, RequestAuthorizer, ResponseType, RestApi, type IResource,
 } from 'aws-cdk-lib/aws-apigateway';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -10,6 +10,7 @@ import { API_BASE_PATH, APP_NAME, AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/c
 import type { Route } from '#shared/routes';
 import { pascalCase } from './names';
 import { SERVICE_DISCOVERY_PATH } from '#shared/http/service-discovery';
+import { JSON_BODY_TYPES } from '#shared/jsonapi/media-type';
 import {
   gatewayError, gatewayErrorTypes, headerMappings, literalTemplate, methodNotAllowed, serviceDiscovery, templatesFor,
   type ContractResponse,
@@ -60,6 +61,10 @@ export class JsonApiGateway extends Construct {
       description: `${APP_NAME} (${props.stage}): HCP Terraform Reserved Tag Keys and Comments APIs`,
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
       disableExecuteApiEndpoint: props.disableExecuteApiEndpoint ?? false,
+      // Request bodies of these types reach the functions as the client's bytes (base64), not as
+      // text API Gateway decoded for them, so a body that is not valid UTF-8 can be refused (400)
+      // instead of stored with U+FFFD ("Content type conversions in API Gateway").
+      binaryMediaTypes: [...JSON_BODY_TYPES],
       // Access and execution logs need the account's API Gateway CloudWatch role. It is one per
       // account and region, shared by every stage and API: a stage owns it only when asked, and
       // then retains it so that removing the stage does not break everyone else's logging.
@@ -174,9 +179,13 @@ export class JsonApiGateway extends Construct {
       // The mock's status comes from its request template; NEVER: a body of another type is
       // not passed through (it would not parse as the mock's status), API Gateway answers 415.
       passthroughBehavior: PassthroughBehavior.NEVER,
+      // With binary media types set, a JSON body or Accept would make the mock's payloads binary:
+      // CONVERT_TO_TEXT keeps its request template and its text answer ("Content type conversions").
+      contentHandling: ContentHandling.CONVERT_TO_TEXT,
       requestTemplates: Object.fromEntries(MOCK_REQUEST_TYPES.map((type) => [type, `{"statusCode": ${statusCode}}`])),
       integrationResponses: [{
         statusCode,
+        contentHandling: ContentHandling.CONVERT_TO_TEXT,
         responseParameters: parameters,
         responseTemplates: Object.fromEntries(templateTypes.map((type) => [type, literalTemplate(response.body)])),
       }],
