@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { InvokeStoreBase } from '@aws/lambda-invoke-store';
 import type {
   APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent, Context,
 } from 'aws-lambda';
@@ -52,6 +54,7 @@ const API_ID = 'local';
 const STAGE = 'local';
 
 export async function startGateway(options: LocalGatewayOptions = {}): Promise<LocalGateway> {
+  concurrentInvocations();
   const compiled = await Promise.all((options.routes ?? allRoutes).map(compileRoute));
   const authorizer = (await importFunction(AUTHORIZER_FUNCTION)) as AuthorizerHandler;
   const cache = new AuthorizerCache((options.authorizerCacheTtlSeconds ?? AUTHORIZER_CACHE_TTL_SECONDS) * 1000);
@@ -105,13 +108,13 @@ async function serve(
     const authorization = headerValue(event.headers, 'authorization');
     // Like API Gateway: an empty identity source is a 401 without calling the authorizer.
     if (!authorization) return gatewayErrorResponse('UNAUTHORIZED');
-    const decision = await cache.get(authorization, () => authorizer(authorizerEvent(event), lambdaContext(AUTHORIZER_FUNCTION)));
+    const decision = await cache.get(authorization, () => invocation(lambdaContext(AUTHORIZER_FUNCTION), (context) => authorizer(authorizerEvent(event), context)));
     if (decision === 'unauthorized') return gatewayErrorResponse('UNAUTHORIZED');
     if (decision === 'failed') return gatewayErrorResponse('AUTHORIZER_FAILURE');
     if (!policyAllows([decision.policyDocument.Statement].flat() as Statement[], { action: 'execute-api:Invoke', resource: methodArn(event) })) return gatewayErrorResponse('ACCESS_DENIED');
     event.requestContext.authorizer = { principalId: decision.principalId, ...decision.context };
   }
-  return match.handler(event, lambdaContext(match.route.function));
+  return invocation(lambdaContext(match.route.function), (context) => match.handler(event, context));
 }
 
 /** A route with its path pattern and loaded handler (the bench invokes handlers through these too). */
@@ -252,6 +255,38 @@ class AuthorizerCache {
       return 'failed';
     }
   }
+}
+
+/**
+ * Every function runs in this one process, many invocations at once: as Lambda does when an
+ * environment takes concurrent invocations (AWS_LAMBDA_MAX_CONCURRENCY), each invocation gets its
+ * own InvokeStore context, where Powertools keeps its per-invocation state (the logger's keys and
+ * Lambda context), so no request's keys end up on another's log lines. Installed in place of any
+ * store already there: the AWS SDK creates a single-context one on its first call.
+ */
+class ConcurrentInvocations extends InvokeStoreBase {
+  readonly #contexts = new AsyncLocalStorage<Record<string | symbol, unknown>>();
+  getContext() { return this.#contexts.getStore(); }
+  hasContext() { return this.#contexts.getStore() !== undefined; }
+  get<T>(key: string | symbol) { return this.#contexts.getStore()?.[key] as T | undefined; }
+  set<T>(key: string | symbol, value: T) {
+    const context = this.#contexts.getStore();
+    if (!context || this.isProtectedKey(key)) throw new Error(`InvokeStore: cannot set ${String(key)} here`);
+    context[key] = value;
+  }
+  run<T>(context: Record<string | symbol, unknown>, fn: () => T): T { return this.#contexts.run(context, fn); }
+}
+const invocations = new ConcurrentInvocations();
+
+function concurrentInvocations(): void {
+  const lambda = globalThis as { awslambda?: Record<string, unknown> };
+  (lambda.awslambda ??= {}).InvokeStore = invocations;
+  process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1000';
+}
+
+/** One invocation in its own InvokeStore context, keyed by its request id as the runtime does. */
+function invocation<T>(context: Context, invoke: (context: Context) => Promise<T>): Promise<T> {
+  return invocations.run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: context.awsRequestId }, () => invoke(context));
 }
 
 export function lambdaContext(functionName: string): Context {
