@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { isOrganizationName, ORGANIZATION_NAME_RULE } from '#shared/organizations';
 
 /** One operator command: `npm run admin -- <group> <action> [args] [--json]`. */
 export interface Command {
@@ -18,6 +19,9 @@ export function parseCommandArgs(command: Command, argv: string[]) {
     allowPositionals: true,
     strict: true,
   });
+  // Every command's --org follows the API's one rule: a token or run in any other name would be unreachable.
+  const organization = (values as Record<string, unknown>).org;
+  if (organization !== undefined && !isOrganizationName(organization)) throw new UsageError(`--org must be ${ORGANIZATION_NAME_RULE}`);
   return { values: values as Record<string, string | boolean | undefined>, positionals };
 }
 

@@ -31,7 +31,8 @@ async function openStore(): Promise<{ close(): Promise<void> } | undefined> {
 
 async function main(argv: string[]): Promise<number> {
   const [group, action, ...rest] = argv;
-  const command = group && action ? groups[group]?.[action] : undefined;
+  // Own entries only: `token constructor` is an unknown command, not Object's constructor.
+  const command = group && action && Object.hasOwn(groups, group) && Object.hasOwn(groups[group]!, action) ? groups[group]![action] : undefined;
   if (wantsHelp(argv)) {
     console.log(command ? `Usage: npm run admin -- ${command.usage} [--json]` : usage());
     return 0;

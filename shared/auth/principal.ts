@@ -1,4 +1,5 @@
 import { Forbidden, NotFound, Unauthorized } from '../jsonapi/errors';
+import { isOrganizationName } from '../organizations';
 
 export const ROLES = ['reader', 'member', 'owner'] as const;
 export type Role = (typeof ROLES)[number];
@@ -19,11 +20,12 @@ const ROLE_RANK: Record<Role, number> = { reader: 0, member: 1, owner: 2 };
 
 /**
  * Checks that the principal holds at least `minimum` in `organization`. An organization the
- * principal has no role in is a 404, exactly as if it did not exist; a role too low is a 403.
+ * principal has no role in is a 404, exactly as if it did not exist, and so is a name no
+ * organization can have (shared/organizations.ts); a role too low is a 403.
  */
 export function authorize(principal: Principal, organization: string, minimum: Role): Role {
-  const role = Object.hasOwn(principal.grants, organization) ? principal.grants[organization] : undefined;
-  if (role === undefined) throw new NotFound();
+  const role = isOrganizationName(organization) && Object.hasOwn(principal.grants, organization) ? principal.grants[organization] : undefined;
+  if (role === undefined || !isRole(role)) throw new NotFound();
   if (ROLE_RANK[role] < ROLE_RANK[minimum]) {
     throw new Forbidden(`this action requires the ${minimum} role in organization ${organization}; the token has ${role}`);
   }

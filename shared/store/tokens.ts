@@ -31,7 +31,9 @@ export async function createToken(input: NewToken): Promise<{ record: TokenRecor
   await documentClient.send(
     new PutCommand({
       TableName: tableName(),
-      Item: { ...keys.token(tokenId), entity: Entity.Token, ...record },
+      // Grants as a Map: the SDK marshals an object by its members, and an organization named
+      // `constructor` or `valueOf` would be taken for one of them.
+      Item: { ...keys.token(tokenId), entity: Entity.Token, ...record, grants: new Map(Object.entries(record.grants)) },
       ConditionExpression: 'attribute_not_exists(PK)',
     }),
   );
