@@ -13,7 +13,9 @@ type SdkError = Parameters<typeof isTransientError>[0];
 export function isStoreUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (error instanceof TransactionCanceledException) {
-    // Throttled, or still contended after our retries (see transactions.ts): ask the client to retry.
+    // The SDK's metadata describes the call, not its items: each item's fate is DynamoDB's documented
+    // cancellation reason code (TransactWriteItems, "CancellationReasons"). Throttled, or still
+    // contended after our retries (see transactions.ts): ask the client to retry.
     return (error.CancellationReasons ?? []).some((r) =>
       r.Code === 'ThrottlingError' || r.Code === 'ProvisionedThroughputExceeded' || r.Code === 'TransactionConflict');
   }
