@@ -1,5 +1,5 @@
 import { isId } from '#shared/ids';
-import { isWorkspaceName, listRuns, registerRun, RunRegisteredElsewhere, type RunRecord } from '#shared/store/runs';
+import { findRun, isWorkspaceName, listRuns, registerRun, type RunRecord } from '#shared/store/runs';
 import { requiredOption, UsageError, type Command } from './command';
 
 const describe = (run: RunRecord) => [run.runId, run.organization, run.workspace ?? '-', run.createdAt].join('\t');
@@ -16,16 +16,15 @@ export const runCommands: Record<string, Command> = {
       if (workspace !== undefined && (typeof workspace !== 'string' || !isWorkspaceName(workspace))) {
         throw new UsageError('--workspace must be 1-90 letters, digits, - or _');
       }
-      try {
-        const { run, created } = await registerRun({ runId, organization, ...(workspace ? { workspace } : {}) });
-        return {
-          json: { run, created },
-          text: [created ? `Registered ${run.runId} in ${run.organization}.` : `${run.runId} was already registered in ${run.organization}.`],
-        };
-      } catch (error) {
-        if (error instanceof RunRegisteredElsewhere) throw new UsageError(error.message);
-        throw error;
+      const registration = await registerRun({ runId, organization, ...(workspace ? { workspace } : {}) });
+      if (registration === 'registered-elsewhere') {
+        throw new UsageError(`run ${runId} is already registered in organization ${(await findRun(runId))?.organization}`);
       }
+      const { run, created } = registration;
+      return {
+        json: { run, created },
+        text: [created ? `Registered ${run.runId} in ${run.organization}.` : `${run.runId} was already registered in ${run.organization}.`],
+      };
     },
   },
   list: {

@@ -54,7 +54,7 @@ export const tokenCommands: Record<string, Command> = {
     async run({ positionals }) {
       const [tokenId] = positionals;
       if (!tokenId) throw new UsageError('the token id is required');
-      if (!(await revokeToken(tokenId))) throw new UsageError(`no token ${tokenId}`);
+      if ((await revokeToken(tokenId)) === 'not-found') throw new UsageError(`no token ${tokenId}`);
       return { json: { tokenId, revoked: true }, text: [`Revoked ${tokenId}.`] };
     },
   },

@@ -1,5 +1,4 @@
-import { newId } from '#shared/ids';
-import { listRuns, registerRun } from '#shared/store/runs';
+import { listRuns, registerNewRun } from '#shared/store/runs';
 import { createToken, listTokens, type TokenRecord } from '#shared/store/tokens';
 import { SEED_ORGANIZATION } from './settings';
 
@@ -29,7 +28,7 @@ export async function ensureSeed(): Promise<Seed> {
   const existing = (await listTokens()).find(isSeedToken);
   const created = existing ? undefined : await createToken({ subject: SEED_SUBJECT, grants: { [SEED_ORGANIZATION]: 'owner' } });
   const seedRun = (await listRuns(SEED_ORGANIZATION)).find((run) => run.workspace === SEED_WORKSPACE);
-  const runId = seedRun?.runId ?? (await registerRun({ runId: newId('run'), organization: SEED_ORGANIZATION, workspace: SEED_WORKSPACE })).run.runId;
+  const runId = seedRun?.runId ?? (await registerNewRun(SEED_ORGANIZATION, SEED_WORKSPACE)).runId;
   const tokenState = existing?.revokedAt ? 'revoked' : existing?.expiresAt && Date.parse(existing.expiresAt) <= Date.now() ? 'expired' : undefined;
   return {
     organization: SEED_ORGANIZATION,

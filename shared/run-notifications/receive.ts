@@ -2,7 +2,7 @@ import { InvalidAttribute, PayloadTooLarge, Unauthorized } from '../jsonapi/erro
 import { MAX_BODY_BYTES } from '../config';
 import { logger } from '../observability/logger';
 import { findNotificationSecrets, validSecrets } from '../store/notification-secrets';
-import { findRun, insertRun, RunRegisteredElsewhere, sameOrganization } from '../store/runs';
+import { findRun, insertRun, sameOrganization } from '../store/runs';
 import { announcedRunId, parseJson, readNotification } from './payload';
 import { signatureMatches } from './signature';
 
@@ -29,12 +29,10 @@ export async function receiveRunNotification(organization: string, body: Buffer,
     logger.info('run notification accepted', { trigger: notification.kind === 'other' ? notification.trigger : 'verification', organization });
     return;
   }
-  try {
-    const { run, created } = known ? sameOrganization(known, notification.run) : await insertRun(notification.run);
-    logger.info('run notification accepted', { trigger: notification.trigger, organization, runId: run.runId, registered: created });
-  } catch (error) {
-    if (!(error instanceof RunRegisteredElsewhere)) throw error;
+  const registration = known ? sameOrganization(known, notification.run) : await insertRun(notification.run);
+  if (registration === 'registered-elsewhere') {
     logger.warn('run notification refused: run registered in another organization', { organization, runId: notification.run.runId });
     throw new InvalidAttribute('run_id is registered in another organization', '/run_id');
   }
+  logger.info('run notification accepted', { trigger: notification.trigger, organization, runId: registration.run.runId, registered: registration.created });
 }

@@ -3,7 +3,7 @@ import { documentClient, tableName } from './client';
 import { queryPrefix, type Item } from './collection';
 import { Entity, keys } from './keys';
 import { transactWrite } from './transactions';
-import { now } from '../ids';
+import { newId, now } from '../ids';
 
 /**
  * Runs, as the operator registers them. A run is two items: its own record in its partition
@@ -36,15 +36,14 @@ export interface NewRun {
 /** HCP Terraform's workspace names: letters, digits, - and _, at most 90. */
 export const isWorkspaceName = (name: string) => /^[A-Za-z0-9_-]{1,90}$/.test(name);
 
-/** Registering a run id that already belongs to another organization. */
-export class RunRegisteredElsewhere extends Error {
-  readonly run: RunRecord;
-
-  constructor(run: RunRecord) {
-    super(`run ${run.runId} is already registered in organization ${run.organization}`);
-    this.run = run;
-  }
+/** A run as registered, and whether this call registered it. */
+export interface Registration {
+  run: RunRecord;
+  created: boolean;
 }
+
+/** The refusal of a run id that already belongs to another organization (see collection.ts for the convention). */
+export type RegisteredElsewhere = 'registered-elsewhere';
 
 const toRecord = (item: Item): RunRecord => ({
   runId: item.runId as string,
@@ -64,9 +63,9 @@ export async function findRun(runId: string): Promise<RunRecord | undefined> {
 
 /**
  * Registers a run. Idempotent for the same organization (the run as first registered comes back,
- * `created: false`); throws RunRegisteredElsewhere for another one.
+ * `created: false`); refused, changing nothing, for another one.
  */
-export async function registerRun(input: NewRun): Promise<{ run: RunRecord; created: boolean }> {
+export async function registerRun(input: NewRun): Promise<Registration | RegisteredElsewhere> {
   const existing = await findRun(input.runId);
   if (existing) return sameOrganization(existing, input);
   return insertRun(input);
@@ -76,7 +75,7 @@ export async function registerRun(input: NewRun): Promise<{ run: RunRecord; crea
  * The write half of registerRun, for a caller that has just read the run and found none: one
  * transaction; if someone registered it in between, decided against what they wrote.
  */
-export async function insertRun(input: NewRun): Promise<{ run: RunRecord; created: boolean }> {
+export async function insertRun(input: NewRun): Promise<Registration | RegisteredElsewhere> {
   const run: RunRecord = { ...input, createdAt: input.createdAt ?? now() };
   const refused = await transactWrite([
     {
@@ -99,9 +98,16 @@ export async function insertRun(input: NewRun): Promise<{ run: RunRecord; create
   return sameOrganization((await findRun(input.runId))!, input);
 }
 
-export function sameOrganization(existing: RunRecord, input: Pick<NewRun, 'organization'>) {
-  if (existing.organization !== input.organization) throw new RunRegisteredElsewhere(existing);
-  return { run: existing, created: false };
+/** Registers a run under a fresh id (the local seed's, the tests'): no other organization can hold it. */
+export async function registerNewRun(organization: string, workspace?: string): Promise<RunRecord> {
+  const registration = await registerRun({ runId: newId('run'), organization, ...(workspace ? { workspace } : {}) });
+  if (registration === 'registered-elsewhere') throw new Error('a fresh run id was already registered');
+  return registration.run;
+}
+
+/** An existing run, as the registration of `input`: the same organization, or refused. */
+export function sameOrganization(existing: RunRecord, input: Pick<NewRun, 'organization'>): Registration | RegisteredElsewhere {
+  return existing.organization === input.organization ? { run: existing, created: false } : 'registered-elsewhere';
 }
 
 /** The organization's runs, in run id order (the operator's view; not served by the API). */

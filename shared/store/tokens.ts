@@ -51,21 +51,22 @@ export async function listTokens(): Promise<TokenRecord[]> {
   return (await queryPrefix(keys.tokensPrefix)).map(toRecord);
 }
 
-/** Revokes a token; false when no such token exists. Revoking twice keeps the first time. */
-export async function revokeToken(tokenId: string): Promise<boolean> {
+/** Revokes a token and answers it as revoked; refused when no such token exists. Revoking twice keeps the first time. */
+export async function revokeToken(tokenId: string): Promise<TokenRecord | 'not-found'> {
   try {
-    await documentClient.send(
+    const { Attributes: revoked } = await documentClient.send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.token(tokenId),
         UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :now)',
         ConditionExpression: 'attribute_exists(PK)',
         ExpressionAttributeValues: { ':now': now() },
+        ReturnValues: 'ALL_NEW',
       }),
     );
-    return true;
+    return toRecord(revoked!);
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
+    if (error instanceof ConditionalCheckFailedException) return 'not-found';
     throw error;
   }
 }

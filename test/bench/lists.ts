@@ -25,9 +25,9 @@ const store = async () => ({
 
 /** A run of `total` comments, written `WRITERS` at a time through the store's own insert. */
 async function seedRun(organization: string, total: number, bodyBytes: number): Promise<string> {
-  const { registerRun, insertComment } = await store();
+  const { registerNewRun, insertComment } = await store();
   const { newId } = await import('#shared/ids');
-  const { runId } = (await registerRun({ runId: newId('run'), organization })).run;
+  const { runId } = (await registerNewRun(organization));
   const body = 'x'.repeat(bodyBytes);
   let next = 0;
   await Promise.all(Array.from({ length: WRITERS }, async () => {

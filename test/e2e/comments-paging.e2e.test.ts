@@ -2,8 +2,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 import { insertComment } from '#shared/store/comments';
-import { registerRun } from '#shared/store/runs';
-import { newId } from '#shared/ids';
+import { registerNewRun } from '#shared/store/runs';
 import type { Comment } from '#shared/comments/comment';
 
 const { api } = useLocalStack();
@@ -18,7 +17,7 @@ let expectedIds: string[];
 
 beforeAll(async () => {
   token = await tokenFor({ acme: 'reader' });
-  runId = (await registerRun({ runId: newId('run'), organization: 'acme' })).run.runId;
+  runId = (await registerNewRun('acme')).runId;
   const started = performance.now();
   const written: Comment[] = [];
   const next = { index: 0 };
@@ -70,13 +69,13 @@ describe(`a run with ${TOTAL} comments`, () => {
 describe('concurrent creates on one run', () => {
   it('all succeed, each exactly once, in one stable order that creation time agrees with', async () => {
     const member = await tokenFor({ acme: 'member' });
-    const busyRun = (await registerRun({ runId: newId('run'), organization: 'acme' })).run.runId;
+    const busyRun = (await registerNewRun('acme')).runId;
     const CREATES = 20;
     const createAll = (runId: string) => Promise.all(Array.from({ length: CREATES }, (_, i) =>
       api.post(`/runs/${runId}/comments`, { token: member, body: { data: { type: 'comments', attributes: { body: `at once ${i}` } } } })));
     // Warm instances first: 20 cold starts of the function and of the authorizer at once on this
     // small machine starve each other of CPU, which says nothing about the store.
-    await createAll((await registerRun({ runId: newId('run'), organization: 'acme' })).run.runId);
+    await createAll((await registerNewRun('acme')).runId);
     // Concurrent requests reach separate function instances: they race for the run's next number.
     const created = await createAll(busyRun);
     expect(created.map((r) => r.status)).toEqual(Array(CREATES).fill(201));

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { tokenFor, type ApiResponse } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
-import { registerRun } from '#shared/store/runs';
+import { registerNewRun } from '#shared/store/runs';
 import { newId } from '#shared/ids';
 
 /** The round-trip budget of docs/design.md, measured: the local gateway runs the handlers in this process. */
@@ -23,7 +23,7 @@ beforeAll(async () => {
 
 describe('DynamoDB round trips per request (authorizer cache warm)', () => {
   it('create: 2 while the run’s organization is unknown to the function, then 1 (the receipt that makes a retry safe rides in the transaction)', async () => {
-    const runId = (await registerRun({ runId: newId('run'), organization: 'acme' })).run.runId;
+    const runId = (await registerNewRun('acme')).runId;
     const path = `/runs/${runId}/comments`;
     expect(await commandsOf(() => api.post(path, { token, body: comment('cold') })))
       .toEqual({ status: 201, commands: ['GetItemCommand', 'TransactWriteItemsCommand'] });
@@ -32,7 +32,7 @@ describe('DynamoDB round trips per request (authorizer cache warm)', () => {
   });
 
   it('list: 1 Query for page 1 with total count and the run’s organization; a later page, the run’s record and that page', async () => {
-    const runId = (await registerRun({ runId: newId('run'), organization: 'acme' })).run.runId;
+    const runId = (await registerNewRun('acme')).runId;
     for (let i = 0; i < 3; i++) await api.post(`/runs/${runId}/comments`, { token, body: comment(`#${i}`) });
     expect(await commandsOf(() => api.get(`/runs/${runId}/comments`, { token }))).toEqual({ status: 200, commands: ['QueryCommand'] });
     // Issued together: either may reach DynamoDB first.
@@ -41,13 +41,13 @@ describe('DynamoDB round trips per request (authorizer cache warm)', () => {
   });
 
   it('show: 1 GetItem', async () => {
-    const runId = (await registerRun({ runId: newId('run'), organization: 'acme' })).run.runId;
+    const runId = (await registerNewRun('acme')).runId;
     const { json } = await api.post(`/runs/${runId}/comments`, { token, body: comment('show me') });
     expect(await commandsOf(() => api.get(`/comments/${json.data.id}`, { token }))).toEqual({ status: 200, commands: ['GetItemCommand'] });
   });
 
   it('a reader’s refused create reads the run once and writes nothing', async () => {
-    const runId = (await registerRun({ runId: newId('run'), organization: 'acme' })).run.runId;
+    const runId = (await registerNewRun('acme')).runId;
     expect(await commandsOf(() => api.post(`/runs/${runId}/comments`, { token: reader, body: comment('no') })))
       .toEqual({ status: 403, commands: ['GetItemCommand'] });
   });

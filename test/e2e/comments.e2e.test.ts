@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { errorBody, expectContractHeaders, tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
-import { registerRun } from '#shared/store/runs';
+import { registerNewRun } from '#shared/store/runs';
 import { newId } from '#shared/ids';
 
 const { api } = useLocalStack();
@@ -16,7 +16,7 @@ const commentDocument = (body: unknown) => ({ data: { type: 'comments', attribut
 let owner: string, member: string, reader: string, stranger: string;
 
 async function newRun(organization = ORG) {
-  return (await registerRun({ runId: newId('run'), organization, workspace: 'networking' })).run.runId;
+  return (await registerNewRun(organization, 'networking')).runId;
 }
 
 /** A comment as the contract shows it, with the id and time the server chose. */

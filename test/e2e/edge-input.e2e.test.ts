@@ -5,7 +5,7 @@ import { answerParserRefusals } from '#infra/local/parser-refusals';
 import { API_BASE_PATH } from '#shared/config';
 import { newId } from '#shared/ids';
 import { routes } from '#shared/routes';
-import { registerRun } from '#shared/store/runs';
+import { registerNewRun } from '#shared/store/runs';
 import { expectContractHeaders, tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 
@@ -20,7 +20,7 @@ let token: string;
 let runId: string;
 beforeAll(async () => {
   token = await tokenFor({ [ORG]: 'owner' });
-  runId = (await registerRun({ runId: newId('run'), organization: ORG })).run.runId;
+  runId = (await registerNewRun(ORG)).runId;
 });
 
 const BUILT_IN_NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'];

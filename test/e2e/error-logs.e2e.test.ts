@@ -5,7 +5,7 @@ import { PROJECT_ROOT } from '#infra/local/assembly';
 import { startLocalStack, type LocalStack } from '#infra/local/local-stack';
 import { newId } from '#shared/ids';
 import { createToken } from '#shared/store/tokens';
-import { registerRun } from '#shared/store/runs';
+import { registerNewRun } from '#shared/store/runs';
 import { routes } from '#shared/routes';
 
 /**
@@ -29,7 +29,7 @@ const ROUNDS = 4;
 let runId: string;
 const tokens: Array<{ tokenId: string; token: string }> = [];
 beforeAll(async () => {
-  runId = (await registerRun({ runId: newId('run'), organization: ORG })).run.runId;
+  runId = (await registerNewRun(ORG)).runId;
   for (let i = 0; i < failing.length * ROUNDS; i++) {
     const { record, token } = await createToken({ subject: `user-${i}`, grants: { [ORG]: 'reader' } });
     tokens.push({ tokenId: record.tokenId, token });

@@ -1,8 +1,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { errorBody, tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
-import { newId } from '#shared/ids';
-import { registerRun } from '#shared/store/runs';
+import { registerNewRun } from '#shared/store/runs';
 
 /**
  * Safe retries of creates, over HTTP through the synthesized stack: `Idempotency-Key` (24 h) and,
@@ -19,7 +18,7 @@ beforeAll(async () => {
   [member, otherMember, owner] = await Promise.all([tokenFor({ acme: 'member' }), tokenFor({ acme: 'member' }, 'user-other'), tokenFor({ acme: 'owner' })]);
 });
 
-const newRun = async () => (await registerRun({ runId: newId('run'), organization: 'acme' })).run.runId;
+const newRun = async () => (await registerNewRun('acme')).runId;
 const commentsOf = async (runId: string) => (await api.get(`/runs/${runId}/comments`, { token: member })).json.data as Array<{ id: string }>;
 const keyed = (key: string) => ({ 'Idempotency-Key': key });
 

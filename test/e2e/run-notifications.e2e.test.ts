@@ -4,7 +4,7 @@ import { errorBody, tokenFor, type ApiResponse } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 import { newId } from '#shared/ids';
 import { createNotificationSecret, rotateNotificationSecret } from '#shared/store/notification-secrets';
-import { findRun, listRuns, registerRun } from '#shared/store/runs';
+import { findRun, listRuns, registerNewRun } from '#shared/store/runs';
 
 /**
  * HCP Terraform's generic webhook, as it sends it: payload version 1, signed with HMAC-SHA512 of
@@ -224,7 +224,7 @@ describe('DynamoDB round trips per notification', () => {
   });
 
   it('a run registered by the operator beforehand: no write', async () => {
-    const { run } = await registerRun({ runId: newId('run'), organization: 'acme' });
+    const run = await registerNewRun('acme');
     const { commands } = await roundTrips(() => signed('acme', runPayload('acme', run.runId, 'created'), acme));
     expect(commands).toEqual(['GetItemCommand', 'GetItemCommand']);
   });

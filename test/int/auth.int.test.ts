@@ -23,9 +23,9 @@ describe('token store (DynamoDB Local)', () => {
   it('lists and revokes tokens; revoking an unknown id says so', async () => {
     const { record } = await createToken({ subject: 'user-bob', grants: { acme: 'reader' } });
     expect((await listTokens()).map((t) => t.tokenId)).toContain(record.tokenId);
-    expect(await revokeToken(record.tokenId)).toBe(true);
+    expect(await revokeToken(record.tokenId)).toEqual({ ...record, revokedAt: expect.any(String) });
     expect((await findToken(record.tokenId))?.revokedAt).toMatch(/Z$/);
-    expect(await revokeToken('at-AAAAAAAAAAAAAAAA')).toBe(false);
+    expect(await revokeToken('at-AAAAAAAAAAAAAAAA')).toBe('not-found');
   });
 });
 

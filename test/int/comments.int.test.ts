@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { findComment, insertComment, listStoredComments } from '#shared/store/comments';
-import { registerRun } from '#shared/store/runs';
+import { registerNewRun } from '#shared/store/runs';
 import { newId } from '#shared/ids';
 
 async function registeredRun(organization = 'acme') {
-  return (await registerRun({ runId: newId('run'), organization })).run.runId;
+  return (await registerNewRun(organization)).runId;
 }
 
 const page = (number: number, size: number) => ({ offset: (number - 1) * size, limit: size });

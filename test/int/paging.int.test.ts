@@ -1,10 +1,9 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Principal } from '#shared/auth/principal';
-import { registerRun } from '#shared/store/runs';
+import { registerNewRun } from '#shared/store/runs';
 import { insertComment } from '#shared/store/comments';
 import { deleteStoredReservedTagKey, insertReservedTagKey, WINDOW_CAPACITY } from '#shared/store/reserved-tag-keys';
 import type { ReservedTagKey } from '#shared/reserved-tag-keys/reserved-tag-key';
-import { newId } from '#shared/ids';
 import { callRoute } from '../support/call-route';
 import { itemsRead, recordReads } from '../support/read-costs';
 
@@ -28,7 +27,7 @@ const listKeys = (query: string) => recordReads(() => callRoute('reserved-tag-ke
 const ids = (json: any) => json.data.map((resource: { id: string }) => resource.id);
 
 beforeAll(async () => {
-  runId = (await registerRun({ runId: newId('run'), organization })).run.runId;
+  runId = (await registerNewRun(organization)).runId;
   commentIds = [];
   for (let i = 0; i < COMMENTS; i++) {
     const comment = await insertComment({ runId, organization, body: `comment ${i}`, createdBy: 'user-writer' });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { insertComment, listStoredComments } from '#shared/store/comments';
 import { insertReservedTagKey, listReservedTagKeys } from '#shared/store/reserved-tag-keys';
-import { registerRun } from '#shared/store/runs';
+import { registerNewRun } from '#shared/store/runs';
 import type { Receipt } from '#shared/store/receipts';
 import { newId, randomAlphanumeric } from '#shared/ids';
 
@@ -13,7 +13,7 @@ const firstPage = { offset: 0, limit: 100 };
 
 describe('a create with a receipt', () => {
   it('writes once: the same receipt again answers with the first comment and writes nothing', async () => {
-    const { runId } = (await registerRun({ runId: newId('run'), organization: 'acme' })).run;
+    const { runId } = (await registerNewRun('acme'));
     const once = receipt();
     const first = await insertComment({ runId, organization: 'acme', body: 'only once', createdBy: 'user-a' }, once);
     const again = await insertComment({ runId, organization: 'acme', body: 'only once', createdBy: 'user-a' }, once);
@@ -22,7 +22,7 @@ describe('a create with a receipt', () => {
   });
 
   it('counts an expired receipt as absent (DynamoDB deletes expired items only eventually)', async () => {
-    const { runId } = (await registerRun({ runId: newId('run'), organization: 'acme' })).run;
+    const { runId } = (await registerNewRun('acme'));
     const expired = receipt(-1);
     await insertComment({ runId, organization: 'acme', body: 'then', createdBy: 'user-a' }, expired);
     const later = await insertComment({ runId, organization: 'acme', body: 'then', createdBy: 'user-a' }, expired);
@@ -33,7 +33,7 @@ describe('a create with a receipt', () => {
   it('leaves no receipt when the create is refused, so a corrected retry runs', async () => {
     const once = receipt();
     expect(await insertComment({ runId: newId('run'), organization: 'acme', body: 'x', createdBy: 'user-a' }, once)).toBe('run-not-found');
-    const { runId } = (await registerRun({ runId: newId('run'), organization: 'acme' })).run;
+    const { runId } = (await registerNewRun('acme'));
     expect(await insertComment({ runId, organization: 'acme', body: 'x', createdBy: 'user-a' }, once)).toMatchObject({ runId });
   });
 
