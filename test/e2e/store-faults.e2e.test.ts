@@ -60,31 +60,62 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-interface Answer { kind: string; status: number; ms: number; body: any; retryAfter: string | null; contentType: string | null; requestId: string | null }
+interface Answer { kind: string; status: number; ms: number; body: any; retryAfter: string | null; contentType: string | null; requestId: string | null; written?: string }
 
-const requests: Record<string, (token: string) => Promise<Response>> = {
-  'list keys': (token) => fetch(`${stack.url}/api/v2/organizations/${ORG}/reserved-tag-keys`, { headers: { Authorization: `Bearer ${token}` } }),
-  'list comments': (token) => fetch(`${stack.url}/api/v2/runs/${runId}/comments`, { headers: { Authorization: `Bearer ${token}` } }),
-  'create comment': (token) => fetch(`${stack.url}/api/v2/runs/${runId}/comments`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/vnd.api+json' },
-    body: JSON.stringify({ data: { type: 'comments', attributes: { body: `written under load ${newId('wsc')}` } } }),
-  }),
-  'create key': (token) => fetch(`${stack.url}/api/v2/organizations/${ORG}/reserved-tag-keys`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/vnd.api+json' },
-    body: JSON.stringify({ data: { type: 'reserved-tag-keys', attributes: { key: newId('rtk').slice(4) } } }),
-  }),
+/** Each request, and for a write what it would store: a comment body or a key unique to it. */
+const requests: Record<string, (token: string) => { response: Promise<Response>; written?: string }> = {
+  'list keys': (token) => ({ response: fetch(`${stack.url}/api/v2/organizations/${ORG}/reserved-tag-keys`, { headers: { Authorization: `Bearer ${token}` } }) }),
+  'list comments': (token) => ({ response: fetch(`${stack.url}/api/v2/runs/${runId}/comments`, { headers: { Authorization: `Bearer ${token}` } }) }),
+  'create comment': (token) => {
+    const written = `written under load ${newId('wsc')}`;
+    return {
+      written,
+      response: fetch(`${stack.url}/api/v2/runs/${runId}/comments`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/vnd.api+json' },
+        body: JSON.stringify({ data: { type: 'comments', attributes: { body: written } } }),
+      }),
+    };
+  },
+  'create key': (token) => {
+    const written = newId('rtk').slice(4);
+    return {
+      written,
+      response: fetch(`${stack.url}/api/v2/organizations/${ORG}/reserved-tag-keys`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/vnd.api+json' },
+        body: JSON.stringify({ data: { type: 'reserved-tag-keys', attributes: { key: written } } }),
+      }),
+    };
+  },
 };
 
 async function send(kind: string, token = owner): Promise<Answer> {
   const started = performance.now();
-  const response = await requests[kind]!(token);
+  const { response: sent, written } = requests[kind]!(token);
+  const response = await sent;
   const text = await response.text();
   return {
     kind, status: response.status, ms: Math.round(performance.now() - started), body: text ? JSON.parse(text) : undefined,
     retryAfter: response.headers.get('retry-after'), contentType: response.headers.get('content-type'), requestId: response.headers.get('x-request-id'),
+    ...(written ? { written } : {}),
   };
+}
+
+/** Every comment body of the run and every key of the organization, as the API lists them now. */
+async function everythingWritten(): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (const [path, read] of [
+    [`/runs/${runId}/comments`, (item: any) => item.attributes.body],
+    [`/organizations/${ORG}/reserved-tag-keys`, (item: any) => item.attributes.key],
+  ] as const) {
+    for (let page = 1; ; page++) {
+      const { json } = await api.get(`${path}?page%5Bsize%5D=100&page%5Bnumber%5D=${page}`, { token: owner });
+      for (const item of json.data) found.add(read(item));
+      if (json.meta.pagination['next-page'] === null) break;
+    }
+  }
+  return found;
 }
 
 /** Clients sending every kind of request, one after the other, until `stop()`; each answer kept with the time it took. */
@@ -147,10 +178,16 @@ describe('a store that faults under load', () => {
     expectUnavailable(authorizer);
     expect(during.length).toBeGreaterThan(0);
     for (const answer of during) expectUnavailable(answer);
-    const writes = during.filter((a) => a.kind.startsWith('create'));
-    expect(writes.length).toBeGreaterThan(0);
-    for (const write of writes) expect(write.body.errors[0].detail).toMatch(UNKNOWN_OUTCOME);
-    for (const read of during.filter((a) => !a.kind.startsWith('create'))) expect(read.body.errors[0].detail).toBeUndefined();
+    // A write answered 503 without the outcome-unknown detail (it failed on a read, before sending
+    // anything) never happened; one that had been sent says its outcome is unknown.
+    const writes = during.filter((a) => a.written !== undefined);
+    const unknown = writes.filter((a) => UNKNOWN_OUTCOME.test(a.body.errors[0].detail ?? ''));
+    expect(unknown.length).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // what the stalled store had received, committed
+    const stored = await everythingWritten();
+    for (const failed of writes.filter((a) => !unknown.includes(a))) expect([failed.kind, stored.has(failed.written!)]).toEqual([failed.kind, false]);
+    for (const read of during.filter((a) => a.written === undefined)) expect(read.body.errors[0].detail).toBeUndefined();
+    process.stderr.write(`stall: ${unknown.length} writes answered "outcome unknown", ${unknown.filter((a) => stored.has(a.written!)).length} of them committed once the store resumed\n`);
   }, 120_000);
 
   it('answers every request while the store is killed with 503 and Retry-After, and recovers when it is started again', async () => {
@@ -172,6 +209,11 @@ describe('a store that faults under load', () => {
     const failed = killed.filter((a) => a.status !== 200 && a.status !== 201);
     expect(failed.length).toBeGreaterThan(0);
     for (const answer of failed) expectUnavailable(answer);
+    // A write answered as failed for certain (no outcome-unknown detail) never happened.
+    const stored = await everythingWritten();
+    for (const write of failed.filter((a) => a.written !== undefined && !UNKNOWN_OUTCOME.test(a.body.errors[0].detail ?? ''))) {
+      expect([write.kind, stored.has(write.written!)]).toEqual([write.kind, false]);
+    }
     // The token, the run and what was written before the kill survived it: the stack serves them.
     expect((await send('list comments')).status).toBe(200);
     expect((await send('create comment')).status).toBe(201);
