@@ -11,7 +11,7 @@ import { encodePrincipal, type Principal } from '#shared/auth/principal';
 import { API_BASE_PATH } from '#shared/config';
 import { randomAlphanumeric } from '#shared/ids';
 import { keys } from '#shared/store/keys';
-import { scenarios, type Fixture } from '../load/scenarios';
+import { bodyText, scenarios, type Fixture } from '../load/scenarios';
 import { bundle, deployedFunctions, initCost, type InitCost } from './bundles';
 import type { DynamoDbCall } from '../support/round-trips';
 
@@ -42,12 +42,16 @@ const { compileRoute, proxyEvent, lambdaContext } = await import('#infra/local/g
 const { recordDynamoDbCalls } = await import('../support/round-trips');
 type Call = DynamoDbCall;
 const { registerRun } = await import('#shared/store/runs');
+const { createNotificationSecret } = await import('#shared/store/notification-secrets');
 
 const bareClient = new ddb.DynamoDBClient({});
 
 const organization = 'bench-org';
 const principal: Principal = { subject: 'user-bench', tokenId: 'at-bench', grants: { [organization]: 'owner' } };
-const fixture: Fixture = { organization, runId: 'run-BenchBenchBench0', keyIds: [], deletable: [], commentId: '' };
+const fixture: Fixture = {
+  organization, runId: 'run-BenchBenchBench0', keyIds: [], deletable: [], commentId: '',
+  notificationSecret: (await createNotificationSecret(organization)).current.secret,
+};
 await registerRun({ runId: fixture.runId, organization, workspace: 'bench' });
 
 const compiled = await Promise.all(routes.map(compileRoute));
@@ -60,8 +64,8 @@ async function invoke(name: string, n: number): Promise<Invocation> {
   if (route?.route.function !== name) throw new Error(`${request.method} ${request.path} does not reach ${name}`);
   const event = proxyEvent({
     url,
-    rawHeaders: ['Host', 'bench.local', 'Content-Type', 'application/vnd.api+json', 'Accept', 'application/vnd.api+json'],
-    body: request.body === undefined ? null : JSON.stringify(request.body),
+    rawHeaders: Object.entries({ host: 'bench.local', 'content-type': 'application/vnd.api+json', accept: 'application/vnd.api+json', ...request.headers }).flat(),
+    body: bodyText(request) ?? null,
   }, route);
   event.requestContext.authorizer = { principalId: principal.subject, ...encodePrincipal(principal) };
   let ms = 0;
@@ -80,6 +84,13 @@ function renamed(calls: Call[]): Call[] {
   const ids = new Map<string, string>();
   const fresh = (id: string) => ids.get(id) ?? ids.set(id, `${id.slice(0, 4)}${Math.random().toString(36).slice(2, 10)}${Math.random().toString(36).slice(2, 10)}`.slice(0, 20)).get(id)!;
   return withFreshReceipts(JSON.parse(JSON.stringify(calls).replace(/(rtk|wsc)-[A-Za-z0-9]{16}/g, fresh).replace(/load-bench-/g, 'base-bench-')));
+}
+
+/** A run notification's calls on new run ids, so the registration's attribute_not_exists conditions hold again. */
+function withFreshRuns(calls: Call[]): Call[] {
+  const ids = new Map<string, string>();
+  const fresh = (id: string) => ids.get(id) ?? ids.set(id, `run-${randomAlphanumeric(16)}`).get(id)!;
+  return JSON.parse(JSON.stringify(calls).replace(/run-[A-Za-z0-9]{16}/g, fresh));
 }
 
 /** A create's receipt under a new id: the handler's receipt stays, and the replay's condition that none exists holds again. */
@@ -154,6 +165,8 @@ for (const name of functionNames().filter((name) => scenarios[name])) {
       const victim = /rtk-[A-Za-z0-9]{16}/.exec(JSON.stringify(invocation.calls[0]!.input))![0];
       await replay(withFreshReceipts(keyCreations.get(victim)!)); // untimed: puts the key back for the baseline to delete
       baselineMs.push(await replay(invocation.calls));
+    } else if (name === 'run-notifications/receive') {
+      baselineMs.push(await replay(withFreshRuns(invocation.calls))); // a run is registered once: replay on new run ids
     } else if (name === 'comments/create') {
       baselineMs.push(await replay(await onTwinRun(renamed(invocation.calls)))); // a run's comments are numbered: replay on a copy
     } else if (name.endsWith('/create')) {

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { functionNames } from '#shared/routes';
 import { randomAlphanumeric } from '#shared/ids';
-import { scenarios, type Fixture } from './scenarios';
+import { bodyText, scenarios, type Fixture } from './scenarios';
 import { RATE_LIMIT_PER_SECOND } from '#shared/config';
 import { CLIENT_IP_LIMIT_PER_SECOND, RATE_WINDOW_SECONDS } from '#infra/cdk/constructs/waf';
 import { anyToken, apiPath, call, cleanUp, fillDeletable, prepareFixture, startLocalTarget, type Target } from './target';
@@ -24,6 +24,7 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     target: { type: 'string' }, token: { type: 'string', multiple: true }, org: { type: 'string' }, run: { type: 'string' },
+    'notification-secret': { type: 'string' },
     duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' }, rate: { type: 'string', default: String(DEFAULT_RATE) },
     'max-p99': { type: 'string' }, 'max-error-rate': { type: 'string' }, 'report-dir': { type: 'string', default: 'reports' },
     help: { type: 'boolean' },
@@ -32,10 +33,12 @@ const { values, positionals } = parseArgs({
 
 const USAGE = `Usage: npm run load -- [FUNCTION…] [--duration S] [--connections N] [--rate REQ_PER_S]
        [--max-p99 MS] [--max-error-rate FRACTION] [--report-dir DIR]
-       [--target https://…/api/v2 --token TOKEN [--token TOKEN…] --org ORG --run RUN_ID]
+       [--target https://…/api/v2 --token TOKEN [--token TOKEN…] --org ORG --run RUN_ID [--notification-secret S]]
 Functions: ${functionNames().join(', ')}
 The stage's WAF allows ${RATE_LIMIT_PER_SECOND} req/s per token and ${CLIENT_IP_LIMIT_PER_SECOND} req/s per client address (over a
-${RATE_WINDOW_SECONDS} s window): connections take the tokens in turn, and --rate (default ${DEFAULT_RATE}) stays under both.`;
+${RATE_WINDOW_SECONDS} s window): connections take the tokens in turn, and --rate (default ${DEFAULT_RATE}) stays under both.
+Against a --target, run-notifications/receive needs the organization's --notification-secret
+(npm run admin -- notifications create|rotate); without it, that function is left out.`;
 if (values.help) { console.log(USAGE); process.exit(0); }
 
 const duration = Number(values.duration);
@@ -43,7 +46,11 @@ const connections = Number(values.connections);
 const rate = Number(values.rate);
 const maxP99 = values['max-p99'] === undefined ? undefined : Number(values['max-p99']);
 const maxErrorRate = values['max-error-rate'] === undefined ? undefined : Number(values['max-error-rate']);
-const selected = positionals.length > 0 ? positionals : functionNames();
+const NOTIFICATIONS = 'run-notifications/receive';
+/** Signed notifications need the organization's secret: a local stack makes one, a deployed stage must be given it. */
+const canSign = !values.target || values['notification-secret'] !== undefined;
+const selected = positionals.length > 0 ? positionals : functionNames().filter((name) => canSign || name !== NOTIFICATIONS);
+if (!canSign && selected.includes(NOTIFICATIONS)) { console.error(`${NOTIFICATIONS} against a --target needs --notification-secret\n${USAGE}`); process.exit(2); }
 const unknown = selected.filter((name) => !scenarios[name] || !functionNames().includes(name));
 if (unknown.length > 0 || [duration, connections, rate].some((n) => !(n > 0))) {
   console.error(`${unknown.length > 0 ? `Unknown function: ${unknown.join(', ')}\n` : ''}${USAGE}`);
@@ -53,7 +60,10 @@ if (unknown.length > 0 || [duration, connections, rate].some((n) => !(n > 0))) {
 let target: Target;
 if (values.target) {
   if (!values.token || !values.org || !values.run) { console.error(`--target needs --token, --org and --run\n${USAGE}`); process.exit(2); }
-  target = { apiUrl: values.target.replace(/\/$/, ''), tokens: values.token, organization: values.org, runId: values.run, stop: async () => {} };
+  target = {
+    apiUrl: values.target.replace(/\/$/, ''), tokens: values.token, organization: values.org, runId: values.run,
+    notificationSecret: values['notification-secret'], stop: async () => {},
+  };
 } else {
   console.error('Starting the local stack (npm start in a child process)…');
   target = await startLocalTarget(connections);
@@ -113,8 +123,8 @@ async function load(name: string, f: Fixture): Promise<FunctionResult> {
         context.token ??= anyToken(target);
         const next = scenario.request(f, n++, unique);
         return {
-          ...request, method: next.method, path: apiPath(target, next.path), body: next.body === undefined ? undefined : JSON.stringify(next.body),
-          headers: { ...request.headers, authorization: `Bearer ${context.token}` },
+          ...request, method: next.method, path: apiPath(target, next.path), body: bodyText(next),
+          headers: { ...request.headers, authorization: `Bearer ${context.token}`, ...next.headers },
         };
       },
       onResponse: (status, body) => {

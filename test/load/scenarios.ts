@@ -1,4 +1,5 @@
 import type { HttpMethod } from '#shared/routes';
+import { SIGNATURE_HEADER, signatureOf } from '#shared/run-notifications/signature';
 
 /** What a scenario needs from the target: an organization the token owns and a run in it. */
 export interface Fixture {
@@ -9,14 +10,23 @@ export interface Fixture {
   /** Keys the delete scenario may delete, each once. */
   deletable: string[];
   commentId: string;
+  /** The organization's run-notification secret (npm run admin -- notifications create). */
+  notificationSecret: string;
 }
 
 export interface ScenarioRequest {
   method: HttpMethod;
   /** Under /api/v2. */
   path: string;
+  /** A JSON:API document, sent as JSON; a string is sent as it is (what a signature covers). */
   body?: unknown;
+  /** Beyond the token and the JSON:API content type every request carries; names in lower case, as they replace those. */
+  headers?: Record<string, string>;
 }
+
+/** A request's body as sent: a string as it is (a signature covers those bytes), a document as JSON. */
+export const bodyText = (request: ScenarioRequest) =>
+  request.body === undefined ? undefined : typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
 
 /**
  * A realistic request mix for one function, shared by the load test (over HTTP) and the bench
@@ -67,4 +77,23 @@ export const scenarios: Record<string, Scenario> = {
     }),
   },
   'comments/show': { budget: 1, request: (f) => ({ method: 'GET', path: `/comments/${f.commentId}` }) },
+  'run-notifications/receive': {
+    // Calls, not round trips: the secret and the run read together, then one write for a run not yet known.
+    budget: 3,
+    request: (f, n, unique) => {
+      // HCP Terraform announces a run several times (created, planning, applied…): a new run every fourth notification.
+      const stage = (['run:created', 'run:planning', 'run:needs_attention', 'run:applied'] as const)[n % 4]!;
+      const runId = `run-L${unique.slice(0, 6).padEnd(6, '0')}${String(Math.floor(n / 4)).padStart(9, '0')}`;
+      const body = JSON.stringify({
+        payload_version: 1, notification_configuration_id: 'nc-LoadLoadLoadLoad', run_url: null, run_id: runId,
+        run_message: 'load test', run_created_at: new Date().toISOString(), run_created_by: 'load-user',
+        workspace_id: 'ws-LoadLoadLoadLoad', workspace_name: 'load-workspace', organization_name: f.organization,
+        notifications: [{ message: stage, trigger: stage, run_status: stage.slice(4), run_updated_at: new Date().toISOString(), run_updated_by: 'load-user' }],
+      });
+      return {
+        method: 'POST', path: `/run-notifications/${f.organization}`, body,
+        headers: { 'content-type': 'application/json', [SIGNATURE_HEADER.toLowerCase()]: signatureOf(Buffer.from(body), f.notificationSecret) },
+      };
+    },
+  },
 };

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { useLocalEndpoint } from '#infra/local/dynamodb-local';
 import { freePort, run, TSX } from '../support/processes';
-import type { Fixture, ScenarioRequest } from './scenarios';
+import { bodyText, type Fixture, type ScenarioRequest } from './scenarios';
 
 /**
  * Where the load goes: an API base URL (ending in /api/v2), its tokens, and what they may use.
@@ -15,6 +15,8 @@ export interface Target {
   tokens: string[];
   organization: string;
   runId: string;
+  /** The organization's run-notification secret; without one, run notifications are not loaded. */
+  notificationSecret?: string;
   stop(): Promise<void>;
 }
 
@@ -36,8 +38,9 @@ export async function startLocalTarget(tokenCount: number): Promise<Target> {
   const [, endpoint, tableName] = await proc.waitFor(/DynamoDB Local on (\S+) \(table (\S+),/);
   proc.child.stdout.removeAllListeners('data'); // the access log is not for us; keep the pipe drained
   proc.child.stdout.resume();
+  const { tokens, notificationSecret } = await inLocalStore(endpoint!, tableName!, tokenCount - 1);
   return {
-    apiUrl: apiUrl!, tokens: [token!, ...await ownerTokens(endpoint!, tableName!, tokenCount - 1)], organization: 'example-org', runId: runId!,
+    apiUrl: apiUrl!, tokens: [token!, ...tokens], organization: 'example-org', runId: runId!, notificationSecret,
     async stop() {
       proc.child.kill('SIGINT');
       await proc.exited;
@@ -46,13 +49,15 @@ export async function startLocalTarget(tokenCount: number): Promise<Target> {
   };
 }
 
-async function ownerTokens(endpoint: string, tableName: string, count: number): Promise<string[]> {
+/** What the operator CLI would make in the local store: `count` more owner tokens and the organization's notification secret. */
+async function inLocalStore(endpoint: string, tableName: string, count: number): Promise<{ tokens: string[]; notificationSecret: string }> {
   useLocalEndpoint(endpoint);
   process.env.TABLE_NAME = tableName;
   // Imported only now: the store's client reads the endpoint when it is created.
   const { createToken } = await import('#shared/store/tokens');
+  const { createNotificationSecret } = await import('#shared/store/notification-secrets');
   const created = await Promise.all(Array.from({ length: count }, (_, i) => createToken({ subject: `load-${i}`, grants: { 'example-org': 'owner' } })));
-  return created.map(({ token }) => token);
+  return { tokens: created.map(({ token }) => token), notificationSecret: (await createNotificationSecret('example-org')).current.secret };
 }
 
 /** Set-up and clean-up requests in flight at once: few, so a busy machine's DynamoDB Local answers them in time. */
@@ -66,8 +71,8 @@ export const anyToken = (target: Target) => target.tokens[nextToken++ % target.t
 export async function call(target: Target, request: ScenarioRequest): Promise<{ status: number; json: any }> {
   const response = await fetch(`${target.apiUrl}${request.path}`, {
     method: request.method,
-    headers: { Authorization: `Bearer ${anyToken(target)}`, 'Content-Type': 'application/vnd.api+json' },
-    body: request.body === undefined ? undefined : JSON.stringify(request.body),
+    headers: { authorization: `Bearer ${anyToken(target)}`, 'content-type': 'application/vnd.api+json', ...request.headers },
+    body: bodyText(request),
   });
   const text = await response.text();
   return { status: response.status, json: text ? JSON.parse(text) : undefined };
@@ -101,7 +106,10 @@ export async function prepareFixture(target: Target, unique: string, connections
     body: { data: { type: 'comments', attributes: { body: `Load test ${unique}: fixture comment` } } },
   });
   if (comment.status !== 201) throw new Error(`could not create a comment on ${target.runId}: ${comment.status} ${JSON.stringify(comment.json)}`);
-  return { organization: target.organization, runId: target.runId, keyIds, deletable: [], commentId: comment.json.data.id };
+  return {
+    organization: target.organization, runId: target.runId, keyIds, deletable: [], commentId: comment.json.data.id,
+    notificationSecret: target.notificationSecret ?? '',
+  };
 }
 
 /** Fills the delete pool up to `size` keys (when the create scenario has not already). */

@@ -5,7 +5,7 @@ import { scenarios, type Fixture } from '../load/scenarios';
 
 const fixture: Fixture = {
   organization: 'org', runId: 'run-AAAAAAAAAAAAAAAA', keyIds: ['rtk-AAAAAAAAAAAAAAAA', 'rtk-BBBBBBBBBBBBBBBB'],
-  deletable: ['rtk-CCCCCCCCCCCCCCCC'], commentId: 'wsc-AAAAAAAAAAAAAAAA',
+  deletable: ['rtk-CCCCCCCCCCCCCCCC'], commentId: 'wsc-AAAAAAAAAAAAAAAA', notificationSecret: 'secret',
 };
 const pattern = (path: string) => new RegExp(`^${API_BASE_PATH}${path.replace(/\{\w+\}/g, '[^/]+')}$`);
 
