@@ -83,7 +83,7 @@ describe('capacity checked at synth against the account', () => {
 
   it('refuses reservations that would leave the account fewer than 100 unreserved executions', () => {
     expect(() => synthesize({ context: { reservedConcurrency: 200 } }))
-      .toThrow('Invalid context "reservedConcurrency" = 200: 8 functions × 200 + authorizer 50 = 1650 exceeds accountConcurrency 1000 − 100 unreserved');
+      .toThrow('Invalid context "reservedConcurrency" = 200: 9 functions × 200 + authorizer 50 = 1850 exceeds accountConcurrency 1000 − 100 unreserved');
   });
 });
 

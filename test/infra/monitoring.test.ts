@@ -145,6 +145,7 @@ describe('the dashboard', () => {
     expect(coldStarts.sort()).toEqual([
       'authorizer', 'comments/create', 'comments/list', 'comments/show', 'ping',
       'reserved-tag-keys/create', 'reserved-tag-keys/delete', 'reserved-tag-keys/list', 'reserved-tag-keys/update',
+      'run-notifications/receive',
     ]);
   });
 
