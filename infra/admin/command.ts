@@ -6,7 +6,13 @@ export interface Command {
   usage: string;
   options?: NonNullable<ParseArgsConfig['options']>;
   /** Returns the JSON object printed with --json, and the lines printed without it. */
-  run(args: { positionals: string[]; values: Record<string, string | boolean | undefined> }): Promise<{ json: unknown; text: string[] }>;
+  run(args: { positionals: string[]; values: Record<string, string | boolean | undefined> }, store: StoreInUse): Promise<{ json: unknown; text: string[] }>;
+}
+
+/** What the command works on. */
+export interface StoreInUse {
+  /** The API in front of it, for a local store (http://127.0.0.1:PORT); undefined for a named table. */
+  apiAddress?: string;
 }
 
 /** A mistake in how the command was called: printed with its usage, exit code 2. */

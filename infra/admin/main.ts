@@ -21,7 +21,7 @@ function usage(): string {
 const wantsHelp = (argv: string[]) => argv.some((arg) => arg === '--help' || arg === '-h') || argv[0] === 'help';
 
 /** Which store the command works on, on stderr, so its output stays what --json promises. */
-async function openStore(): Promise<{ close(): Promise<void> } | undefined> {
+async function openStore(): Promise<{ apiAddress?: string; close(): Promise<void> } | undefined> {
   const table = process.env.TABLE_NAME;
   if (!table) return openLocalStore((line) => console.error(line));
   const region = process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'your profile\'s';
@@ -57,7 +57,7 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   try {
-    const { json, text } = await command.run(args);
+    const { json, text } = await command.run(args, { apiAddress: store?.apiAddress });
     console.log(args.values.json ? JSON.stringify(json) : text.join('\n'));
     return 0;
   } catch (error) {

@@ -1,10 +1,8 @@
 import { API_BASE_PATH } from '#shared/config';
 import {
-  createNotificationSecret, DEFAULT_GRACE_HOURS, findNotificationSecrets, NoNotificationSecret, NotificationSecretExists,
-  rotateNotificationSecret, type NotificationSecrets,
+  createNotificationSecret, DEFAULT_GRACE_HOURS, findNotificationSecrets, rotateNotificationSecret, type NotificationSecrets, type SecretRefusal,
 } from '#shared/store/notification-secrets';
-import { localSettings } from '../local/settings';
-import { requiredOption, UsageError, type Command } from './command';
+import { requiredOption, UsageError, type Command, type StoreInUse } from './command';
 
 /** The triggers to tick: `run:created` registers a run; the others register it too if it was missed. */
 export const RUN_TRIGGERS = ['run:created', 'run:planning', 'run:needs_attention', 'run:applying', 'run:completed', 'run:errored'];
@@ -12,10 +10,10 @@ export const RUN_TRIGGERS = ['run:created', 'run:planning', 'run:needs_attention
 const OPTIONS = { org: { type: 'string' }, url: { type: 'string' } } as const;
 
 /** The API's address: --url (a deployed stage's TfeAddress output), else the local stack's. */
-function apiAddress(values: Record<string, string | boolean | undefined>): string {
+function apiAddress(values: Record<string, string | boolean | undefined>, store: StoreInUse): string {
   if (typeof values.url === 'string' && values.url !== '') return values.url.replace(/\/+$/, '');
-  if (process.env.TABLE_NAME) throw new UsageError('--url is required with TABLE_NAME: the stage\'s TfeAddress output');
-  return `http://127.0.0.1:${localSettings().port}`;
+  if (store.apiAddress === undefined) throw new UsageError('--url is required with TABLE_NAME: the stage\'s TfeAddress output');
+  return store.apiAddress;
 }
 
 /** What to enter in HCP Terraform (workspace or project Settings → Notifications → Create a notification). */
@@ -42,20 +40,26 @@ function settingsLines(s: ReturnType<typeof settings>, secret?: string): string[
   ];
 }
 
+const REFUSALS: Record<SecretRefusal, (organization: string) => string> = {
+  exists: (organization) => `organization ${organization} already has a notification secret; rotate it instead`,
+  none: (organization) => `organization ${organization} has no notification secret; create one first`,
+  changed: (organization) => `the secret of ${organization} changed while rotating; run rotate again`,
+};
+
+/** The secrets written, or the refusal as one line for the operator. */
+function written(organization: string, outcome: NotificationSecrets | SecretRefusal): NotificationSecrets {
+  if (typeof outcome === 'string') throw new UsageError(REFUSALS[outcome](organization));
+  return outcome;
+}
+
 export const notificationCommands: Record<string, Command> = {
   create: {
     usage: 'notifications create --org ORG [--url ADDRESS]',
     options: OPTIONS,
-    async run({ values }) {
+    async run({ values }, store) {
       const organization = requiredOption(values, 'org');
-      const address = apiAddress(values);
-      let secrets;
-      try {
-        secrets = await createNotificationSecret(organization);
-      } catch (error) {
-        if (error instanceof NotificationSecretExists) throw new UsageError(error.message);
-        throw error;
-      }
+      const address = apiAddress(values, store);
+      const secrets = written(organization, await createNotificationSecret(organization));
       const s = settings(organization, address, secrets);
       return {
         json: { ...s, token: secrets.current.secret },
@@ -66,18 +70,12 @@ export const notificationCommands: Record<string, Command> = {
   rotate: {
     usage: `notifications rotate --org ORG [--url ADDRESS] [--grace-hours N (default ${DEFAULT_GRACE_HOURS}; 0 for a leaked secret)]`,
     options: { ...OPTIONS, 'grace-hours': { type: 'string' } },
-    async run({ values }) {
+    async run({ values }, store) {
       const organization = requiredOption(values, 'org');
-      const address = apiAddress(values);
+      const address = apiAddress(values, store);
       const grace = values['grace-hours'] ?? String(DEFAULT_GRACE_HOURS);
       if (typeof grace !== 'string' || !/^\d+$/.test(grace) || Number(grace) > 720) throw new UsageError('--grace-hours must be a whole number from 0 to 720');
-      let secrets;
-      try {
-        secrets = await rotateNotificationSecret(organization, Number(grace));
-      } catch (error) {
-        if (error instanceof NoNotificationSecret) throw new UsageError(error.message);
-        throw error;
-      }
+      const secrets = written(organization, await rotateNotificationSecret(organization, Number(grace)));
       const s = settings(organization, address, secrets);
       return {
         json: { ...s, token: secrets.current.secret },
@@ -88,11 +86,11 @@ export const notificationCommands: Record<string, Command> = {
   show: {
     usage: 'notifications show --org ORG [--url ADDRESS]',
     options: OPTIONS,
-    async run({ values }) {
+    async run({ values }, store) {
       const organization = requiredOption(values, 'org');
-      const address = apiAddress(values);
+      const address = apiAddress(values, store);
       const secrets = await findNotificationSecrets(organization);
-      if (!secrets) throw new UsageError(`organization ${organization} has no notification secret; create one first`);
+      if (!secrets) throw new UsageError(REFUSALS.none(organization));
       const s = settings(organization, address, secrets);
       return { json: s, text: settingsLines(s) };
     },

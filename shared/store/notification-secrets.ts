@@ -25,8 +25,8 @@ export const DEFAULT_GRACE_HOURS = 24;
 /** 256 random bits, base64url: 43 characters HCP Terraform's token field takes as is. */
 const newSecret = () => randomBytes(32).toString('base64url');
 
-export class NotificationSecretExists extends Error {}
-export class NoNotificationSecret extends Error {}
+/** Why a secret was not written (see collection.ts for the convention): one exists already, none exists yet, or it changed while rotating. */
+export type SecretRefusal = 'exists' | 'none' | 'changed';
 
 export async function findNotificationSecrets(organization: string): Promise<NotificationSecrets | undefined> {
   const { Item } = await documentClient.send(
@@ -48,16 +48,10 @@ export function validSecrets(secrets: NotificationSecrets | undefined, at = new 
   return valid;
 }
 
-/** The organization's first secret; refuses when it has one (rotate replaces it). */
-export async function createNotificationSecret(organization: string): Promise<NotificationSecrets> {
+/** The organization's first secret; 'exists' when it has one (rotate replaces it). */
+export async function createNotificationSecret(organization: string): Promise<NotificationSecrets | SecretRefusal> {
   const secrets: NotificationSecrets = { organization, current: { secret: newSecret(), createdAt: now() } };
-  try {
-    await put(secrets, 'attribute_not_exists(PK)');
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw new NotificationSecretExists(`organization ${organization} already has a notification secret; rotate it instead`);
-    throw error;
-  }
-  return secrets;
+  return (await put(secrets, 'attribute_not_exists(PK)')) ? secrets : 'exists';
 }
 
 /**
@@ -65,29 +59,31 @@ export async function createNotificationSecret(organization: string): Promise<No
  * for a leaked secret). Conditional on the current secret being the one read, so two concurrent
  * rotations cannot both believe they won.
  */
-export async function rotateNotificationSecret(organization: string, graceHours = DEFAULT_GRACE_HOURS): Promise<NotificationSecrets> {
+export async function rotateNotificationSecret(organization: string, graceHours = DEFAULT_GRACE_HOURS): Promise<NotificationSecrets | SecretRefusal> {
   const existing = await findNotificationSecrets(organization);
-  if (!existing) throw new NoNotificationSecret(`organization ${organization} has no notification secret; create one first`);
+  if (!existing) return 'none';
   const rotated: NotificationSecrets = {
     organization,
     current: { secret: newSecret(), createdAt: now() },
     previous: { secret: existing.current.secret, validUntil: new Date(Date.now() + graceHours * 3_600_000).toISOString() },
   };
-  try {
-    await put(rotated, '#current.#secret = :read', { ':read': existing.current.secret }, { '#current': 'current', '#secret': 'secret' });
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw new NoNotificationSecret(`the secret of ${organization} changed while rotating; run rotate again`);
-    throw error;
-  }
-  return rotated;
+  const written = await put(rotated, '#current.#secret = :read', { ':read': existing.current.secret }, { '#current': 'current', '#secret': 'secret' });
+  return written ? rotated : 'changed';
 }
 
-async function put(secrets: NotificationSecrets, condition: string, values?: Record<string, unknown>, names?: Record<string, string>): Promise<void> {
-  await documentClient.send(new PutCommand({
-    TableName: tableName(),
-    Item: { ...keys.notificationSecrets(secrets.organization), entity: Entity.NotificationSecrets, ...secrets },
-    ConditionExpression: condition,
-    ...(values ? { ExpressionAttributeValues: values } : {}),
-    ...(names ? { ExpressionAttributeNames: names } : {}),
-  }));
+/** Writes the organization's secrets if `condition` holds; false when it does not. */
+async function put(secrets: NotificationSecrets, condition: string, values?: Record<string, unknown>, names?: Record<string, string>): Promise<boolean> {
+  try {
+    await documentClient.send(new PutCommand({
+      TableName: tableName(),
+      Item: { ...keys.notificationSecrets(secrets.organization), entity: Entity.NotificationSecrets, ...secrets },
+      ConditionExpression: condition,
+      ...(values ? { ExpressionAttributeValues: values } : {}),
+      ...(names ? { ExpressionAttributeNames: names } : {}),
+    }));
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
 }

@@ -12,6 +12,7 @@ import { API_BASE_PATH } from '#shared/config';
 import { randomAlphanumeric } from '#shared/ids';
 import { keys } from '#shared/store/keys';
 import { bodyText, scenarios, type Fixture } from '../load/scenarios';
+import { written } from '../support/written';
 import { bundle, deployedFunctions, initCost, type InitCost } from './bundles';
 import type { DynamoDbCall } from '../support/round-trips';
 
@@ -50,7 +51,7 @@ const organization = 'bench-org';
 const principal: Principal = { subject: 'user-bench', tokenId: 'at-bench', grants: { [organization]: 'owner' } };
 const fixture: Fixture = {
   organization, runId: 'run-BenchBenchBench0', keyIds: [], deletable: [], commentId: '',
-  notificationSecret: (await createNotificationSecret(organization)).current.secret,
+  notificationSecret: written(await createNotificationSecret(organization)).current.secret,
 };
 await registerRun({ runId: fixture.runId, organization, workspace: 'bench' });
 

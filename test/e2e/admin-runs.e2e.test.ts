@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
@@ -77,5 +78,59 @@ describe('npm run admin -- run …', () => {
       [...runIds].sort().map((runId) => [runId, 'listed-org', 'app']),
     );
     expect((await admin('run', 'list', '--org', 'empty-org')).stdout.trim()).toBe('No runs.');
+  });
+});
+
+describe('npm run admin -- notifications …', () => {
+  const url = 'https://tfe.example.com';
+  /** A verification notification signed with `secret`, as HCP Terraform sends it when a configuration is enabled. */
+  const verify = async (organization: string, secret: string) => {
+    const body = JSON.stringify({ payload_version: 1, notification_configuration_id: 'nc-AeUQ2zfKZzW9TiGZ', run_id: null, organization_name: null, notifications: [{ trigger: 'verification' }] });
+    const signature = createHmac('sha512', secret).update(body).digest('hex');
+    const response = await fetch(`${api.baseUrl}/api/v2/run-notifications/${organization}`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', 'X-TFE-Notification-Signature': signature }, body,
+    });
+    return response.status;
+  };
+
+  it('prints the secret once, with the settings to enter in HCP Terraform; show never prints it', async () => {
+    const created = await admin('notifications', 'create', '--org', 'notify-org', '--url', url, '--json');
+    expect(created.code).toBe(0);
+    const settings = json(created);
+    expect(settings).toMatchObject({
+      organization: 'notify-org', url: `${url}/api/v2/run-notifications/notify-org`,
+      triggers: expect.arrayContaining(['run:created']), token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+    });
+    expect(await verify('notify-org', settings.token)).toBe(204);
+
+    const text = await admin('notifications', 'show', '--org', 'notify-org', '--url', url);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`Webhook URL:  ${url}/api/v2/run-notifications/notify-org`);
+    expect(`${text.stdout}${text.stderr}`).not.toContain(settings.token);
+    expect(JSON.stringify(json(await admin('notifications', 'show', '--org', 'notify-org', '--url', url, '--json')))).not.toContain(settings.token);
+
+    const again = await admin('notifications', 'create', '--org', 'notify-org', '--url', url, '--json');
+    expect([again.code, json(again)]).toEqual([2, { error: 'organization notify-org already has a notification secret; rotate it instead' }]);
+  });
+
+  it('rotates: a new secret at once, the old one until the grace period ends', async () => {
+    const old = json(await admin('notifications', 'create', '--org', 'rotate-org', '--url', url, '--json')).token;
+    const rotated = json(await admin('notifications', 'rotate', '--org', 'rotate-org', '--url', url, '--grace-hours', '2', '--json'));
+    expect(rotated.token).not.toBe(old);
+    expect(Date.parse(rotated.previousSecretValidUntil) - Date.now()).toBeGreaterThan(2 * 3_600_000 - 60_000);
+    expect([await verify('rotate-org', rotated.token), await verify('rotate-org', old)]).toEqual([204, 204]);
+    const leaked = json(await admin('notifications', 'rotate', '--org', 'rotate-org', '--url', url, '--grace-hours', '0', '--json'));
+    expect([await verify('rotate-org', leaked.token), await verify('rotate-org', rotated.token)]).toEqual([204, 401]);
+  });
+
+  it('refuses without a secret to rotate or an address for a named table (exit 2)', async () => {
+    const cases = await Promise.all([
+      admin('notifications', 'rotate', '--org', 'no-secret-org', '--url', url, '--json'),
+      admin('notifications', 'create', '--org', 'no-url-org', '--json'),
+    ]);
+    expect(cases.map((c) => [c.code, json(c)])).toEqual([
+      [2, { error: 'organization no-secret-org has no notification secret; create one first' }],
+      [2, { error: '--url is required with TABLE_NAME: the stage\'s TfeAddress output' }],
+    ]);
   });
 });

@@ -53,5 +53,8 @@ describe('the README, pasted in order after npm start', () => {
     expect(result.output).toMatch(/Revoked at-\w+\./);
     expect(result.output).toContain('Registered run-CZcmD7eagjhyX0vN in example-org.');
     expect(result.output).toContain('"body":"Approved after review."');
+    // A run announced by a signed notification, then commented on.
+    expect(result.output).toMatch(/HTTP\/1\.1 204/);
+    expect(result.output).toContain('"body":"Seen it arrive."');
   }, SLOW);
 });

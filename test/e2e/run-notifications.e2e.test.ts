@@ -4,6 +4,7 @@ import { errorBody, tokenFor, type ApiResponse } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 import { newId } from '#shared/ids';
 import { createNotificationSecret, rotateNotificationSecret } from '#shared/store/notification-secrets';
+import { written } from '../support/written';
 import { findRun, listRuns, registerNewRun } from '#shared/store/runs';
 
 /**
@@ -63,7 +64,7 @@ function runPayload(organization: string, runId: string, stage: keyof typeof STA
 let acme: string;
 let globex: string;
 beforeAll(async () => {
-  [acme, globex] = (await Promise.all([createNotificationSecret('acme'), createNotificationSecret('globex')])).map((s) => s.current.secret) as [string, string];
+  [acme, globex] = (await Promise.all([createNotificationSecret('acme'), createNotificationSecret('globex')])).map((s) => written(s).current.secret) as [string, string];
 });
 
 describe('a signed notification', () => {
@@ -145,14 +146,14 @@ describe('the signature', () => {
   });
 
   it('after a rotation: the old secret during the grace period, never after it', async () => {
-    const old = (await createNotificationSecret('rotating')).current.secret;
-    const rotated = await rotateNotificationSecret('rotating', 24);
+    const old = written(await createNotificationSecret('rotating')).current.secret;
+    const rotated = written(await rotateNotificationSecret('rotating', 24));
     expect(rotated.previous!.secret).toBe(old);
     expect((await signed('rotating', verification(), old)).status).toBe(204);
     expect((await signed('rotating', verification(), rotated.current.secret)).status).toBe(204);
 
     // Rotated again with no grace: the grace period of the secret it replaces is over at once.
-    const again = await rotateNotificationSecret('rotating', 0);
+    const again = written(await rotateNotificationSecret('rotating', 0));
     expect((await signed('rotating', verification(), rotated.current.secret)).status).toBe(401);
     expect((await signed('rotating', verification(), old)).status).toBe(401);
     expect((await signed('rotating', verification(), again.current.secret)).status).toBe(204);

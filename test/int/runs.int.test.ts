@@ -1,19 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
-import { findRun, listRuns, registerRun, type Registration } from '#shared/store/runs';
+import { findRun, listRuns, registerRun } from '#shared/store/runs';
+import { written } from '../support/written';
 import { newId } from '#shared/ids';
-
-/** A registration that must have succeeded. */
-function registered(outcome: Registration | 'registered-elsewhere'): Registration {
-  if (outcome === 'registered-elsewhere') throw new Error('refused: registered elsewhere');
-  return outcome;
-}
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe('runs store', () => {
   it('registers a run and finds it by id and under its organization', async () => {
     const runId = newId('run');
-    const { run, created } = registered(await registerRun({ runId, organization: 'acme', workspace: 'networking' }));
+    const { run, created } = written(await registerRun({ runId, organization: 'acme', workspace: 'networking' }));
     expect(created).toBe(true);
     expect(run).toEqual({ runId, organization: 'acme', workspace: 'networking', createdAt: expect.stringMatching(ISO) });
     expect(await findRun(runId)).toEqual(run);
@@ -23,13 +18,13 @@ describe('runs store', () => {
 
   it('registers a run without a workspace', async () => {
     const runId = newId('run');
-    const { run } = registered(await registerRun({ runId, organization: 'no-workspace-org' }));
+    const { run } = written(await registerRun({ runId, organization: 'no-workspace-org' }));
     expect(run).toEqual({ runId, organization: 'no-workspace-org', createdAt: expect.stringMatching(ISO) });
   });
 
   it('is idempotent for the same organization: the run stays as first registered', async () => {
     const runId = newId('run');
-    const first = registered(await registerRun({ runId, organization: 'idem', workspace: 'app' }));
+    const first = written(await registerRun({ runId, organization: 'idem', workspace: 'app' }));
     const again = await registerRun({ runId, organization: 'idem', workspace: 'app' });
     expect(again).toEqual({ run: first.run, created: false });
     expect(await listRuns('idem')).toEqual([first.run]);
@@ -37,7 +32,7 @@ describe('runs store', () => {
 
   it('refuses the same run id for another organization and changes nothing', async () => {
     const runId = newId('run');
-    const { run } = registered(await registerRun({ runId, organization: 'owner-org' }));
+    const { run } = written(await registerRun({ runId, organization: 'owner-org' }));
     expect(await registerRun({ runId, organization: 'thief-org' })).toBe('registered-elsewhere');
     expect(await findRun(runId)).toEqual(run);
     expect(await listRuns('thief-org')).toEqual([]);

@@ -56,8 +56,9 @@ async function inLocalStore(endpoint: string, tableName: string, count: number):
   // Imported only now: the store's client reads the endpoint when it is created.
   const { createToken } = await import('#shared/store/tokens');
   const { createNotificationSecret } = await import('#shared/store/notification-secrets');
+  const { written } = await import('../support/written');
   const created = await Promise.all(Array.from({ length: count }, (_, i) => createToken({ subject: `load-${i}`, grants: { 'example-org': 'owner' } })));
-  return { tokens: created.map(({ token }) => token), notificationSecret: (await createNotificationSecret('example-org')).current.secret };
+  return { tokens: created.map(({ token }) => token), notificationSecret: written(await createNotificationSecret('example-org')).current.secret };
 }
 
 /** Set-up and clean-up requests in flight at once: few, so a busy machine's DynamoDB Local answers them in time. */
