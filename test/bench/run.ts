@@ -50,7 +50,7 @@ const bareClient = new ddb.DynamoDBClient({});
 const organization = 'bench-org';
 const principal: Principal = { subject: 'user-bench', tokenId: 'at-bench', grants: { [organization]: 'owner' } };
 const fixture: Fixture = {
-  organization, runId: 'run-BenchBenchBench0', keyIds: [], deletable: [], commentId: '',
+  organization, runId: 'run-BenchBenchBench0', commentRunIds: ['run-BenchBenchBench0'], keyIds: [], deletable: [], commentId: '',
   notificationSecret: written(await createNotificationSecret(organization)).current.secret,
 };
 await registerRun({ runId: fixture.runId, organization, workspace: 'bench' });

@@ -23,7 +23,7 @@ import { errorRate, html, runHeader, table, throughputOf, type FunctionResult } 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    target: { type: 'string' }, token: { type: 'string', multiple: true }, org: { type: 'string' }, run: { type: 'string' },
+    target: { type: 'string' }, token: { type: 'string', multiple: true }, org: { type: 'string' }, run: { type: 'string', multiple: true },
     'notification-secret': { type: 'string' },
     duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' }, rate: { type: 'string', default: String(DEFAULT_RATE) },
     'max-p99': { type: 'string' }, 'max-error-rate': { type: 'string' }, 'report-dir': { type: 'string', default: 'reports' },
@@ -33,10 +33,12 @@ const { values, positionals } = parseArgs({
 
 const USAGE = `Usage: npm run load -- [FUNCTION…] [--duration S] [--connections N] [--rate REQ_PER_S]
        [--max-p99 MS] [--max-error-rate FRACTION] [--report-dir DIR]
-       [--target https://…/api/v2 --token TOKEN [--token TOKEN…] --org ORG --run RUN_ID [--notification-secret S]]
+       [--target https://…/api/v2 --token TOKEN [--token TOKEN…] --org ORG --run RUN_ID [--run RUN_ID…] [--notification-secret S]]
 Functions: ${functionNames().join(', ')}
 The stage's WAF allows ${RATE_LIMIT_PER_SECOND} req/s per token and ${CLIENT_IP_LIMIT_PER_SECOND} req/s per client address (over a
 ${RATE_WINDOW_SECONDS} s window): connections take the tokens in turn, and --rate (default ${DEFAULT_RATE}) stays under both.
+Comments are created on the --run ids in turn (a local stack registers one per connection): a run's
+comments are numbered as written, so creates on one run take turns.
 Against a --target, run-notifications/receive needs the organization's --notification-secret
 (npm run admin -- notifications create|rotate); without it, that function is left out.`;
 if (values.help) { console.log(USAGE); process.exit(0); }
@@ -61,7 +63,7 @@ let target: Target;
 if (values.target) {
   if (!values.token || !values.org || !values.run) { console.error(`--target needs --token, --org and --run\n${USAGE}`); process.exit(2); }
   target = {
-    apiUrl: values.target.replace(/\/$/, ''), tokens: values.token, organization: values.org, runId: values.run,
+    apiUrl: values.target.replace(/\/$/, ''), tokens: values.token, organization: values.org, runId: values.run[0]!, commentRunIds: values.run,
     notificationSecret: values['notification-secret'], stop: async () => {},
   };
 } else {

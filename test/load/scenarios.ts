@@ -5,6 +5,11 @@ import { SIGNATURE_HEADER, signatureOf } from '#shared/run-notifications/signatu
 export interface Fixture {
   organization: string;
   runId: string;
+  /**
+   * The runs the create scenario spreads its comments over, in turn. A run's comments are numbered
+   * as they are written, so creates on one run take turns; a busy organization comments on many runs.
+   */
+  commentRunIds: string[];
   /** Keys the update scenario cycles through (one per connection, so updates rarely contend). */
   keyIds: string[];
   /** Keys the delete scenario may delete, each once. */
@@ -72,7 +77,7 @@ export const scenarios: Record<string, Scenario> = {
   'comments/create': {
     budget: 1,
     request: (f, n, unique) => ({
-      method: 'POST', path: `/runs/${f.runId}/comments`,
+      method: 'POST', path: `/runs/${f.commentRunIds[n % f.commentRunIds.length]}/comments`,
       body: { data: { type: 'comments', attributes: { body: `Load test ${unique} #${n}: plan reviewed, looks good.` } } },
     }),
   },

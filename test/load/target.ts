@@ -15,6 +15,8 @@ export interface Target {
   tokens: string[];
   organization: string;
   runId: string;
+  /** Runs to comment on under load (runId among them). */
+  commentRunIds: string[];
   /** The organization's run-notification secret; without one, run notifications are not loaded. */
   notificationSecret?: string;
   stop(): Promise<void>;
@@ -38,9 +40,9 @@ export async function startLocalTarget(tokenCount: number): Promise<Target> {
   const [, endpoint, tableName] = await proc.waitFor(/DynamoDB Local on (\S+) \(table (\S+),/);
   proc.child.stdout.removeAllListeners('data'); // the access log is not for us; keep the pipe drained
   proc.child.stdout.resume();
-  const { tokens, notificationSecret } = await inLocalStore(endpoint!, tableName!, tokenCount - 1);
+  const { tokens, runIds, notificationSecret } = await inLocalStore(endpoint!, tableName!, tokenCount - 1);
   return {
-    apiUrl: apiUrl!, tokens: [token!, ...tokens], organization: 'example-org', runId: runId!, notificationSecret,
+    apiUrl: apiUrl!, tokens: [token!, ...tokens], organization: 'example-org', runId: runId!, commentRunIds: [runId!, ...runIds], notificationSecret,
     async stop() {
       proc.child.kill('SIGINT');
       await proc.exited;
@@ -49,16 +51,21 @@ export async function startLocalTarget(tokenCount: number): Promise<Target> {
   };
 }
 
-/** What the operator CLI would make in the local store: `count` more owner tokens and the organization's notification secret. */
-async function inLocalStore(endpoint: string, tableName: string, count: number): Promise<{ tokens: string[]; notificationSecret: string }> {
+/** What the operator CLI would make in the local store: `count` more owner tokens and runs, and the organization's notification secret. */
+async function inLocalStore(endpoint: string, tableName: string, count: number): Promise<{ tokens: string[]; runIds: string[]; notificationSecret: string }> {
   useLocalEndpoint(endpoint);
   process.env.TABLE_NAME = tableName;
   // Imported only now: the store's client reads the endpoint when it is created.
   const { createToken } = await import('#shared/store/tokens');
   const { createNotificationSecret } = await import('#shared/store/notification-secrets');
   const { written } = await import('../support/written');
+  const { registerNewRun } = await import('#shared/store/runs');
   const created = await Promise.all(Array.from({ length: count }, (_, i) => createToken({ subject: `load-${i}`, grants: { 'example-org': 'owner' } })));
-  return { tokens: created.map(({ token }) => token), notificationSecret: written(await createNotificationSecret('example-org')).current.secret };
+  const runs = await Promise.all(Array.from({ length: count }, () => registerNewRun('example-org', 'load')));
+  return {
+    tokens: created.map(({ token }) => token), runIds: runs.map((run) => run.runId),
+    notificationSecret: written(await createNotificationSecret('example-org')).current.secret,
+  };
 }
 
 /** Set-up and clean-up requests in flight at once: few, so a busy machine's DynamoDB Local answers them in time. */
@@ -108,7 +115,7 @@ export async function prepareFixture(target: Target, unique: string, connections
   });
   if (comment.status !== 201) throw new Error(`could not create a comment on ${target.runId}: ${comment.status} ${JSON.stringify(comment.json)}`);
   return {
-    organization: target.organization, runId: target.runId, keyIds, deletable: [], commentId: comment.json.data.id,
+    organization: target.organization, runId: target.runId, commentRunIds: target.commentRunIds, keyIds, deletable: [], commentId: comment.json.data.id,
     notificationSecret: target.notificationSecret ?? '',
   };
 }

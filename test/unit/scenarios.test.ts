@@ -4,7 +4,7 @@ import { functionNames, routes } from '#shared/routes';
 import { scenarios, type Fixture } from '../load/scenarios';
 
 const fixture: Fixture = {
-  organization: 'org', runId: 'run-AAAAAAAAAAAAAAAA', keyIds: ['rtk-AAAAAAAAAAAAAAAA', 'rtk-BBBBBBBBBBBBBBBB'],
+  organization: 'org', runId: 'run-AAAAAAAAAAAAAAAA', commentRunIds: ['run-AAAAAAAAAAAAAAAA'], keyIds: ['rtk-AAAAAAAAAAAAAAAA', 'rtk-BBBBBBBBBBBBBBBB'],
   deletable: ['rtk-CCCCCCCCCCCCCCCC'], commentId: 'wsc-AAAAAAAAAAAAAAAA', notificationSecret: 'secret',
 };
 const pattern = (path: string) => new RegExp(`^${API_BASE_PATH}${path.replace(/\{\w+\}/g, '[^/]+')}$`);
