@@ -32,8 +32,6 @@ export interface ApiRequest {
   authorize(organization: string): Role;
   /** The absolute URL of this request without its query string: the base of list links. */
   url: string;
-  /** Lambda's context of this invocation (its remaining time bounds an idempotency record's lock). */
-  context: Context;
 }
 
 export type ApiResult = { status: 200 | 201; document: unknown } | { status: 204 };
@@ -65,7 +63,7 @@ export function jsonApiHandler(
     .use(jsonApiResponses())
     .use(httpHeaderNormalizer())
     .use(contentNegotiation(options.bodyType !== undefined))
-    .handler(async (event, context) => {
+    .handler(async (event) => {
       const principal = route.role === null ? anonymous : decodePrincipal(event.requestContext.authorizer);
       // request_id: API Gateway's, the X-Request-Id of the response (function_request_id is Lambda's).
       logger.appendKeys({ route: `${route.method} ${route.path}`, tokenId: principal.tokenId, request_id: event.requestContext.requestId });
@@ -80,7 +78,6 @@ export function jsonApiHandler(
         principal,
         authorize: (organization) => countingRefusals(() => authorize(principal, organization, route.role ?? 'reader')),
         url: publicUrl(event),
-        context,
       });
       return toResponse(result, event);
     });
