@@ -1,5 +1,6 @@
 import { InvalidAttribute, PayloadTooLarge, Unauthorized } from '../jsonapi/errors';
 import { MAX_BODY_BYTES } from '../config';
+import { isOrganizationName } from '../organizations';
 import { logger } from '../observability/logger';
 import { findNotificationSecrets, validSecrets } from '../store/notification-secrets';
 import { findRun, insertRun, sameOrganization } from '../store/runs';
@@ -14,6 +15,8 @@ import { signatureMatches } from './signature';
  */
 export async function receiveRunNotification(organization: string, body: Buffer, signature: string | undefined): Promise<void> {
   if (body.length > MAX_BODY_BYTES) throw new PayloadTooLarge(MAX_BODY_BYTES);
+  // A name outside the rule has no secret, as an unknown organization has none: the same 401, and nothing read.
+  if (!isOrganizationName(organization)) throw new Unauthorized();
   let payload: Record<string, unknown> | undefined;
   try {
     payload = parseJson(body);

@@ -32,6 +32,15 @@ describe('the API', () => {
       expect(await api.get(path, { token })).toMatchObject({ status: 404, json: errorBody(404, 'not found') });
     });
 
+  it.each([['2,100 characters', tooLong], ['a dot', 'bad.name'], ['a leading underscore', '__proto__']])(
+    'answers a run notification for an organization name with %s as for one without a secret (401)', async (_, name) => {
+      const response = await fetch(`${api.baseUrl}/api/v2/run-notifications/${encodeURIComponent(name)}`, {
+        method: 'POST', headers: { 'Content-Type': 'application/json', 'X-TFE-Notification-Signature': 'a'.repeat(128) },
+        body: JSON.stringify({ payload_version: 1, run_id: 'run-AAAAAAAAAAAAAAAA', organization_name: name, notifications: [{ trigger: 'run:created' }] }),
+      });
+      expect({ status: response.status, json: await response.json() }).toEqual({ status: 401, json: errorBody(401, 'unauthorized') });
+    });
+
   it.each(['constructor', 'toString', 'valueOf'])('serves the organization %s like any other', async (name) => {
     const path = `/organizations/${name}/reserved-tag-keys`;
     expect((await api.post(path, { token, body: keyDocument('env') })).status).toBe(201);
