@@ -48,8 +48,8 @@ export function receiptFor(request: Pick<ApiRequest, 'event' | 'pathParameters' 
   const now = Math.floor(Date.now() / 1000);
   const token = request.principal.tokenId;
   return key === undefined
-    ? { id: hash(token, functionName, 'replay', asked), fingerprint: asked, expiresAt: now + REPLAY_WINDOW_SECONDS }
-    : { id: hash(token, functionName, 'key', key), fingerprint: asked, expiresAt: now + KEYED_WINDOW_SECONDS };
+    ? { id: hash(token, functionName, 'replay', asked), fingerprint: asked, expiresAt: now + REPLAY_WINDOW_SECONDS, keyed: false }
+    : { id: hash(token, functionName, 'key', key), fingerprint: asked, expiresAt: now + KEYED_WINDOW_SECONDS, keyed: true };
 }
 
 /** What a retry is answered with: the first create's record, unless the key was reused for something else. */

@@ -18,6 +18,11 @@ export interface Receipt {
   fingerprint: string;
   /** Epoch seconds after which the receipt no longer counts; DynamoDB's TTL deletes it some time later. */
   expiresAt: number;
+  /**
+   * Named by the client's Idempotency-Key (kept 24 h whatever happens to the resource), or derived
+   * from the request itself (a short replay window, which a store may tie to the resource's life).
+   */
+  keyed: boolean;
 }
 
 /** What a refused retry finds: the first request's fingerprint and the record it created. */
@@ -52,6 +57,10 @@ export function replayFrom<T>(existing: Record<string, AttributeValue> | undefin
   const { fingerprint, record } = unmarshall(existing);
   return { replayOf: { fingerprint: fingerprint as string, record: record as T } };
 }
+
+/** Whether a receipt the store kept on an item is `receipt`, still counting. */
+export const isSameReceipt = (kept: { receipt?: unknown; receiptExpiresAt?: unknown }, receipt: Receipt) =>
+  kept.receipt === receipt.id && typeof kept.receiptExpiresAt === 'number' && kept.receiptExpiresAt >= Math.floor(Date.now() / 1000);
 
 export const isReplay = <T>(outcome: unknown): outcome is Replay<T> =>
   typeof outcome === 'object' && outcome !== null && 'replayOf' in outcome;

@@ -1,7 +1,9 @@
 import { endOfPrefix, getItem, queryPrefix, querySortKeyRange, recordOf, type Item, type Listed, type Range } from './collection';
 import { tableName } from './client';
 import { Entity, keys } from './keys';
-import { receiptPut, replayFrom, type Receipt, type Replay } from './receipts';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { isSameReceipt, receiptPut, replayFrom, type Receipt, type Replay } from './receipts';
 import { transactWrite } from './transactions';
 import type { ReservedTagKey, ReservedTagKeyChanges } from '../reserved-tag-keys/reserved-tag-key';
 import { newId, now } from '../ids';
@@ -80,8 +82,13 @@ export async function findReservedTagKey(id: string): Promise<ReservedTagKey | u
 /**
  * One transaction: both copies, the name guard, the counter (whose window of the creation time
  * must have room) and the create's receipt if it has one, or nothing. A full window (over
- * WINDOW_CAPACITY creates in 100 ms) is retried in the next one. A receipt that already exists
- * refuses the create with the key it recorded (see receipts.ts).
+ * WINDOW_CAPACITY creates in 100 ms) is retried in the next one.
+ *
+ * A receipt refuses a retried create with the key it recorded (see receipts.ts). An
+ * Idempotency-Key's receipt is an item of its own, kept for its 24 hours whatever happens to the
+ * key. A replay window's receipt is kept on the name guard instead, so it lives only as long as
+ * the name does: once the key is deleted or renamed, an identical create makes a new key
+ * (Terraform replacing a key deletes it, then creates it again, within seconds).
  */
 export async function insertReservedTagKey(organization: string, attributes: Required<ReservedTagKeyChanges>): Promise<ReservedTagKey | WriteRefusal>;
 export async function insertReservedTagKey(
@@ -94,19 +101,31 @@ export async function insertReservedTagKey(
   for (;;) {
     const createdAt = now();
     const record: ReservedTagKey = { id, organization, ...attributes, createdAt, updatedAt: createdAt };
+    const guard = {
+      ...nameKey(record), entity: Entity.ReservedTagKeyName, id: record.id,
+      ...(receipt && !receipt.keyed ? { receipt: receipt.id, receiptExpiresAt: receipt.expiresAt } : {}),
+    };
     const refused = await transactWrite([
-      { Put: { TableName: tableName(), Item: { ...nameKey(record), entity: Entity.ReservedTagKeyName, id: record.id }, ConditionExpression: 'attribute_not_exists(PK)' } },
+      { Put: { TableName: tableName(), Item: guard, ConditionExpression: 'attribute_not_exists(PK)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
       { Put: { TableName: tableName(), Item: { ...memberKey(record), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
       { Put: { TableName: tableName(), Item: { ...keys.reservedTagKeyById(record.id), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
       counterChange(record, 1),
-      ...(receipt ? [receiptPut(receipt, record)] : []),
+      ...(receipt?.keyed ? [receiptPut(receipt, record)] : []),
     ]);
     if (!refused) return record;
     if (refused[4]?.Code === 'ConditionalCheckFailed') return replayFrom(refused[4].Item);
-    if (refused[0]?.Code === 'ConditionalCheckFailed') return 'name-taken';
+    if (refused[0]?.Code === 'ConditionalCheckFailed') return receipt ? replayOfName(refused[0].Item, receipt) : 'name-taken';
     if (refused[3]?.Code !== 'ConditionalCheckFailed') throw new Error(`reserved tag key insert refused: ${refused.map((r) => r.Code).join(', ')}`);
     await new Promise((resolve) => setTimeout(resolve, WINDOW_MS - (Date.now() % WINDOW_MS)));
   }
+}
+
+/** The key a name guard points to, when its replay-window receipt is `receipt`; else the name is taken. */
+async function replayOfName(existing: Record<string, AttributeValue> | undefined, receipt: Receipt): Promise<Replay<ReservedTagKey> | 'name-taken'> {
+  const guard = existing ? unmarshall(existing) : {};
+  if (!isSameReceipt(guard, receipt)) return 'name-taken';
+  const current = await findReservedTagKey(guard.id as string);
+  return current ? { replayOf: { fingerprint: receipt.fingerprint, record: current } } : 'name-taken';
 }
 
 /**

@@ -126,4 +126,25 @@ describe('a client that sends no key (python-tfe replays POSTs on 502, 503, 504)
     const duplicate = await api.post('/organizations/acme/reserved-tag-keys', { token: otherOwner, body: tagKey('Environment') });
     expect(duplicate.json).toEqual(errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'));
   });
+
+  it('creates the key again after it was deleted (Terraform replacing a key: destroy, then create within seconds)', async () => {
+    const path = '/organizations/acme/reserved-tag-keys';
+    const first = await api.post(path, { token: owner, body: tagKey('replaced') });
+    expect((await api.delete(`/reserved-tag-keys/${first.json.data.id}`, { token: owner })).status).toBe(204);
+    const again = await api.post(path, { token: owner, body: tagKey('replaced') });
+    expect(again.status).toBe(201);
+    expect(again.json.data.id).not.toBe(first.json.data.id);
+    const listed = (await api.get(`${path}?page%5Bsize%5D=100`, { token: owner })).json.data as Array<{ id: string }>;
+    expect(listed.map((k) => k.id)).toContain(again.json.data.id);
+  });
+
+  it('answers a replay whose key was renamed meanwhile with the key as it is now', async () => {
+    const path = '/organizations/acme/reserved-tag-keys';
+    const first = await api.post(path, { token: owner, body: tagKey('renamed-later') });
+    await api.patch(`/reserved-tag-keys/${first.json.data.id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'renamed-now' } } } });
+    // The name is free again: an identical create makes a new key with it.
+    const again = await api.post(path, { token: owner, body: tagKey('renamed-later') });
+    expect(again.status).toBe(201);
+    expect(again.json.data.id).not.toBe(first.json.data.id);
+  });
 });

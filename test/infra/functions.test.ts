@@ -44,8 +44,9 @@ const allFunctions = () => [...functionNames(), AUTHORIZER_FUNCTION];
 const EXPECTED_TABLE_ACCESS: Record<string, { actions: string[]; partitions: string[] }> = {
   'ping': { actions: [], partitions: [] },
   'reserved-tag-keys/list': { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: ['ORG#*'] },
-  // Creates also Put their receipt (what a retry is answered from) in the same transaction.
-  'reserved-tag-keys/create': { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RECEIPT#*', 'RTK#*'] },
+  // Creates also Put their receipt (what a retry is answered from) in the same transaction; a key's
+  // replay within the short window reads the key by id.
+  'reserved-tag-keys/create': { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RECEIPT#*', 'RTK#*'] },
   'reserved-tag-keys/update': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RTK#*'] },
   'reserved-tag-keys/delete': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RTK#*'] },
   'comments/list': { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: ['RUN#*'] },

@@ -7,7 +7,7 @@ import { newId, randomAlphanumeric } from '#shared/ids';
 
 /** Create receipts (shared/store/receipts.ts) against DynamoDB Local: what makes a retried create safe. */
 const receipt = (expiresInSeconds = 60): Receipt => ({
-  id: randomAlphanumeric(20), fingerprint: 'asked-once', expiresAt: Math.floor(Date.now() / 1000) + expiresInSeconds,
+  id: randomAlphanumeric(20), fingerprint: 'asked-once', expiresAt: Math.floor(Date.now() / 1000) + expiresInSeconds, keyed: true,
 });
 const firstPage = { offset: 0, limit: 100 };
 
