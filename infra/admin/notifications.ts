@@ -52,6 +52,12 @@ function written(organization: string, outcome: NotificationSecrets | SecretRefu
   return outcome;
 }
 
+/** What create and rotate print: the settings with the new token, shown this once, and what to do with it. */
+function withNewToken(organization: string, address: string, secrets: NotificationSecrets, advice: string) {
+  const s = settings(organization, address, secrets);
+  return { json: { ...s, token: secrets.current.secret }, text: [...settingsLines(s, secrets.current.secret), advice] };
+}
+
 export const notificationCommands: Record<string, Command> = {
   create: {
     usage: 'notifications create --org ORG [--url ADDRESS]',
@@ -60,11 +66,7 @@ export const notificationCommands: Record<string, Command> = {
       const organization = requiredOption(values, 'org');
       const address = apiAddress(values, store);
       const secrets = written(organization, await createNotificationSecret(organization));
-      const s = settings(organization, address, secrets);
-      return {
-        json: { ...s, token: secrets.current.secret },
-        text: [...settingsLines(s, secrets.current.secret), 'The token is shown once: enter it now.'],
-      };
+      return withNewToken(organization, address, secrets, 'The token is shown once: enter it now.');
     },
   },
   rotate: {
@@ -76,11 +78,8 @@ export const notificationCommands: Record<string, Command> = {
       const grace = values['grace-hours'] ?? String(DEFAULT_GRACE_HOURS);
       if (typeof grace !== 'string' || !/^\d+$/.test(grace) || Number(grace) > 720) throw new UsageError('--grace-hours must be a whole number from 0 to 720');
       const secrets = written(organization, await rotateNotificationSecret(organization, Number(grace)));
-      const s = settings(organization, address, secrets);
-      return {
-        json: { ...s, token: secrets.current.secret },
-        text: [...settingsLines(s, secrets.current.secret), 'The token is shown once: replace the old one in every notification configuration before the grace period ends.'],
-      };
+      return withNewToken(organization, address, secrets,
+        'The token is shown once: replace the old one in every notification configuration before the grace period ends.');
     },
   },
   show: {
