@@ -163,15 +163,26 @@ export async function updateStoredReservedTagKey(current: ReservedTagKey, change
   return renamed && refused[0]?.Code === 'ConditionalCheckFailed' ? 'name-taken' : 'gone';
 }
 
-/** Removes all three items and decrements the counter; 'gone' when it was already deleted. */
+/**
+ * Removes all three items and decrements the counter; 'gone' when it was already deleted. The
+ * key's window leaves the counter with its last key, so the counter holds only windows with live
+ * keys (it would otherwise grow with every key ever created, up to DynamoDB's 400 KB item limit).
+ * Most keys are alone in their window: the first attempt expects that, and a key created in the
+ * same 100 ms as another costs a second transaction.
+ */
 export async function deleteStoredReservedTagKey(current: ReservedTagKey): Promise<undefined | WriteRefusal> {
-  const refused = await transactWrite([
-    { Delete: { TableName: tableName(), Key: memberKey(current), ConditionExpression: 'attribute_exists(PK)' } },
-    { Delete: { TableName: tableName(), Key: keys.reservedTagKeyById(current.id) } },
-    { Delete: { TableName: tableName(), Key: nameKey(current), ConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': current.id } } },
-    counterChange(current, -1),
-  ]);
-  return refused ? 'gone' : undefined;
+  for (const lastInWindow of [true, false]) {
+    const refused = await transactWrite([
+      { Delete: { TableName: tableName(), Key: memberKey(current), ConditionExpression: 'attribute_exists(PK)' } },
+      { Delete: { TableName: tableName(), Key: keys.reservedTagKeyById(current.id) } },
+      { Delete: { TableName: tableName(), Key: nameKey(current), ConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': current.id } } },
+      lastInWindow ? counterRelease(current) : counterChange(current, -1),
+    ]);
+    if (!refused) return undefined;
+    const keyStillThere = refused.slice(0, 3).every((reason) => reason.Code !== 'ConditionalCheckFailed');
+    if (!(lastInWindow && keyStillThere)) return 'gone';
+  }
+  return 'gone';
 }
 
 /** The organization's count and the count of the key's creation window; a create needs room in the window. */
@@ -184,6 +195,20 @@ function counterChange(record: ReservedTagKey, delta: 1 | -1) {
       ...(delta > 0 ? { ConditionExpression: 'attribute_not_exists(#window) OR #window < :capacity' } : {}),
       ExpressionAttributeNames: { '#window': windowOf(record.createdAt) },
       ExpressionAttributeValues: { ':entity': Entity.ReservedTagKeyCounter, ':delta': delta, ...(delta > 0 ? { ':capacity': WINDOW_CAPACITY } : {}) },
+    },
+  };
+}
+
+/** The counter without the last key of its window: the window goes too (refused when others remain in it). */
+function counterRelease(record: ReservedTagKey) {
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: keys.reservedTagKeyCounter(record.organization),
+      UpdateExpression: 'SET entity = :entity ADD itemCount :minus REMOVE #window',
+      ConditionExpression: '#window = :one',
+      ExpressionAttributeNames: { '#window': windowOf(record.createdAt) },
+      ExpressionAttributeValues: { ':entity': Entity.ReservedTagKeyCounter, ':minus': -1, ':one': 1 },
     },
   };
 }
