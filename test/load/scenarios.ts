@@ -69,7 +69,9 @@ export const scenarios: Record<string, Scenario> = {
     }),
   },
   'reserved-tag-keys/delete': {
-    budget: 2,
+    // 2 for a key alone in its 100 ms creation window; 3 when another live key shares it (its window
+    // stays in the counter), as keys created back to back, like these, mostly do.
+    budget: 3,
     consumesDeletable: true,
     request: (f) => ({ method: 'DELETE', path: `/reserved-tags/${f.deletable.pop()}` }),
   },

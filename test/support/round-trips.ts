@@ -4,6 +4,8 @@ import { documentClient } from '#shared/store/client';
 export interface DynamoDbCall {
   command: string;
   input: unknown;
+  /** DynamoDB refused it (a condition failed, a transaction was cancelled): a replay may be refused too. */
+  refused?: boolean;
 }
 
 /**
@@ -17,8 +19,14 @@ function install(): void {
   if (installed) return;
   documentClient.middlewareStack.add(
     (next, context) => async (args) => {
-      sent.push({ command: context.commandName ?? 'unknown', input: args.input }); // no copy: the SDK does not change it later
-      return next(args);
+      const call: DynamoDbCall = { command: context.commandName ?? 'unknown', input: args.input }; // no copy: the SDK does not change it later
+      sent.push(call);
+      try {
+        return await next(args);
+      } catch (error) {
+        call.refused = true;
+        throw error;
+      }
     },
     { step: 'build', name: 'dynamoDbCallRecorder' }, // after the document client has marshalled
   );
