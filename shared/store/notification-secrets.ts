@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from './client';
+import { getItem } from './collection';
 import { Entity, keys } from './keys';
 import { now } from '../ids';
 
@@ -29,14 +30,12 @@ const newSecret = () => randomBytes(32).toString('base64url');
 export type SecretRefusal = 'exists' | 'none' | 'changed';
 
 export async function findNotificationSecrets(organization: string): Promise<NotificationSecrets | undefined> {
-  const { Item } = await documentClient.send(
-    new GetCommand({ TableName: tableName(), Key: keys.notificationSecrets(organization), ConsistentRead: true }),
-  );
-  if (!Item) return undefined;
+  const found = await getItem(keys.notificationSecrets(organization));
+  if (!found) return undefined;
   return {
-    organization: Item.organization as string,
-    current: Item.current as NotificationSecrets['current'],
-    ...(Item.previous ? { previous: Item.previous as NonNullable<NotificationSecrets['previous']> } : {}),
+    organization: found.organization as string,
+    current: found.current as NotificationSecrets['current'],
+    ...(found.previous ? { previous: found.previous as NonNullable<NotificationSecrets['previous']> } : {}),
   };
 }
 

@@ -1,6 +1,5 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, tableName } from './client';
-import { queryPrefix, type Item } from './collection';
+import { tableName } from './client';
+import { getItem, queryPrefix, type Item } from './collection';
 import { Entity, keys } from './keys';
 import { transactWrite } from './transactions';
 import { newId, now } from '../ids';
@@ -55,9 +54,7 @@ const toRecord = (item: Item): RunRecord => ({
 });
 
 export async function findRun(runId: string): Promise<RunRecord | undefined> {
-  const { Item: found } = await documentClient.send(
-    new GetCommand({ TableName: tableName(), Key: keys.run(runId), ConsistentRead: true }),
-  );
+  const found = await getItem(keys.run(runId));
   return found ? toRecord(found) : undefined;
 }
 

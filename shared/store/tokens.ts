@@ -1,7 +1,7 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { documentClient, tableName } from './client';
-import { queryPrefix, recordOf } from './collection';
+import { getItem, queryPrefix, recordOf } from './collection';
 import { Entity, keys } from './keys';
 import type { Role } from '../auth/principal';
 import { hashToken, newTokenSecret } from '../auth/token-secret';
@@ -41,10 +41,8 @@ export async function createToken(input: NewToken): Promise<{ record: TokenRecor
 }
 
 export async function findToken(tokenId: string): Promise<TokenRecord | undefined> {
-  const { Item } = await documentClient.send(
-    new GetCommand({ TableName: tableName(), Key: keys.token(tokenId), ConsistentRead: true }),
-  );
-  return Item ? toRecord(Item) : undefined;
+  const found = await getItem(keys.token(tokenId));
+  return found ? toRecord(found) : undefined;
 }
 
 export async function listTokens(): Promise<TokenRecord[]> {
