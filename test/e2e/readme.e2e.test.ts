@@ -1,17 +1,22 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, run, runToEnd, TSX } from '../support/processes';
 import { expectWith } from '../support/expect-with';
 
 /**
- * The README's walkthrough as a newcomer pastes it: every ```sh block marked `<!-- walkthrough -->`,
- * in order, in one bash, after a fresh `npm start` and the `export` line it printed. Every curl's
- * status is collected (on stderr, so the commands' own output and pipes into jq stay as written).
+ * The documentation's walkthrough as a newcomer pastes it: every ```sh block marked
+ * `<!-- walkthrough -->`, in the order a reader follows the pages (the README, then the API
+ * reference, then operating), in one bash, after a fresh `npm start` and the `export` line it
+ * printed. Every curl's status is collected (on stderr, so the commands' own output and pipes into
+ * jq stay as written).
  */
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const blocks = [...README.matchAll(/<!-- walkthrough -->\n```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+const ROOT = new URL('../../', import.meta.url);
+const ORDER = ['README.md', 'docs/api.md', 'docs/operating.md'];
+const WALKTHROUGH = /<!-- walkthrough -->\n```sh\n([\s\S]*?)```/g;
+const blocksOf = (file: string) => [...readFileSync(new URL(file, ROOT), 'utf8').matchAll(WALKTHROUGH)].map((m) => m[1]!);
+const blocks = ORDER.flatMap(blocksOf);
 const SLOW = 180_000;
 
 let stack: ReturnType<typeof run> | undefined;
@@ -21,9 +26,12 @@ afterAll(async () => {
   await stack.exited;
 }, 30_000);
 
-describe('the README, pasted in order after npm start', () => {
-  it('has a walkthrough', () => {
-    expect(blocks.length).toBeGreaterThanOrEqual(4);
+describe('the README and docs, pasted in order after npm start', () => {
+  it('has a walkthrough on every page of the order, and none on a page outside it', () => {
+    for (const file of ORDER) expectWith(blocksOf(file).length, file).toBeGreaterThanOrEqual(1);
+    expect(blocks.length).toBeGreaterThanOrEqual(7);
+    const pages = readdirSync(new URL('docs/', ROOT)).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+    expect(pages.filter((file) => !ORDER.includes(file) && blocksOf(file).length > 0)).toEqual([]);
   });
 
   it('runs every walkthrough command without a 401, a 404 or a store other than the stack’s', async () => {

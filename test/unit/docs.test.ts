@@ -51,3 +51,45 @@ describe('the repository stands alone', () => {
     expect(offenders).toEqual([]);
   });
 });
+
+/** The pages a reader opens: the README and every page of docs/. */
+const pages = markdown.filter((file) => file === 'README.md' || /^docs\/[\w-]+\.md$/.test(file));
+
+/** A page's lines outside fenced code blocks, with their line numbers. */
+function proseLines(file: string): Array<{ line: string; number: number }> {
+  let fenced = false;
+  return text(file).split('\n').flatMap((line, index) => {
+    if (/^\s*```/.test(line)) { fenced = !fenced; return []; }
+    return fenced ? [] : [{ line, number: index + 1 }];
+  });
+}
+
+describe('the documentation reads on any screen', () => {
+  it('covers the README and the docs pages', () => {
+    expect(pages).toEqual(expect.arrayContaining(['README.md', 'docs/api.md', 'docs/deploying.md', 'docs/operating.md',
+      'docs/runbooks.md', 'docs/performance.md', 'docs/design.md', 'docs/development.md']));
+  });
+
+  it('keeps every line outside code blocks within 100 characters, URLs aside', () => {
+    const long = pages.flatMap((file) => proseLines(file)
+      .map(({ line, number }) => ({ at: `${file}:${number}`, length: [...line.replace(/\]\([^)\s]+\)/g, ']()').replace(/<?https?:\/\/\S+/g, '')].length }))
+      .filter(({ length }) => length > 100));
+    expect(long).toEqual([]);
+  });
+
+  it('keeps the README a front door', () => {
+    expect(text('README.md').split('\n').length).toBeLessThanOrEqual(300);
+  });
+
+  it('gives every page with more than four sections a table of contents that lists them', () => {
+    const missing = pages.flatMap((file) => {
+      const sections = proseLines(file).filter(({ line }) => /^## /.test(line)).map(({ line }) => line.slice(3).trim())
+        .filter((title) => title !== 'Contents');
+      if (sections.length <= 4) return [];
+      const links = new Set([...text(file).matchAll(/\]\(#([^)]+)\)/g)].map((m) => m[1]!));
+      const anchor = (title: string) => title.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+      return sections.filter((title) => !links.has(anchor(title))).map((title) => `${file}: ${title}`);
+    });
+    expect(missing).toEqual([]);
+  });
+});
