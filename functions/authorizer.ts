@@ -1,5 +1,6 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import { checkToken } from '#shared/auth/authenticate';
+import { DETAIL_CONTEXT_KEY } from '#shared/auth/unauthorized';
 import { encodePrincipal } from '#shared/auth/principal';
 import { headerValue } from '#shared/http/headers';
 import { logger } from '#shared/observability/logger';
@@ -9,7 +10,7 @@ import { closeInvocationTrace, openInvocationTrace } from '#shared/observability
 import { AUTHORIZER_FUNCTION } from '#shared/routes';
 import { isStoreUnavailable } from '#shared/store/errors';
 
-/** Where a Deny's reason travels: API Gateway exposes it as `$context.authorizer.reason`. */
+/** Where a Deny's reason (for logs) travels: API Gateway exposes it as `$context.authorizer.reason`. */
 export const REJECTION_CONTEXT_KEY = 'reason';
 
 /**
@@ -19,6 +20,10 @@ export const REJECTION_CONTEXT_KEY = 'reason';
  * a thrown error is a function error in Lambda's metrics and API Gateway's AUTHORIZER_FAILURE. Only
  * a store failure throws, and the store client's timeouts bound how long that takes.
  * https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-lambda-authorizer-output.html
+ * A Deny's context carries the 401's detail, which the ACCESS_DENIED gateway response's template
+ * reads as `$context.authorizer.detail` (shared/http/gateway-responses.ts). It depends on the
+ * Authorization header alone (unknown, revoked and expired share one text), so a cached Deny
+ * always tells the truth about the header it is cached for.
  */
 export async function handler(event: APIGatewayRequestAuthorizerEvent, context?: Context): Promise<APIGatewayAuthorizerResult> {
   if (context) logger.addContext(context); // request id on every line
@@ -31,7 +36,7 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent, context?:
       outcome = check.rejected;
       logger.info('token rejected', { reason: check.rejected }); // never the token itself
       countAuthorization(check.rejected);
-      return policy('rejected', 'Deny', event.methodArn, { [REJECTION_CONTEXT_KEY]: check.rejected });
+      return policy('rejected', 'Deny', event.methodArn, { [REJECTION_CONTEXT_KEY]: check.rejected, [DETAIL_CONTEXT_KEY]: check.detail });
     }
     const { principal } = check;
     outcome = 'allowed';

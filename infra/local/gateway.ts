@@ -111,7 +111,7 @@ async function serve(
     const decision = await cache.get(authorization, () => invocation(lambdaContext(AUTHORIZER_FUNCTION), (context) => authorizer(authorizerEvent(event), context)));
     if (decision === 'unauthorized') return gatewayErrorResponse('UNAUTHORIZED');
     if (decision === 'failed') return gatewayErrorResponse('AUTHORIZER_FAILURE');
-    if (!policyAllows([decision.policyDocument.Statement].flat() as Statement[], { action: 'execute-api:Invoke', resource: methodArn(event) })) return gatewayErrorResponse('ACCESS_DENIED');
+    if (!policyAllows([decision.policyDocument.Statement].flat() as Statement[], { action: 'execute-api:Invoke', resource: methodArn(event) })) return gatewayErrorResponse('ACCESS_DENIED', { authorizer: decision.context ?? undefined });
     event.requestContext.authorizer = { principalId: decision.principalId, ...decision.context };
   }
   return invocation(lambdaContext(match.route.function), (context) => match.handler(event, context));

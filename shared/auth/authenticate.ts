@@ -2,8 +2,9 @@ import { isExpired, type Principal } from './principal';
 import { tokenIdOf, tokenMatchesHash } from './token-secret';
 import { findToken } from '../store/tokens';
 import type { TokenRejection } from '../observability/metrics';
+import { UNAUTHORIZED_DETAIL } from './unauthorized';
 
-export type TokenCheck = { principal: Principal } | { rejected: TokenRejection };
+export type TokenCheck = { principal: Principal } | { rejected: TokenRejection; detail: string };
 
 /**
  * Exactly `Bearer` (any case), one or more spaces or tabs, the token, nothing after it (RFC 9110
@@ -13,18 +14,22 @@ export type TokenCheck = { principal: Principal } | { rejected: TokenRejection }
 const BEARER = /^bearer[ \t]+([^ \t]+)$/i;
 
 /**
- * Checks an `Authorization` header: the principal of a live token, or why it is refused. One
- * GetItem at most; a malformed token costs no read at all. Store failures are thrown, not refusals.
+ * Checks an `Authorization` header: the principal of a live token, or why it is refused (for the
+ * metric) with what the client is told. One GetItem at most; a malformed token costs no read at
+ * all. Store failures are thrown, not refusals.
  */
 export async function checkToken(authorization: string | undefined, at = new Date()): Promise<TokenCheck> {
-  const token = BEARER.exec(authorization ?? '')?.[1];
-  const tokenId = token ? tokenIdOf(token) : undefined;
-  if (!token || !tokenId) return { rejected: 'malformed' };
+  if (!authorization) return { rejected: 'malformed', detail: UNAUTHORIZED_DETAIL.missing };
+  const token = BEARER.exec(authorization)?.[1];
+  if (!token) return { rejected: 'malformed', detail: UNAUTHORIZED_DETAIL.notBearer };
+  const tokenId = tokenIdOf(token);
+  // A Bearer token of the wrong shape is a token this service does not accept, like an unknown one.
+  if (!tokenId) return { rejected: 'malformed', detail: UNAUTHORIZED_DETAIL.notAccepted };
 
   const record = await findToken(tokenId);
-  if (!record || !tokenMatchesHash(token, record.tokenHash)) return { rejected: 'unknown' };
-  if (record.revokedAt !== undefined) return { rejected: 'revoked' };
-  if (isExpired(record.expiresAt, at)) return { rejected: 'expired' };
+  if (!record || !tokenMatchesHash(token, record.tokenHash)) return { rejected: 'unknown', detail: UNAUTHORIZED_DETAIL.notAccepted };
+  if (record.revokedAt !== undefined) return { rejected: 'revoked', detail: UNAUTHORIZED_DETAIL.notAccepted };
+  if (isExpired(record.expiresAt, at)) return { rejected: 'expired', detail: UNAUTHORIZED_DETAIL.notAccepted };
   const principal: Principal = { subject: record.subject, tokenId: record.tokenId, grants: record.grants };
   if (record.expiresAt !== undefined) principal.expiresAt = record.expiresAt;
   return { principal };

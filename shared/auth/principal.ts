@@ -1,5 +1,6 @@
 import { Forbidden, NotFound, Unauthorized } from '../jsonapi/errors';
 import { isOrganizationName } from '../organizations';
+import { UNAUTHORIZED_DETAIL } from './unauthorized';
 
 export const ROLES = ['reader', 'member', 'owner'] as const;
 export type Role = (typeof ROLES)[number];
@@ -58,11 +59,14 @@ export function encodePrincipal(principal: Principal): Record<string, string> {
  */
 export function decodePrincipal(context: Record<string, unknown> | null | undefined, at = new Date()): Principal {
   const raw = context?.[PRINCIPAL_CONTEXT_KEY];
-  if (typeof raw !== 'string') throw new Unauthorized();
+  // Only a route without the authorizer would get here: nothing vouched for the token.
+  if (typeof raw !== 'string') throw new Unauthorized(UNAUTHORIZED_DETAIL.notAccepted);
   const principal = JSON.parse(raw) as Principal;
   if (isExpired(principal.expiresAt, at)) throw new ExpiredToken();
   return principal;
 }
 
-/** A 401 that says which refusal it was, for the metric (the response is the plain 401). */
-export class ExpiredToken extends Unauthorized {}
+/** A 401 that says which refusal it was, for the metric; the client reads the text of any refused token. */
+export class ExpiredToken extends Unauthorized {
+  constructor() { super(UNAUTHORIZED_DETAIL.notAccepted); }
+}

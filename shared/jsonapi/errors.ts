@@ -24,8 +24,9 @@ export class ApiError extends Error {
 export class BadRequest extends ApiError {
   constructor(detail: string) { super(400, 'bad request', detail); }
 }
+/** 401: the detail says what was wrong with the credentials, never which check a token failed. */
 export class Unauthorized extends ApiError {
-  constructor() { super(401, 'unauthorized'); }
+  constructor(detail?: string) { super(401, 'unauthorized', detail); }
 }
 export class Forbidden extends ApiError {
   constructor(detail: string) { super(403, 'forbidden', detail); }

@@ -20,17 +20,20 @@ function parseMediaRange(text: string): MediaRange {
   return { type: type.trim().toLowerCase(), parameters };
 }
 
+/** What a 415 says is accepted: both types the functions read. */
+const ACCEPTED = `Content-Type must be ${JSONAPI_MEDIA_TYPE} (${JSON_MEDIA_TYPE} is accepted too)`;
+
 /** POST and PATCH bodies: JSON:API (with at most ext/profile) or plain JSON, else 415. */
 export function assertRequestContentType(contentType: string | undefined): void {
-  if (!contentType) throw new UnsupportedMediaType(`Content-Type must be ${JSONAPI_MEDIA_TYPE}`);
+  if (!contentType) throw new UnsupportedMediaType(`${ACCEPTED}; the request has none`);
   const { type, parameters } = parseMediaRange(contentType);
   if (type === JSON_MEDIA_TYPE) return;
   if (type === JSONAPI_MEDIA_TYPE) {
     const unsupported = parameters.filter((p) => !JSONAPI_PARAMETERS.has(p));
     if (unsupported.length === 0) return;
-    throw new UnsupportedMediaType(`media type parameter ${unsupported[0]} is not supported`);
+    throw new UnsupportedMediaType(`media type parameter ${unsupported[0]} is not supported: ${JSONAPI_MEDIA_TYPE} takes only ext and profile`);
   }
-  throw new UnsupportedMediaType(`Content-Type must be ${JSONAPI_MEDIA_TYPE}, not ${type || 'empty'}`);
+  throw new UnsupportedMediaType(`${ACCEPTED}, not ${type || 'empty'}`);
 }
 
 const ACCEPTABLE = new Set(['*/*', 'application/*', JSON_MEDIA_TYPE, JSONAPI_MEDIA_TYPE]);

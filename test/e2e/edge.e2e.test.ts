@@ -61,17 +61,17 @@ describe('gateway responses over HTTP', () => {
   const errorOf = async (response: Response) => ((await response.json()) as { errors: Array<Record<string, string>> }).errors[0]!;
 
   it('answers an unknown path 404, no token 401 and a refused token 401, each a JSON:API error with X-Request-Id', async () => {
-    const cases: Array<[string, RequestInit, number, string]> = [
-      ['/api/v2/no-such-thing', {}, 404, 'not found'],
-      ['/no-such-root', {}, 404, 'not found'],
-      [`/api/v2/organizations/${organization}/reserved-tag-keys`, {}, 401, 'unauthorized'],
-      [`/api/v2/organizations/${organization}/reserved-tag-keys`, { headers: { Authorization: 'Bearer not-a-token' } }, 401, 'unauthorized'],
+    const cases: Array<[string, RequestInit, number, string, string]> = [
+      ['/api/v2/no-such-thing', {}, 404, 'not found', 'unknown path: no endpoint of this API is at this path'],
+      ['/no-such-root', {}, 404, 'not found', 'unknown path: no endpoint of this API is at this path'],
+      [`/api/v2/organizations/${organization}/reserved-tag-keys`, {}, 401, 'unauthorized', 'no Authorization header: send Authorization: Bearer <token>'],
+      [`/api/v2/organizations/${organization}/reserved-tag-keys`, { headers: { Authorization: 'Bearer not-a-token' } }, 401, 'unauthorized', 'token not accepted: it is unknown, revoked or expired'],
     ];
-    for (const [path, init, status, title] of cases) {
+    for (const [path, init, status, title, detail] of cases) {
       const response = await fetch(url(path), init);
       expect([path, response.status]).toEqual([path, status]);
       expect(response.headers.get('content-type')).toBe('application/vnd.api+json');
-      expect(await errorOf(response)).toEqual({ status: String(status), title });
+      expect(await errorOf(response)).toEqual({ status: String(status), title, detail });
       expect(requestId(response)).toMatch(/^[0-9a-f-]{36}$/);
     }
   });

@@ -26,7 +26,7 @@ const allowAll = `
 let calls = 0;
 export const handler = async (event) => {
   calls += 1;
-  if (event.headers.Authorization === 'deny') return { principalId: 'x', policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: '*' }] } };
+  if (event.headers.Authorization === 'deny') return { principalId: 'x', policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: '*' }] }, context: { why: 'denied by the fixture', calls } };
   if (event.headers.Authorization === 'fail') throw new Error('store unavailable');
   if (event.headers.Authorization === 'reject') throw new Error('Unauthorized');
   return { principalId: 'user', policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: event.methodArn.split('/').slice(0, 2).join('/') + '/*' }] }, context: { calls, expiresAt: 7 } };
@@ -106,6 +106,17 @@ describe('API Gateway: the REQUEST authorizer', () => {
     expect(await status('deny')).toBe(403);
     expect(await status('reject')).toBe(401);
     expect(await status('fail')).toBe(500);
+  });
+
+  it('fills a gateway response template\'s $context.authorizer.<key> from the Deny\'s context, cached or not, with the status set on the response', async () => {
+    const stack = await serve({
+      ...api(300),
+      gatewayResponses: [{ type: 'ACCESS_DENIED', statusCode: '401', templates: literal('{"why":"$context.authorizer.why","calls":$context.authorizer.calls}') }],
+    });
+    for (const _ of [1, 2]) {
+      const response = await fetch(`${stack.url}/things`, { headers: { Authorization: 'deny' } });
+      expect({ status: response.status, json: await response.json() }).toEqual({ status: 401, json: { why: 'denied by the fixture', calls: 1 } });
+    }
   });
 });
 

@@ -23,39 +23,53 @@ describe('GET /ping', () => {
   });
 });
 
-describe('401: only about the token', () => {
-  const unauthorized = errorBody(401, 'unauthorized');
+describe('401: only about the token, saying which of three things is wrong', () => {
+  const missing = errorBody(401, 'unauthorized', 'no Authorization header: send Authorization: Bearer <token>');
+  const notBearer = errorBody(401, 'unauthorized', 'not a Bearer token: send Authorization: Bearer <token>');
+  // One text for unknown, revoked and expired alike: a caller learns nothing about a token it holds.
+  const notAccepted = errorBody(401, 'unauthorized', 'token not accepted: it is unknown, revoked or expired');
 
-  it('no Authorization header', async () => {
+  it('no Authorization header, or an empty one (API Gateway answers without calling the authorizer)', async () => {
     const response = await api.get(KEYS);
     expect(response.status).toBe(401);
-    expect(response.json).toEqual(unauthorized);
+    expect(response.json).toEqual(missing);
     const { actual, expected } = expectContractHeaders(response);
     expect(actual).toEqual(expected);
+    const empty = await api.get(KEYS, { headers: { Authorization: '' } });
+    expect({ status: empty.status, json: empty.json }).toEqual({ status: 401, json: missing });
   });
 
-  it('another scheme, a malformed token, an unknown token', async () => {
+  it('another scheme, or Bearer without a token: not a Bearer token', async () => {
     const token = await tokenFor({ [ORG]: 'owner' });
-    for (const authorization of [`Basic ${token}`, 'Bearer', 'Bearer not-a-token', `Bearer tfcapi_${'A'.repeat(56)}`]) {
+    for (const authorization of [`Basic ${token}`, 'Bearer', token, `Bearer ${token} extra`]) {
       const response = await api.get(KEYS, { headers: { Authorization: authorization } });
-      expectWith(response.status, authorization).toBe(401);
-      expect(response.json).toEqual(unauthorized);
+      expectWith({ status: response.status, json: response.json }, authorization).toEqual({ status: 401, json: notBearer });
     }
   });
 
-  it('a revoked token', async () => {
+  it('a malformed or unknown Bearer token: not accepted', async () => {
+    for (const authorization of ['Bearer not-a-token', `Bearer tfcapi_${'A'.repeat(56)}`]) {
+      const response = await api.get(KEYS, { headers: { Authorization: authorization } });
+      expectWith({ status: response.status, json: response.json }, authorization).toEqual({ status: 401, json: notAccepted });
+      // Asked again, the cached Deny answers the same.
+      const again = await api.get(KEYS, { headers: { Authorization: authorization } });
+      expectWith({ status: again.status, json: again.json }, authorization).toEqual({ status: 401, json: notAccepted });
+    }
+  });
+
+  it('a revoked token: not accepted', async () => {
     const { record, token } = await createToken({ subject: 'user-revoked', grants: { [ORG]: 'owner' } });
     await revokeToken(record.tokenId);
     const response = await api.get(KEYS, { token });
     expect(response.status).toBe(401);
-    expect(response.json).toEqual(unauthorized);
+    expect(response.json).toEqual(notAccepted);
   });
 
-  it('an expired token', async () => {
+  it('an expired token: not accepted', async () => {
     const { token } = await createToken({ subject: 'user-expired', grants: { [ORG]: 'owner' }, expiresAt: '2020-01-01T00:00:00.000Z' });
     const response = await api.get(KEYS, { token });
     expect(response.status).toBe(401);
-    expect(response.json).toEqual(unauthorized);
+    expect(response.json).toEqual(notAccepted);
   });
 
   it('never echoes the token', async () => {
@@ -65,14 +79,17 @@ describe('401: only about the token', () => {
 });
 
 describe('routing', () => {
-  it('unknown path: 404, with or without a token', async () => {
+  it('unknown path: 404 saying the path is unknown, with or without a token', async () => {
     const token = await tokenFor({ [ORG]: 'owner' });
+    const unknown = errorBody(404, 'not found', 'unknown path: no endpoint of this API is at this path');
     for (const path of ['/nope', '/organizations', '/organizations/x/reserved-tag-keys/extra']) {
       const response = await api.get(path, { token });
       expectWith(response.status, path).toBe(404);
-      expect(response.json).toEqual(errorBody(404, 'not found'));
+      expect(response.json).toEqual(unknown);
     }
-    expect((await api.get('/nope')).json).toEqual(errorBody(404, 'not found'));
+    expect((await api.get('/nope')).json).toEqual(unknown);
+    // A path that exists, for something the token cannot see: the plain 404, which says nothing.
+    expect((await api.get('/organizations/someone-else/reserved-tag-keys', { token })).json).toEqual(errorBody(404, 'not found'));
   });
 
   it('known path, wrong method: 405', async () => {
@@ -100,10 +117,10 @@ describe('request checks', () => {
     const token = await tokenFor({ [ORG]: 'owner' });
     const plain = await api.post(KEYS, { token, body: createBody, headers: { 'Content-Type': 'text/plain' } });
     expect(plain.status).toBe(415);
-    expect(plain.json).toEqual(errorBody(415, 'unsupported media type', 'Content-Type must be application/vnd.api+json, not text/plain'));
+    expect(plain.json).toEqual(errorBody(415, 'unsupported media type', 'Content-Type must be application/vnd.api+json (application/json is accepted too), not text/plain'));
     const withParameter = await api.post(KEYS, { token, body: createBody, headers: { 'Content-Type': 'application/vnd.api+json; charset=utf-8' } });
     expect(withParameter.status).toBe(415);
-    expect(withParameter.json).toEqual(errorBody(415, 'unsupported media type', 'media type parameter charset is not supported'));
+    expect(withParameter.json).toEqual(errorBody(415, 'unsupported media type', 'media type parameter charset is not supported: application/vnd.api+json takes only ext and profile'));
   });
 
   it('406 when every JSON:API media type in Accept has parameters', async () => {

@@ -139,6 +139,33 @@ describe('the deployed routes and the local gateway’s are the same', () => {
   });
 });
 
+describe('401s in the dev gateway and the template', () => {
+  let local: LocalGateway;
+  beforeAll(async () => { local = await startGateway({}); });
+  afterAll(async () => { await local.close(); });
+  const response = (type: string) => Object.values(resourcesOf(synth.template, 'AWS::ApiGateway::GatewayResponse'))
+    .find((r) => r.Properties.ResponseType === type)!.Properties;
+
+  it('says which of three things is wrong, as the UNAUTHORIZED and ACCESS_DENIED gateway responses do', async () => {
+    const keys = `${local.url}/api/v2/organizations/example-org/reserved-tag-keys`;
+    const detailOf = async (authorization?: string) => {
+      const answer = await fetch(keys, { headers: authorization === undefined ? {} : { Authorization: authorization } });
+      return { status: answer.status, detail: ((await answer.json()) as any).errors[0].detail };
+    };
+    // No header: the UNAUTHORIZED response, whose detail is literal.
+    expect(await detailOf()).toEqual({ status: 401, detail: 'no Authorization header: send Authorization: Bearer <token>' });
+    expect(JSON.parse(response('UNAUTHORIZED').ResponseTemplates['application/json']).errors[0].detail).toBe('no Authorization header: send Authorization: Bearer <token>');
+    // A Deny: the ACCESS_DENIED response takes its detail from the Deny's context (no store read for these two).
+    expect(await detailOf('Basic dXNlcjpwYXNz')).toEqual({ status: 401, detail: 'not a Bearer token: send Authorization: Bearer <token>' });
+    expect(await detailOf('Bearer garbage')).toEqual({ status: 401, detail: 'token not accepted: it is unknown, revoked or expired' });
+    const denied = response('ACCESS_DENIED');
+    expect(denied.StatusCode).toBe('401');
+    for (const template of Object.values(denied.ResponseTemplates as Record<string, string>)) {
+      expect(JSON.parse(template).errors).toEqual([{ status: '401', title: 'unauthorized', detail: '$context.authorizer.detail' }]);
+    }
+  });
+});
+
 describe('the REQUEST authorizer', () => {
   it('reads the Authorization header and caches its answer per token', () => {
     const authorizer = single('AWS::ApiGateway::Authorizer');

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { createToken, findToken, listTokens, revokeToken } from '#shared/store/tokens';
 import { authenticate } from '#shared/auth/authenticate';
-import { hashToken } from '#shared/auth/token-secret';
+import { hashToken, newTokenSecret } from '#shared/auth/token-secret';
 import { handler as authorizer, wholeApiArn } from '#functions/authorizer';
 import { expectWith } from '../support/expect-with';
 
@@ -77,13 +77,26 @@ describe('authorizer function', () => {
     expect(JSON.stringify(result)).not.toContain(token);
   });
 
-  it('denies the whole API (API Gateway answers 401) for anything but a live token, without failing', async () => {
-    for (const header of [undefined, 'Bearer tfcapi_nope']) {
+  it('denies the whole API (API Gateway answers 401) for anything but a live token, without failing, with the 401\'s detail', async () => {
+    const revoked = await createToken({ subject: 'u', grants: { acme: 'owner' } });
+    await revokeToken(revoked.record.tokenId);
+    const expired = await createToken({ subject: 'u', grants: { acme: 'owner' }, expiresAt: '2020-01-01T00:00:00.000Z' });
+    const cases: Array<[string | undefined, string, string]> = [
+      [undefined, 'malformed', 'no Authorization header: send Authorization: Bearer <token>'],
+      ['Basic dXNlcjpwYXNz', 'malformed', 'not a Bearer token: send Authorization: Bearer <token>'],
+      ['Bearer', 'malformed', 'not a Bearer token: send Authorization: Bearer <token>'],
+      // The metric keeps the reason; the client reads one text for every token it cannot use.
+      ['Bearer tfcapi_nope', 'malformed', 'token not accepted: it is unknown, revoked or expired'],
+      [`Bearer ${newTokenSecret().token}`, 'unknown', 'token not accepted: it is unknown, revoked or expired'],
+      [`Bearer ${revoked.token}`, 'revoked', 'token not accepted: it is unknown, revoked or expired'],
+      [`Bearer ${expired.token}`, 'expired', 'token not accepted: it is unknown, revoked or expired'],
+    ];
+    for (const [header, reason, detail] of cases) {
       const result = await authorizer(authorizerEvent(header));
       expect(result.policyDocument.Statement).toEqual([
         { Action: 'execute-api:Invoke', Effect: 'Deny', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*' },
       ]);
-      expect(result.context).toEqual({ reason: 'malformed' });
+      expectWith(result.context, String(header)).toEqual({ reason, detail });
     }
   });
 

@@ -24,11 +24,12 @@ describe('Content-Type of POST and PATCH bodies', () => {
   ])('accepts %s', (type) => expect(statusOf(() => assertRequestContentType(type))).toBe('ok'));
 
   it.each([
-    [undefined, '415 Content-Type must be application/vnd.api+json'],
-    ['text/plain', '415 Content-Type must be application/vnd.api+json, not text/plain'],
-    ['application/x-www-form-urlencoded', '415 Content-Type must be application/vnd.api+json, not application/x-www-form-urlencoded'],
-    ['application/vnd.api+json; charset=utf-8', '415 media type parameter charset is not supported'],
-  ])('refuses %s with 415', (type, expected) => expect(statusOf(() => assertRequestContentType(type))).toBe(expected));
+    // Each says what is accepted: both types the functions read.
+    [undefined, '415 Content-Type must be application/vnd.api+json (application/json is accepted too); the request has none'],
+    ['text/plain', '415 Content-Type must be application/vnd.api+json (application/json is accepted too), not text/plain'],
+    ['application/x-www-form-urlencoded', '415 Content-Type must be application/vnd.api+json (application/json is accepted too), not application/x-www-form-urlencoded'],
+    ['application/vnd.api+json; charset=utf-8', '415 media type parameter charset is not supported: application/vnd.api+json takes only ext and profile'],
+  ])('refuses %s with 415, saying what is accepted', (type, expected) => expect(statusOf(() => assertRequestContentType(type))).toBe(expected));
 });
 
 describe('Accept', () => {

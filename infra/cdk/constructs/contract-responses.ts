@@ -1,5 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { FALLBACK_TYPES, GATEWAY_ERRORS, gatewayErrorResponse, type GatewayErrorType } from '#shared/http/gateway-responses';
+import { DETAIL_CONTEXT_KEY } from '#shared/auth/unauthorized';
+import { FALLBACK_TYPES, GATEWAY_ERRORS, gatewayErrorResponse, type GatewayErrorType, type GatewayRequest } from '#shared/http/gateway-responses';
 import { COMMON_HEADERS, errorResponse, REQUEST_ID_HEADER } from '#shared/http/responses';
 import { SERVICE_DISCOVERY_DOCUMENT, SERVICE_DISCOVERY_MEDIA_TYPE } from '#shared/http/service-discovery';
 import { MethodNotAllowed } from '#shared/jsonapi/errors';
@@ -20,9 +21,21 @@ export interface ContractResponse {
 /** Every gateway response type of shared/http/gateway-responses.ts, in its declaration order. */
 export const gatewayErrorTypes = () => Object.keys(GATEWAY_ERRORS) as GatewayErrorType[];
 
+/**
+ * The request as a gateway response template sees it: each value is the `$context` variable API
+ * Gateway substitutes (its gateway response templates do simple variable substitution, no VTL:
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-swagger-extensions-gateway-responses.responseTemplates.html).
+ * `$context.authorizer.<key>` is the stringified value of that key of the authorizer's context
+ * (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-mapping-template-reference.html):
+ * the ACCESS_DENIED body takes its 401 detail from the Deny.
+ */
+const TEMPLATE_REQUEST: GatewayRequest = { authorizer: { [DETAIL_CONTEXT_KEY]: `$context.authorizer.${DETAIL_CONTEXT_KEY}` } };
+/** The only variables a contract body may contain, each inside a JSON string whose value it becomes. */
+export const TEMPLATE_VARIABLES = [`$context.authorizer.${DETAIL_CONTEXT_KEY}`] as const;
+
 /** A gateway response: the DEFAULT_* fallbacks carry a body and headers but never a status. */
 export function gatewayError(type: GatewayErrorType): ContractResponse {
-  const response = fromResult(gatewayErrorResponse(type));
+  const response = fromResult(gatewayErrorResponse(type, TEMPLATE_REQUEST));
   return FALLBACK_TYPES.includes(type) ? { ...response, statusCode: undefined } : response;
 }
 
@@ -61,11 +74,14 @@ export function quoted(value: string): string {
 }
 
 /**
- * Response templates are Velocity (VTL): `$` and `#` would be evaluated. The contract's bodies
- * never contain them; fail the synth rather than deploy a body API Gateway would rewrite.
+ * Response templates are Velocity (VTL), and a gateway response's substitutes `$context`
+ * variables: `$` and `#` would be evaluated. The contract's bodies never contain them but for
+ * TEMPLATE_VARIABLES, each a whole JSON string; fail the synth rather than deploy a body API
+ * Gateway would rewrite.
  */
 export function literalTemplate(body: string): string {
-  if (/[$#\\]/.test(body)) throw new Error(`Body is not a literal VTL template: ${body}`);
+  const rest = TEMPLATE_VARIABLES.reduce((text, variable) => text.replaceAll(`"${variable}"`, '""'), body);
+  if (/[$#\\]/.test(rest)) throw new Error(`Body is not a literal VTL template: ${body}`);
   return body;
 }
 
