@@ -1,0 +1,174 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { runToEnd } from '../support/processes';
+import { synthesize } from './synth';
+import { preflight, RETAINED_ON_DESTROY, whatItDoes } from '#infra/ops/preflight';
+import cdkJson from '../../cdk.json' with { type: 'json' };
+
+/**
+ * `npm run deploy`, `npm run diff` and `npm run destroy` say what is missing before anything is
+ * synthesized: each problem in one line with what to do, within a fraction of the ~20 s a synth takes.
+ */
+const AWS_VARIABLES = [
+  'AWS_PROFILE', 'AWS_DEFAULT_PROFILE', 'AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN', 'AWS_WEB_IDENTITY_TOKEN_FILE', 'AWS_ROLE_ARN', 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+  'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_CONFIG_FILE', 'AWS_SHARED_CREDENTIALS_FILE', 'STAGE',
+];
+const emptyHome = () => mkdtempSync(join(process.env.TMPDIR!, 'home-'));
+/** This machine's AWS set-up out of the way: a home without ~/.aws, no AWS variables. */
+const noAws = (home: string) => Object.fromEntries([...AWS_VARIABLES.map((name) => [name, undefined]), ['HOME', home]]);
+
+async function timed(args: string[], env: Record<string, string | undefined>) {
+  const started = performance.now();
+  const result = await runToEnd(args, env);
+  return { ...result, seconds: (performance.now() - started) / 1000, lines: result.output.split('\n').filter((line) => line.trim() !== '') };
+}
+
+describe('npm run deploy / diff / destroy without AWS credentials', () => {
+  it.each(['deploy', 'diff'])('npm run %s: one line for the credentials, one for the region, exit 1, no synthesis, under 3 s', async (command) => {
+    const { code, lines, seconds } = await timed(['npm', 'run', '--silent', command], noAws(emptyHome()));
+    expect(code).toBe(1);
+    expect(lines).toEqual([
+      `${command}: no AWS credentials (no AWS_PROFILE, no AWS_ACCESS_KEY_ID, no default profile in ~/.aws): aws configure sso, then export AWS_PROFILE=<that profile> (or export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY).`,
+      `${command}: no AWS region (AWS_REGION, AWS_DEFAULT_REGION, or region in the profile): export AWS_REGION=<region>, e.g. eu-west-1 (else the CDK CLI would pick us-east-1 on its own).`,
+    ]);
+    expect(seconds).toBeLessThan(3);
+  });
+
+  it('with a region set, only the credentials are missing: one line', async () => {
+    const { code, lines, seconds } = await timed(['npm', 'run', '--silent', 'deploy', '--', '-c', 'stage=dev'], { ...noAws(emptyHome()), AWS_REGION: 'eu-west-1' });
+    expect(code).toBe(1);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^deploy: no AWS credentials .*: aws configure sso, then export AWS_PROFILE=<that profile>/);
+    expect(seconds).toBeLessThan(3);
+  });
+
+  it('npm run destroy: the stage must be named, and the credentials and the region are missing', async () => {
+    const { code, lines, seconds } = await timed(['npm', 'run', '--silent', 'destroy'], noAws(emptyHome()));
+    expect(code).toBe(1);
+    expect(lines).toEqual([
+      'destroy: no stage named: npm run destroy -- -c stage=<stage> (destroy deletes that stage\'s stack; there is no default).',
+      expect.stringMatching(/^destroy: no AWS credentials /),
+      expect.stringMatching(/^destroy: no AWS region /),
+    ]);
+    expect(seconds).toBeLessThan(3);
+  });
+
+  it('a setting that cannot work is named in the same pass, before any synthesis', async () => {
+    const { code, lines } = await timed(['npm', 'run', '--silent', 'deploy', '--', '-c', 'stage=prod', '-c', 'memorySize=64'], { ...noAws(emptyHome()), AWS_REGION: 'eu-west-1' });
+    expect(code).toBe(1);
+    expect(lines).toEqual([
+      'deploy: Invalid context "memorySize" = "64": a whole number from 128 to 10240: correct it in -c or in cdk.json.',
+      expect.stringMatching(/^deploy: no AWS credentials /),
+    ]);
+  });
+
+  it('--help says what is checked', async () => {
+    const { code, output } = await timed(['npm', 'run', '--silent', 'destroy', '--', '--help'], {});
+    expect(code).toBe(0);
+    expect(output).toContain('Usage: npm run destroy -- [-c stage=NAME]');
+    expect(output).toContain('The stage must be named');
+  });
+});
+
+describe('where the credentials come from (the AWS SDK\'s order, read offline)', () => {
+  const check = (env: Record<string, string>, home = emptyHome(), args: string[] = []) =>
+    preflight({ args, env, home, cdkContext: cdkJson.context, now: new Date('2026-11-25T10:00:00Z') });
+
+  it('environment keys', () => {
+    const result = check({ AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE', AWS_SECRET_ACCESS_KEY: 'x', AWS_SESSION_TOKEN: 't', AWS_REGION: 'eu-west-1' });
+    expect(result.problems).toEqual([]);
+    expect(result.credentials?.source).toBe('environment (AWS_ACCESS_KEY_ID, with a session token)');
+    expect(result.region).toBe('eu-west-1');
+  });
+
+  it('half a key pair is named', () => {
+    expect(check({ AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE', AWS_REGION: 'eu-west-1' }).problems).toEqual([
+      { what: 'AWS_ACCESS_KEY_ID is set without AWS_SECRET_ACCESS_KEY', fix: expect.any(String) },
+    ]);
+  });
+
+  it('a profile that does not exist, and one that does with its region', () => {
+    const home = emptyHome();
+    expect(check({ AWS_PROFILE: 'nope', AWS_REGION: 'eu-west-1' }, home).problems).toEqual([
+      { what: 'AWS profile nope is in neither ~/.aws/config nor ~/.aws/credentials', fix: 'aws configure sso --profile nope (or aws configure --profile nope)' },
+    ]);
+    mkdirSync(join(home, '.aws'));
+    writeFileSync(join(home, '.aws', 'config'), '[profile ops]\nregion = eu-central-1\ncredential_process = /usr/local/bin/creds\n');
+    const ops = check({ AWS_PROFILE: 'ops' }, home);
+    expect(ops.problems).toEqual([]);
+    expect(ops.credentials?.source).toBe('profile ops (credential_process)');
+    expect(ops.region).toBe('eu-central-1');
+    // --profile on the command line, as the CDK CLI takes it.
+    expect(check({}, home, ['--profile', 'ops']).credentials?.source).toBe('profile ops (credential_process)');
+  });
+
+  it('an IAM Identity Center (SSO) profile: logged in, or told to log in', () => {
+    const home = emptyHome();
+    mkdirSync(join(home, '.aws', 'sso', 'cache'), { recursive: true });
+    writeFileSync(join(home, '.aws', 'config'), [
+      '[profile dev]', 'sso_session = corp', 'sso_account_id = 123456789012', 'sso_role_name = Deployer', 'region = eu-west-1',
+      '[sso-session corp]', 'sso_start_url = https://corp.awsapps.com/start', 'sso_region = eu-west-1', '',
+    ].join('\n'));
+    expect(check({ AWS_PROFILE: 'dev' }, home).problems).toEqual([
+      { what: 'the AWS SSO session of profile dev has no login on this machine', fix: 'aws sso login --profile dev' },
+    ]);
+    const cache = join(home, '.aws', 'sso', 'cache', `${createHash('sha1').update('corp').digest('hex')}.json`);
+    writeFileSync(cache, JSON.stringify({ accessToken: 'x', expiresAt: '2026-11-25T09:00:00Z' }));
+    expect(check({ AWS_PROFILE: 'dev' }, home).problems).toEqual([
+      { what: 'the AWS SSO session of profile dev has expired', fix: 'aws sso login --profile dev' },
+    ]);
+    writeFileSync(cache, JSON.stringify({ accessToken: 'x', expiresAt: '2026-11-25T18:00:00Z' }));
+    const dev = check({ AWS_PROFILE: 'dev' }, home);
+    expect(dev.problems).toEqual([]);
+    expect(dev.credentials?.source).toBe('profile dev (IAM Identity Center, logged in until 2026-11-25 18:00 UTC)');
+  });
+
+  it('the default profile of ~/.aws/credentials, with the region of ~/.aws/config', () => {
+    const home = emptyHome();
+    mkdirSync(join(home, '.aws'));
+    writeFileSync(join(home, '.aws', 'credentials'), '[default]\naws_access_key_id = AKIAEXAMPLE\naws_secret_access_key = x\n');
+    writeFileSync(join(home, '.aws', 'config'), '[default]\nregion = us-west-2\n');
+    const result = check({}, home);
+    expect(result.problems).toEqual([]);
+    expect(result.credentials?.source).toBe('profile default (~/.aws/credentials)');
+    expect(result.region).toBe('us-west-2');
+  });
+});
+
+describe('what destroy says it keeps, and how a later deploy adopts it', () => {
+  const passed = (args: string[]) => preflight({ args, env: { AWS_ACCESS_KEY_ID: 'A', AWS_SECRET_ACCESS_KEY: 'B', AWS_REGION: 'eu-west-1' }, home: emptyHome(), cdkContext: cdkJson.context });
+
+  it('names the retained table and access log group, and the deploy that adopts the table', () => {
+    expect(whatItDoes('destroy', passed(['-c', 'stage=dev']))).toEqual([
+      'destroy: stage dev (stack tfc-tags-comments-dev, eu-west-1), credentials from environment (AWS_ACCESS_KEY_ID). CloudFormation deletes the stack, and keeps:',
+      'destroy:   its DynamoDB table (tokens, reserved tag keys, runs, comments: retained and deletion-protected);',
+      'destroy:   the API access log group;',
+      'destroy: a later deploy adopts the table instead of creating an empty one: npm run deploy -- -c stage=dev -c tableName=<table>',
+      'destroy:   the table\'s name: aws dynamodb list-tables --query "TableNames[?starts_with(@, \'tfc-tags-comments-dev-\')]" (docs/runbooks.md, "Redeploying a destroyed stage").',
+    ]);
+  });
+
+  it('a stage that adopted a table is told the table was never the stack\'s', () => {
+    expect(whatItDoes('destroy', passed(['-c', 'stage=prod', '-c', 'tableName=tfc-tags-comments-prod-restored-1']))[1])
+      .toBe('destroy:   the table tfc-tags-comments-prod-restored-1, which this stage adopted (tableName): the stack never owned it; a deploy with the same tableName uses it again.');
+  });
+
+  it('is what the template retains: DeletionPolicy Retain on exactly those resources', () => {
+    const { template } = synthesize();
+    const retained = Object.entries(template.toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string }>)
+      .filter(([, resource]) => resource.DeletionPolicy === 'Retain');
+    expect(retained.map(([, resource]) => resource.Type).sort()).toEqual(RETAINED_ON_DESTROY.map((kept) => kept.type).sort());
+    // The log group kept is the access log's: the functions' own logs go with the stack.
+    expect(retained.filter(([, resource]) => resource.Type === 'AWS::Logs::LogGroup').map(([id]) => id)).toEqual([expect.stringMatching(/^GatewayAccessLogs/)]);
+  });
+
+  it('deploy names the bootstrap to run if the account and region need it', () => {
+    expect(whatItDoes('deploy', passed(['-c', 'stage=dev']))).toEqual([
+      'deploy: stage dev (stack tfc-tags-comments-dev, eu-west-1), credentials from environment (AWS_ACCESS_KEY_ID). Synthesizing (about 20 s), then CloudFormation: a first deploy takes several minutes, most of them the CloudFront distribution.',
+      'deploy: if CDK says the environment is not bootstrapped (a first deploy to this account and region), run once: npx cdk bootstrap aws://<account>/eu-west-1',
+    ]);
+  });
+});
