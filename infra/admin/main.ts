@@ -1,5 +1,5 @@
 import { LocalStoreRefused, openLocalStore } from '../local/store';
-import { parseCommandArgs, UsageError, type Command } from './command';
+import { closest, parseCommandArgs, UsageError, type Command } from './command';
 import { notificationCommands } from './notifications';
 import { runCommands } from './runs';
 import { tokenCommands } from './tokens';
@@ -7,7 +7,8 @@ import { tokenCommands } from './tokens';
 /**
  * The operator CLI. Against the local store by default (the running `npm start`, or a temporary
  * DynamoDB Local over DATA_DIR); against any table when TABLE_NAME is set, with the AWS SDK's
- * usual settings (credentials, AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB).
+ * usual settings (credentials, AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB). Every mistake in the command
+ * line is reported, in one line and exit code 2, before any store is opened.
  */
 const groups: Record<string, Record<string, Command>> = { token: tokenCommands, run: runCommands, notifications: notificationCommands };
 
@@ -19,9 +20,13 @@ function usage(): string {
 }
 
 const wantsHelp = (argv: string[]) => argv.some((arg) => arg === '--help' || arg === '-h') || argv[0] === 'help';
+const commandUsage = (command: Command) => `Usage: npm run admin -- ${command.usage} [--json]`;
+/** Own entries only: `token constructor` is an unknown command, not Object's constructor. */
+const own = <T>(record: Record<string, T>, key: string | undefined): T | undefined =>
+  key !== undefined && Object.hasOwn(record, key) ? record[key] : undefined;
 
 /** Which store the command works on, on stderr, so its output stays what --json promises. */
-async function openStore(): Promise<{ apiAddress?: string; close(): Promise<void> } | undefined> {
+async function openStore(): Promise<{ apiAddress?: string; stackRunning?: boolean; close(): Promise<void> } | undefined> {
   const table = process.env.TABLE_NAME;
   if (!table) return openLocalStore((line) => console.error(line));
   const region = process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'your profile\'s';
@@ -29,24 +34,52 @@ async function openStore(): Promise<{ apiAddress?: string; close(): Promise<void
   return undefined;
 }
 
+const HELP_HINT = 'npm run admin -- --help lists every command';
+
+/** The command the words name, or what is wrong with them (naming the nearest command) and what to print after. */
+function findCommand(group: string | undefined, action: string | undefined): Command | { message: string; more: string } {
+  const all = Object.entries(groups).flatMap(([g, commands]) => Object.keys(commands).map((a) => `${g} ${a}`));
+  const commands = own(groups, group);
+  if (group === undefined) return { message: 'a command is required', more: usage() };
+  if (!commands) {
+    const suggestion = closest(`${group} ${action ?? ''}`.trim(), all) ?? closest(group, Object.keys(groups));
+    return { message: `unknown command ${group}${suggestion ? `; did you mean ${suggestion}?` : ''}`, more: HELP_HINT };
+  }
+  if (action === undefined) {
+    const lines = Object.values(commands).map((c) => `  npm run admin -- ${c.usage} [--json]`);
+    return { message: `${group} needs a command: ${Object.keys(commands).join(', ')}`, more: ['Usage:', ...lines].join('\n') };
+  }
+  const command = own(commands, action);
+  if (command) return command;
+  const suggestion = closest(action, Object.keys(commands));
+  return {
+    message: `unknown command ${group} ${action}; ${suggestion ? `did you mean ${group} ${suggestion}?` : `${group} has ${Object.keys(commands).join(', ')}`}`,
+    more: HELP_HINT,
+  };
+}
+
 async function main(argv: string[]): Promise<number> {
   const [group, action, ...rest] = argv;
-  // Own entries only: `token constructor` is an unknown command, not Object's constructor.
-  const command = group && action && Object.hasOwn(groups, group) && Object.hasOwn(groups[group]!, action) ? groups[group]![action] : undefined;
+  const found = findCommand(group, action);
+  const json = argv.includes('--json');
+  const refuse = (message: string, usageText: string) => {
+    if (json) console.log(JSON.stringify({ error: message }));
+    console.error(`admin: ${message}\n${usageText}`);
+    return 2;
+  };
   if (wantsHelp(argv)) {
-    console.log(command ? `Usage: npm run admin -- ${command.usage} [--json]` : usage());
+    console.log('run' in found ? commandUsage(found) : usage());
     return 0;
   }
-  if (!command) {
-    console.error(usage());
-    return 2;
-  }
+  if (!('run' in found)) return refuse(found.message, found.more);
+  const command = found;
   let args;
   try {
     args = parseCommandArgs(command, rest);
+    command.check?.(args, { deployed: Boolean(process.env.TABLE_NAME) });
   } catch (error) {
-    console.error(`${(error as Error).message}\nUsage: npm run admin -- ${command.usage} [--json]`);
-    return 2;
+    if (!(error instanceof UsageError)) throw error;
+    return refuse(error.message, commandUsage(command));
   }
   let store;
   try {
@@ -57,14 +90,12 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   try {
-    const { json, text } = await command.run(args, { apiAddress: store?.apiAddress });
-    console.log(args.values.json ? JSON.stringify(json) : text.join('\n'));
+    const { json: output, text } = await command.run(args, { apiAddress: store?.apiAddress, stackRunning: store?.stackRunning });
+    console.log(args.values.json ? JSON.stringify(output) : text.join('\n'));
     return 0;
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    if (args.values.json) console.log(JSON.stringify({ error: error.message }));
-    console.error(`${error.message}\nUsage: npm run admin -- ${command.usage} [--json]`);
-    return 2;
+    return refuse(error.message, commandUsage(command));
   } finally {
     await store?.close();
   }

@@ -2,17 +2,34 @@ import { API_BASE_PATH } from '#shared/config';
 import {
   createNotificationSecret, DEFAULT_GRACE_HOURS, findNotificationSecrets, rotateNotificationSecret, type NotificationSecrets, type SecretRefusal,
 } from '#shared/store/notification-secrets';
-import { requiredOption, UsageError, type Command, type StoreInUse } from './command';
+import { requiredOption, UsageError, type Command, type CommandArgs, type StoreInUse } from './command';
 
 /** The triggers to tick: `run:created` registers a run; the others register it too if it was missed. */
 export const RUN_TRIGGERS = ['run:created', 'run:planning', 'run:needs_attention', 'run:applying', 'run:completed', 'run:errored'];
 
 const OPTIONS = { org: { type: 'string' }, url: { type: 'string' } } as const;
 
+const NEEDS_URL = '--url is required with TABLE_NAME: the stage\'s TfeAddress output';
+const hasUrl = (values: CommandArgs['values']) => typeof values.url === 'string' && values.url !== '';
+
+/** Every notifications command: --org, and --url for a deployed table. */
+function checkOrgAndUrl({ values }: CommandArgs, { deployed }: { deployed: boolean }): void {
+  requiredOption(values, 'org');
+  if (deployed && !hasUrl(values)) throw new UsageError(NEEDS_URL);
+}
+
+function gracePeriod(values: CommandArgs['values']): number {
+  const grace = values['grace-hours'] ?? String(DEFAULT_GRACE_HOURS);
+  if (typeof grace !== 'string' || !/^\d+$/.test(grace) || Number(grace) > 720) {
+    throw new UsageError(`--grace-hours must be a whole number from 0 to 720 (not ${String(grace)})`);
+  }
+  return Number(grace);
+}
+
 /** The API's address: --url (a deployed stage's TfeAddress output), else the local stack's. */
 function apiAddress(values: Record<string, string | boolean | undefined>, store: StoreInUse): string {
-  if (typeof values.url === 'string' && values.url !== '') return values.url.replace(/\/+$/, '');
-  if (store.apiAddress === undefined) throw new UsageError('--url is required with TABLE_NAME: the stage\'s TfeAddress output');
+  if (hasUrl(values)) return (values.url as string).replace(/\/+$/, '');
+  if (store.apiAddress === undefined) throw new UsageError(NEEDS_URL);
   return store.apiAddress;
 }
 
@@ -62,6 +79,7 @@ export const notificationCommands: Record<string, Command> = {
   create: {
     usage: 'notifications create --org ORG [--url ADDRESS]',
     options: OPTIONS,
+    check: checkOrgAndUrl,
     async run({ values }, store) {
       const organization = requiredOption(values, 'org');
       const address = apiAddress(values, store);
@@ -72,12 +90,14 @@ export const notificationCommands: Record<string, Command> = {
   rotate: {
     usage: `notifications rotate --org ORG [--url ADDRESS] [--grace-hours N (default ${DEFAULT_GRACE_HOURS}; 0 for a leaked secret)]`,
     options: { ...OPTIONS, 'grace-hours': { type: 'string' } },
+    check(args, where) {
+      checkOrgAndUrl(args, where);
+      gracePeriod(args.values);
+    },
     async run({ values }, store) {
       const organization = requiredOption(values, 'org');
       const address = apiAddress(values, store);
-      const grace = values['grace-hours'] ?? String(DEFAULT_GRACE_HOURS);
-      if (typeof grace !== 'string' || !/^\d+$/.test(grace) || Number(grace) > 720) throw new UsageError('--grace-hours must be a whole number from 0 to 720');
-      const secrets = written(organization, await rotateNotificationSecret(organization, Number(grace)));
+      const secrets = written(organization, await rotateNotificationSecret(organization, gracePeriod(values)));
       return withNewToken(organization, address, secrets,
         'The token is shown once: replace the old one in every notification configuration before the grace period ends.');
     },
@@ -85,6 +105,7 @@ export const notificationCommands: Record<string, Command> = {
   show: {
     usage: 'notifications show --org ORG [--url ADDRESS]',
     options: OPTIONS,
+    check: checkOrgAndUrl,
     async run({ values }, store) {
       const organization = requiredOption(values, 'org');
       const address = apiAddress(values, store);

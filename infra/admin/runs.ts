@@ -8,14 +8,19 @@ export const runCommands: Record<string, Command> = {
   register: {
     usage: 'run register RUN_ID --org ORG [--workspace WS]',
     options: { org: { type: 'string' }, workspace: { type: 'string' } },
-    async run({ positionals, values }) {
-      const [runId] = positionals;
-      if (!isId('run', runId)) throw new UsageError('RUN_ID must be run- followed by 16 letters or digits');
-      const organization = requiredOption(values, 'org');
+    positionals: 1,
+    check({ positionals, values }) {
+      if (!isId('run', positionals[0])) throw new UsageError('RUN_ID must be run- followed by 16 letters or digits');
+      requiredOption(values, 'org');
       const workspace = values.workspace;
       if (workspace !== undefined && (typeof workspace !== 'string' || !isWorkspaceName(workspace))) {
         throw new UsageError('--workspace must be 1-90 letters, digits, - or _');
       }
+    },
+    async run({ positionals, values }) {
+      const runId = positionals[0]!;
+      const organization = requiredOption(values, 'org');
+      const workspace = values.workspace as string | undefined;
       const registration = await registerRun({ runId, organization, ...(workspace ? { workspace } : {}) });
       if (registration === 'registered-elsewhere') {
         throw new UsageError(`run ${runId} is already registered in organization ${(await findRun(runId))?.organization}`);
@@ -30,6 +35,7 @@ export const runCommands: Record<string, Command> = {
   list: {
     usage: 'run list --org ORG',
     options: { org: { type: 'string' } },
+    check({ values }) { requiredOption(values, 'org'); },
     async run({ values }) {
       const runs = await listRuns(requiredOption(values, 'org'));
       return { json: { runs }, text: runs.length === 0 ? ['No runs.'] : runs.map(describe) };

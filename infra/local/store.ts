@@ -10,7 +10,7 @@ import { runningStack } from './stack-record';
  *   DATA_DIR, stopped by `close()`, with a warning: a stack started elsewhere will not see it;
  * - anything else answering on DDB_PORT is not ours to write to: refused.
  */
-export async function openLocalStore(say: (line: string) => void): Promise<{ apiAddress: string; close(): Promise<void> }> {
+export async function openLocalStore(say: (line: string) => void): Promise<{ apiAddress: string; stackRunning: boolean; close(): Promise<void> }> {
   const settings = localSettings();
   const stack = runningStack(settings.dataDir);
   let owned: DynamoDbLocal | undefined;
@@ -34,7 +34,7 @@ export async function openLocalStore(say: (line: string) => void): Promise<{ api
   await ensureTable(endpoint, tableName);
   // The API serving this store: the running stack's, or where the next npm start over DATA_DIR will listen.
   const apiAddress = stack ? new URL(stack.apiUrl).origin : `http://127.0.0.1:${settings.port}`;
-  return { apiAddress, close: async () => { await owned?.stop(); } };
+  return { apiAddress, stackRunning: stack !== undefined, close: async () => { await owned?.stop(); } };
 }
 
 /** The local store is not one this tool may touch; the message says what to do instead. */

@@ -1,0 +1,76 @@
+import { describe, expect, it } from '@jest/globals';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createToken } from '#shared/store/tokens';
+import { freePort, runToEnd, TSX } from '../support/processes';
+import { expectWith } from '../support/expect-with';
+
+/** The operator CLI as `npm run admin -- …` runs it. */
+const admin = (args: string[], env: Record<string, string | undefined>) => runToEnd([TSX, 'infra/admin/main.ts', ...args], env);
+
+describe('npm run admin: mistakes in the command line', () => {
+  it.each<[string[], string]>([
+    [['tokn', 'list'], 'admin: unknown command tokn; did you mean token list?'],
+    [['tokens', 'create', '--org', 'acme'], 'admin: unknown command tokens; did you mean token create?'],
+    [['token', 'lsit'], 'admin: unknown command token lsit; did you mean token list?'],
+    [['token', 'frobnicate'], 'admin: unknown command token frobnicate; token has create, list, revoke'],
+    [['token'], 'admin: token needs a command: create, list, revoke'],
+    [['token', 'create', '--org', 'acme'], 'admin: --role is required'],
+    [['token', 'create', '--org', 'acme', '--rol', 'owner'],
+      'admin: unknown flag --rol; did you mean --role? (this command takes --org, --role, --subject, --expires-in-days, --json)'],
+    [['token', 'create', '--org', 'acme', '--role', 'owner', '--expires-in-days', '-3'],
+      'admin: --expires-in-days must be a whole number of days, 1 or more (not -3); leave it out for a token that never expires'],
+    [['token', 'create', '--org', '--role', 'owner'], 'admin: --org needs a value, not the flag --role'],
+    [['token', 'create', '--org', 'acme', '--role', 'admin'], 'admin: --role must be one of reader, member, owner, not admin'],
+    [['token', 'revoke'], 'admin: the token id is required: token revoke at-… (token list shows the ids)'],
+    [['token', 'list', 'extra'], 'admin: unexpected argument extra'],
+    [['run', 'regster', 'run-x'], 'admin: unknown command run regster; did you mean run register?'],
+    [['run', 'list'], 'admin: --org is required'],
+    [['notifications', 'rotate', '--org', 'acme', '--grace-hours', '-1'], 'admin: --grace-hours must be a whole number from 0 to 720 (not -1)'],
+  ])('npm run admin -- %j: exit 2, one line naming the mistake, before any store is opened', async (args, line) => {
+    const env = { DATA_DIR: mkdtempSync(join(tmpdir(), 'tfc-admin-')), DDB_PORT: String(await freePort()), TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined };
+    const result = await admin(args, env);
+    expectWith(result.code, result.output).toBe(2);
+    expect(result.output.split('\n')).toContain(line);
+    // No temporary DynamoDB Local was started over the data folder to find that out.
+    expect(result.output).not.toContain('DynamoDB Local');
+    expect(readdirSync(env.DATA_DIR)).toEqual([]);
+  }, 30_000);
+
+  it('asks for --url with TABLE_NAME before reaching the table', async () => {
+    const result = await admin(['notifications', 'show', '--org', 'acme', '--json'], { TABLE_NAME: 'no-such-table', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:9' });
+    expect(result.code).toBe(2);
+    expect(result.output).toContain('{"error":"--url is required with TABLE_NAME: the stage\'s TfeAddress output"}');
+    expect(result.output).not.toContain('admin: table no-such-table');
+  });
+});
+
+describe('npm run admin against a deployed table (TABLE_NAME)', () => {
+  const env = () => ({ TABLE_NAME: process.env.TABLE_NAME, AWS_ENDPOINT_URL_DYNAMODB: process.env.AWS_ENDPOINT_URL_DYNAMODB });
+
+  it('lists tokens under a header, with their dates and state', async () => {
+    const live = await createToken({ subject: 'user-listed', grants: { 'list-org': 'reader' }, expiresAt: '2099-03-04T05:06:07.000Z' });
+    const listed = await admin(['token', 'list'], env());
+    expectWith(listed.code, listed.output).toBe(0);
+    const lines = listed.output.split('\n');
+    const header = lines.find((line) => line.startsWith('TOKEN ID'))!;
+    expect(header.split(/\s{2,}/)).toEqual(['TOKEN ID', 'SUBJECT', 'ROLES', 'CREATED (UTC)', 'EXPIRES (UTC)', 'STATE']);
+    const row = lines.find((line) => line.startsWith(live.record.tokenId))!;
+    expect(row.split(/\s{2,}/)).toEqual([
+      live.record.tokenId, 'user-listed', 'reader@list-org', `${live.record.createdAt.slice(0, 10)} ${live.record.createdAt.slice(11, 16)}`, '2099-03-04 05:06', 'active',
+    ]);
+  });
+
+  it('revokes a token and says how to end API Gateway\'s cached answers for it on a deployed stage', async () => {
+    const { record } = await createToken({ subject: 'user-leaked', grants: { 'leak-org': 'owner' } });
+    const revoked = await admin(['token', 'revoke', record.tokenId], env());
+    expectWith(revoked.code, revoked.output).toBe(0);
+    expect(revoked.output).toMatch(new RegExp(`Revoked ${record.tokenId} \\(user-leaked\\) at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z: the authorizer refuses it from now on\\.`));
+    expect(revoked.output).toContain(`A deployed stage may still accept ${record.tokenId} for up to authorizerCacheTtlSeconds (60 s by default)`);
+    expect(revoked.output).toContain('  aws apigateway flush-stage-authorizers-cache --rest-api-id <id> --stage-name <stage>\n');
+    expect(revoked.output).toContain(`  (<id>: aws apigateway get-rest-apis --query "items[?name=='tfc-tags-comments-<stage>'].id" --output text)`);
+    const listed = await admin(['token', 'list'], env());
+    expect(listed.output).toMatch(new RegExp(`${record.tokenId} .* revoked \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d\\n`));
+  });
+});
