@@ -60,7 +60,7 @@ export const ALARM_THRESHOLDS = {
   api5xxRate: 0.01,
   /** p99 of the whole request (authorizer + function), 3 periods in a row. */
   apiP99LatencyMs: 2000,
-  /** The authorizer failed (crash, timeout, store down): each is a 500 to a client. Rejections are not errors. */
+  /** The authorizer failed (crash, timeout, store down): each is a 503 with Retry-After to a client (AUTHORIZER_FAILURE, see shared/http/gateway-responses.ts). Rejections are not errors. */
   authorizerErrors: 3,
   /** Unhandled function errors (timeouts, crashes: handled errors are 4xx/5xx responses). */
   functionErrors: 5,
@@ -149,7 +149,7 @@ export class Monitoring extends Construct {
 
     // Lambda: the authorizer's failures (its rejections return a Deny policy, not an error), each function's.
     const authorizer = props.authorizer.fn;
-    alarm('AuthorizerErrors', RUNBOOK.authorizerErrors, `functions/${props.authorizer.name}.ts failed ${ALARM_THRESHOLDS.authorizerErrors}+ times in 5 minutes: clients got 500 instead of an answer about their token`, {
+    alarm('AuthorizerErrors', RUNBOOK.authorizerErrors, `functions/${props.authorizer.name}.ts failed ${ALARM_THRESHOLDS.authorizerErrors}+ times in 5 minutes: clients got 503 (retry later) instead of an answer about their token`, {
       metric: authorizer.metricErrors({ period: PERIOD }), threshold: ALARM_THRESHOLDS.authorizerErrors,
     });
     for (const [name, fn] of props.functions) {
