@@ -1,5 +1,5 @@
 import type { ApiRequest } from '../http/handler';
-import { NotFound, Unavailable } from '../jsonapi/errors';
+import { NotFound } from '../jsonapi/errors';
 import type { Listed, Range } from '../store/collection';
 import { isId } from '../ids';
 import { findComment, findRunOrganization, insertComment, listStoredComments } from '../store/comments';
@@ -48,8 +48,6 @@ export async function createComment(runId: string | undefined, attributes: Recor
   const comment = await insertComment({ runId, organization, body, createdBy: caller.principal.subject }, receipt);
   if (isReplay<Comment>(comment)) return replayed(receipt, comment);
   if (comment === 'run-not-found') throw new NotFound();
-  // Nothing was written; the run is busier than a request should wait for.
-  if (comment === 'contended') throw new Unavailable();
   countMetric(METRIC.commentCreated, { commentId: comment.id, runId });
   return comment;
 }

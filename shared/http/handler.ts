@@ -9,6 +9,7 @@ import { assertNoInclusion } from '../jsonapi/inclusion';
 import { parseRequestDocument, type RequestData } from '../jsonapi/request-document';
 import { isStoreUnavailable } from '../store/errors';
 import { isWriteOutcomeUnknown } from '../store/write-outcome';
+import { Contended, withStoreDeadline } from '../store/contention';
 import { logger } from '../observability/logger';
 import { countAuthorization, countMetric, flushMetrics, METRIC } from '../observability/metrics';
 import { withOriginalStack } from '../observability/stack-traces';
@@ -63,12 +64,12 @@ export function jsonApiHandler(
     .use(jsonApiResponses())
     .use(httpHeaderNormalizer())
     .use(contentNegotiation(options.bodyType !== undefined))
-    .handler(async (event) => {
+    .handler(async (event, context) => {
       const principal = route.role === null ? anonymous : decodePrincipal(event.requestContext.authorizer);
       // request_id: API Gateway's, the X-Request-Id of the response (function_request_id is Lambda's).
       logger.appendKeys({ route: `${route.method} ${route.path}`, tokenId: principal.tokenId, request_id: event.requestContext.requestId });
       const pathParameters = event.pathParameters ?? {};
-      const result = await handle({
+      const result = await withStoreDeadline(storeDeadline(context), () => handle({
         event,
         pathParameters,
         query: event.queryStringParameters ?? {},
@@ -78,13 +79,22 @@ export function jsonApiHandler(
         principal,
         authorize: (organization) => countingRefusals(() => authorize(principal, organization, route.role ?? 'reader')),
         url: publicUrl(event),
-      });
+      }));
       return toResponse(result, event);
     });
 }
 
 /** Time left for the error path (shaping, logging, metrics) once the handler is given up on. */
 export const TIMEOUT_ANSWER_MARGIN_MS = 500;
+
+/**
+ * When this request's store calls must have ended: the function's timeout less the margin to
+ * answer. Waits on a hot spot stop in time to answer 503 before it (shared/store/contention.ts).
+ */
+const storeDeadline = (context: Context | undefined) =>
+  Date.now() + (context?.getRemainingTimeInMillis?.() ?? DEFAULT_REMAINING_MS) - TIMEOUT_ANSWER_MARGIN_MS;
+/** A caller without a Lambda context (a test invoking the handler) gets the deployed timeout. */
+const DEFAULT_REMAINING_MS = 10_000;
 
 /** 403 and 404 from the role check are authorization outcomes too: count them, then let them answer. */
 function countingRefusals<T>(check: () => T): T {
@@ -129,6 +139,9 @@ function jsonApiResponses(): MiddlewareObj<Event, APIGatewayProxyResult> {
         apiError = error;
         if (error instanceof ExpiredToken) countAuthorization('expired');
         if (error instanceof GatewayTimeout) logger.error('gave up shortly before the function timeout');
+      } else if (error instanceof Contended) {
+        // Logged and counted where it gave up (contention.ts).
+        apiError = new Unavailable(`The ${error.hotSpot} is busy with other writes right now; this request waited its turn for as long as it could and wrote nothing. Retry it after Retry-After.`);
       } else if (isStoreUnavailable(error)) {
         logger.warn('store unavailable', { error: error as Error });
         countMetric(METRIC.storeUnavailable);

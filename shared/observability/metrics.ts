@@ -4,8 +4,9 @@ import { APP_NAME } from '../config';
 /**
  * Business and health metrics as CloudWatch Embedded Metric Format: JSON lines on stdout that
  * CloudWatch turns into metrics (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html).
- * One namespace; dimensions are only `service`, plus `function_name` on ColdStart and `reason` on
- * AuthorizationOutcome (small fixed sets). Ids go in metadata: searchable in the log line, never a
+ * One namespace; dimensions are only `service`, plus `function_name` on ColdStart, `reason` on
+ * AuthorizationOutcome and `hotSpot` (run, organization) on the HotSpot metrics (small fixed
+ * sets). Ids go in metadata: searchable in the log line, never a
  * dimension (each distinct dimension value is a billed metric).
  */
 export const METRICS_NAMESPACE = 'TfcTagsComments';
@@ -19,6 +20,11 @@ export const METRIC = {
   commentCreated: 'CommentCreated',
   authorizationOutcome: 'AuthorizationOutcome',
   storeUnavailable: 'StoreUnavailable',
+  /** Per request that lost at least one round on a hot spot (shared/store/contention.ts), by `hotSpot`. */
+  hotSpotWaits: 'HotSpotWaits',
+  hotSpotAttempts: 'HotSpotAttempts',
+  hotSpotWaitTime: 'HotSpotWaitTime',
+  hotSpotGaveUp: 'HotSpotGaveUp',
 } as const;
 
 /** Why a request was or was not authorized: the `reason` dimension of AuthorizationOutcome. */
@@ -49,4 +55,18 @@ export function flushMetrics(functionName: string): void {
   metrics.captureColdStartMetric(functionName);
   if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
   else metrics.clearMetadata();
+}
+
+/**
+ * One request's wait on a hot spot, as its own EMF line with the `hotSpot` dimension: attempts
+ * made, time waited, and whether it gave up (1) or won (0), so an alarm can sum the give-ups.
+ */
+export function countContention(hotSpot: 'run' | 'organization', wait: { attempts: number; waitedMs: number; gaveUp: boolean }): void {
+  const line = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: APP_NAME });
+  line.addDimension('hotSpot', hotSpot);
+  line.addMetric(METRIC.hotSpotWaits, MetricUnit.Count, 1);
+  line.addMetric(METRIC.hotSpotAttempts, MetricUnit.Count, wait.attempts);
+  line.addMetric(METRIC.hotSpotWaitTime, MetricUnit.Milliseconds, wait.waitedMs);
+  line.addMetric(METRIC.hotSpotGaveUp, MetricUnit.Count, wait.gaveUp ? 1 : 0);
+  line.publishStoredMetrics();
 }

@@ -1,4 +1,5 @@
-import { Conflict, InvalidAttribute, NotFound } from '../jsonapi/errors';
+import { InvalidAttribute, NotFound } from '../jsonapi/errors';
+import { LOST_ROUND, whileContended } from '../store/contention';
 import type { Listed, Range } from '../store/collection';
 import { isId } from '../ids';
 import {
@@ -13,8 +14,6 @@ import { parseCreateAttributes, parseUpdateAttributes, type ReservedTagKey, type
 export type Authorize = (organization: string) => unknown;
 
 const nameTaken = () => new InvalidAttribute('Key has already been taken', '/data/attributes/key');
-/** A concurrent rename or delete won the race: read the key again and re-apply, a few times at most. */
-const MAX_ATTEMPTS = 3;
 
 export async function listKeys(organization: string, range: Range, authorize: Authorize): Promise<Listed<ReservedTagKey>> {
   authorize(organization);
@@ -46,31 +45,32 @@ const changesAnything = (current: ReservedTagKey, changes: ReservedTagKeyChanges
   (changes.key !== undefined && changes.key !== current.key) ||
   (changes.disableOverrides !== undefined && changes.disableOverrides !== current.disableOverrides);
 
-/** Partial update; `updated-at` moves only when something changed (a no-op PATCH writes nothing). */
+/**
+ * Partial update; `updated-at` moves only when something changed (a no-op PATCH writes nothing).
+ * A concurrent rename or delete that won the race ('gone') means: read the key again and re-apply,
+ * for as long as the request can wait, so the answer is the one a serial order gives (404 once it
+ * is deleted, the change applied to the renamed key otherwise).
+ */
 export async function updateKey(id: string | undefined, attributes: Attributes, authorize: Authorize): Promise<ReservedTagKey> {
   let changes: ReservedTagKeyChanges | undefined;
-  for (let attempt = 1; ; attempt++) {
+  return whileContended('organization', { reservedTagKeyId: String(id) }, async () => {
     const current = await findForCaller(id, authorize);
     changes ??= parseUpdateAttributes(attributes);
     if (!changesAnything(current, changes)) return current;
     const updated = await updateStoredReservedTagKey(current, changes);
+    if (updated === 'gone') return LOST_ROUND;
     if (updated === 'name-taken') throw nameTaken();
-    if (updated !== 'gone') {
-      countMetric(METRIC.reservedTagKeyUpdated, { reservedTagKeyId: updated.id, organization: updated.organization });
-      return updated;
-    }
-    if (attempt === MAX_ATTEMPTS) throw new Conflict('the reserved tag key is being changed by other requests; try again');
-  }
+    countMetric(METRIC.reservedTagKeyUpdated, { reservedTagKeyId: updated.id, organization: updated.organization });
+    return updated;
+  });
 }
 
 /** 'gone' means renamed or deleted meanwhile: read it again, so a rename never makes a delete miss (404 only once it is gone). */
 export async function deleteKey(id: string | undefined, authorize: Authorize): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
+  await whileContended('organization', { reservedTagKeyId: String(id) }, async () => {
     const current = await findForCaller(id, authorize);
-    if ((await deleteStoredReservedTagKey(current)) !== 'gone') {
-      countMetric(METRIC.reservedTagKeyDeleted, { reservedTagKeyId: current.id, organization: current.organization });
-      return;
-    }
-    if (attempt === MAX_ATTEMPTS) throw new Conflict('the reserved tag key is being changed by other requests; try again');
-  }
+    if ((await deleteStoredReservedTagKey(current)) === 'gone') return LOST_ROUND;
+    countMetric(METRIC.reservedTagKeyDeleted, { reservedTagKeyId: current.id, organization: current.organization });
+    return undefined;
+  });
 }

@@ -6,6 +6,7 @@ import { Entity, keys } from './keys';
 import { isReplay, receiptPut, replayFrom, type Receipt, type Replay } from './receipts';
 import type { Comment } from '../comments/comment';
 import { newId } from '../ids';
+import { LOST_ROUND, whileContended } from './contention';
 
 /**
  * Comments on runs. A run's comments are numbered 1, 2, 3… as they are written (they are never
@@ -100,27 +101,26 @@ export async function findComment(commentId: string): Promise<Comment | undefine
   return comment;
 }
 
-/** Generous: every attempt that loses means another comment on the run was written meanwhile. */
-const MAX_ATTEMPTS = 30;
-
 /**
  * Writes the run's next comment: one transaction of the run's count (conditioned on the count
- * this process expects and on the organization), its numbered member and its copy by id. When
- * another writer took that number first, the cancellation carries the run as it is now
- * (ReturnValuesOnConditionCheckFailure), and the next attempt takes the number after it. Writers
- * in one process take turns per run, so they do not race each other. Each comment's time is
- * after its predecessor's, so creation time orders a run's comments as their numbers do.
- * 'run-not-found' when the run is not registered in that organization; 'contended' when other
- * writers kept taking the number for longer than a request should wait. A receipt that already
+ * this process expects and on the organization), its numbered member and its copy by id, so the
+ * numbering stays dense with no hole to repair. When another writer took that number first, the
+ * cancellation carries the run as it is now (ReturnValuesOnConditionCheckFailure), and the next
+ * attempt takes the number after it; writers keep trying for as long as the request can wait
+ * (contention.ts: bounded by the function's remaining time, fair to the longest waiting). Writers
+ * in one process take turns per run, so they do not race each other. Each comment's time is after
+ * its predecessor's, so creation time orders a run's comments as their numbers do.
+ * 'run-not-found' when the run is not registered in that organization; throws Contended (nothing
+ * written) when the run stayed busy for longer than the request can wait. A receipt that already
  * exists refuses the insert with the comment it recorded (see receipts.ts).
  */
-export async function insertComment(input: NewComment): Promise<Comment | 'run-not-found' | 'contended'>;
-export async function insertComment(input: NewComment, receipt: Receipt): Promise<Comment | 'run-not-found' | 'contended' | Replay<Comment>>;
-export async function insertComment(input: NewComment, receipt?: Receipt): Promise<Comment | 'run-not-found' | 'contended' | Replay<Comment>> {
-  return inTurn(input.runId, async () => {
+export async function insertComment(input: NewComment): Promise<Comment | 'run-not-found'>;
+export async function insertComment(input: NewComment, receipt: Receipt): Promise<Comment | 'run-not-found' | Replay<Comment>>;
+export async function insertComment(input: NewComment, receipt?: Receipt): Promise<Comment | 'run-not-found' | Replay<Comment>> {
+  return inTurn(input.runId, () => {
     const seen = seenRuns.get(input.runId);
     let expected = seen?.organization === input.organization ? seen : { organization: input.organization, commentCount: 0 };
-    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    return whileContended('run', { runId: input.runId }, async () => {
       const sequence = (expected.commentCount ?? 0) + 1;
       const comment: Comment = { id: newId('wsc'), ...input, createdAt: timeAfter(expected.lastCommentAt) };
       const outcome = await appendComment(comment, sequence, receipt);
@@ -134,10 +134,8 @@ export async function insertComment(input: NewComment, receipt?: Receipt): Promi
         return outcome;
       }
       if (outcome !== 'conflict') expected = outcome;
-      // Others are writing to this run right now: let them through before trying again.
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
-    }
-    return 'contended';
+      return LOST_ROUND;
+    });
   });
 }
 

@@ -4,7 +4,9 @@ import { Entity, keys } from './keys';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isSameReceipt, receiptPut, replayFrom, type Receipt, type Replay } from './receipts';
-import { transactWrite } from './transactions';
+import { transactWrite, transactWriteOnce } from './transactions';
+import { LOST_ROUND, whileContended } from './contention';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ReservedTagKey, ReservedTagKeyChanges } from '../reserved-tag-keys/reserved-tag-key';
 import { newId, now } from '../ids';
 
@@ -98,26 +100,29 @@ export async function insertReservedTagKey(
   organization: string, attributes: Required<ReservedTagKeyChanges>, receipt?: Receipt,
 ): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>> {
   const id = newId('rtk');
-  for (;;) {
+  return whileContended('organization', { organization }, async () => {
     const createdAt = now();
     const record: ReservedTagKey = { id, organization, ...attributes, createdAt, updatedAt: createdAt };
     const guard = {
       ...nameKey(record), entity: Entity.ReservedTagKeyName, id: record.id,
       ...(receipt && !receipt.keyed ? { receipt: receipt.id, receiptExpiresAt: receipt.expiresAt } : {}),
     };
-    const refused = await transactWrite([
+    const refused = await transactWriteOnce([
       { Put: { TableName: tableName(), Item: guard, ConditionExpression: 'attribute_not_exists(PK)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
       { Put: { TableName: tableName(), Item: { ...memberKey(record), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
       { Put: { TableName: tableName(), Item: { ...keys.reservedTagKeyById(record.id), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
       counterChange(record, 1),
       ...(receipt?.keyed ? [receiptPut(receipt, record)] : []),
     ]);
+    if (refused === LOST_ROUND) return LOST_ROUND;
     if (!refused) return record;
-    if (refused[4]?.Code === 'ConditionalCheckFailed') return replayFrom(refused[4].Item);
+    if (refused[4]?.Code === 'ConditionalCheckFailed') return replayFrom<ReservedTagKey>(refused[4].Item);
     if (refused[0]?.Code === 'ConditionalCheckFailed') return receipt ? replayOfName(refused[0].Item, receipt) : 'name-taken';
     if (refused[3]?.Code !== 'ConditionalCheckFailed') throw new Error(`reserved tag key insert refused: ${refused.map((r) => r.Code).join(', ')}`);
-    await new Promise((resolve) => setTimeout(resolve, WINDOW_MS - (Date.now() % WINDOW_MS)));
-  }
+    // The window is full: the next one has room.
+    await sleep(WINDOW_MS - (Date.now() % WINDOW_MS));
+    return LOST_ROUND;
+  });
 }
 
 /** The key a name guard points to, when its replay-window receipt is `receipt`; else the name is taken. */
@@ -148,7 +153,7 @@ export async function updateStoredReservedTagKey(current: ReservedTagKey, change
       ...(changes.key === undefined ? {} : { ':seenKey': current.key }),
     },
   };
-  const refused = await transactWrite([
+  const refused = await transactWrite('organization', { organization: current.organization }, [
     ...(renamed
       ? [
           // The guard may already be this key's: a concurrent rename to another casing of the name.
@@ -172,7 +177,7 @@ export async function updateStoredReservedTagKey(current: ReservedTagKey, change
  */
 export async function deleteStoredReservedTagKey(current: ReservedTagKey): Promise<undefined | WriteRefusal> {
   for (const lastInWindow of [true, false]) {
-    const refused = await transactWrite([
+    const refused = await transactWrite('organization', { organization: current.organization }, [
       { Delete: { TableName: tableName(), Key: memberKey(current), ConditionExpression: 'attribute_exists(PK)' } },
       { Delete: { TableName: tableName(), Key: keys.reservedTagKeyById(current.id) } },
       { Delete: { TableName: tableName(), Key: nameKey(current), ConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': current.id } } },

@@ -74,7 +74,7 @@ export async function registerRun(input: NewRun): Promise<Registration | Registe
  */
 export async function insertRun(input: NewRun): Promise<Registration | RegisteredElsewhere> {
   const run: RunRecord = { ...input, createdAt: input.createdAt ?? now() };
-  const refused = await transactWrite([
+  const refused = await transactWrite('run', { runId: run.runId }, [
     {
       Put: {
         TableName: tableName(),

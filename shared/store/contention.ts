@@ -1,0 +1,99 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { logger } from '../observability/logger';
+import { countContention } from '../observability/metrics';
+import { STORE_CALL_MAX_MS } from './client';
+
+/**
+ * Hot spots: many writers meeting at one item (a run's comment count, an organization's reserved
+ * tag keys counter and name guards). Every writer but one loses each round and tries again. How
+ * long it may keep trying is bounded by the time its function has left, not by a number of
+ * attempts: it starts another attempt only while that attempt, at its slowest (the store client's
+ * timeouts), would still end before the deadline, so a request that must give up does so with a
+ * definite answer (503, nothing written) rather than running into the function's timeout (504).
+ */
+
+/** Where writers meet: the `hotSpot` dimension of the contention metrics (a small fixed set). */
+export type HotSpot = 'run' | 'organization';
+
+/** Store calls of this request must have ended by this time (epoch ms); set by the handler. */
+const deadlines = new AsyncLocalStorage<number>();
+
+/** The wait of the hot spot this request is on, shared by nested retries. */
+const waits = new AsyncLocalStorage<{ started: number; attempts: number }>();
+
+/** Without a handler's deadline (operator CLI, tests calling the store): the API function's own budget. */
+const DEFAULT_BUDGET_MS = 9_500;
+
+/** Runs `work` with its store retries bounded by `deadline` (epoch ms). */
+export const withStoreDeadline = <T>(deadline: number, work: () => Promise<T>): Promise<T> => deadlines.run(deadline, work);
+
+/** Nothing was written: the hot spot stayed busy for as long as this request could wait. */
+export class Contended extends Error {
+  readonly hotSpot: HotSpot;
+  constructor(hotSpot: HotSpot, attempts: number, waitedMs: number) {
+    super(`gave up after ${attempts} attempts and ${waitedMs} ms on a busy ${hotSpot}`);
+    this.name = 'Contended';
+    this.hotSpot = hotSpot;
+  }
+}
+
+/** What an attempt returns to be tried again: it lost a round, and nothing was written. */
+export const LOST_ROUND = Symbol('lost round');
+
+/** The shortest and longest pause between attempts (ms). */
+const PAUSE_MIN_MS = 2;
+const PAUSE_MAX_MS = 250;
+
+/**
+ * Runs `attempt` on a hot spot (`where` names it in the log: { runId } or { organization }) until it returns something other than LOST_ROUND, pausing between attempts; throws
+ * Contended when another attempt could not end before the deadline. Records the wait (attempts,
+ * time waited, outcome) when there was one.
+ *
+ * The pause is full jitter over a window that doubles with each lost round, starting from the last
+ * attempt's duration (a round's length where this runs: milliseconds on DynamoDB, more on DynamoDB
+ * Local), so writers spread out to about as many rounds as there are writers. It is fair: the
+ * window shrinks as the request's wait nears its end, so the writers that have waited longest try
+ * most often and win the next rounds, instead of newcomers with short windows taking them.
+ */
+export async function whileContended<T>(hotSpot: HotSpot, where: Record<string, string>, attempt: () => Promise<T | typeof LOST_ROUND>): Promise<T> {
+  // A wait inside another (a transaction retried within an update that re-reads its key) is part
+  // of it: one request, one record.
+  const outer = waits.getStore();
+  const wait = outer ?? { started: Date.now(), attempts: 0 };
+  const deadline = deadlines.getStore() ?? wait.started + DEFAULT_BUDGET_MS;
+  const patience = Math.max(1, deadline - STORE_CALL_MAX_MS - wait.started);
+  /** The outermost wait records itself once: attempts, time waited, and whether it gave up. */
+  const finish = (gaveUp: boolean) => {
+    if (outer || wait.attempts < 2) return;
+    const waitedMs = Date.now() - wait.started;
+    countContention(hotSpot, { attempts: wait.attempts, waitedMs, gaveUp });
+    // Which run or organization goes in the log line, never in a metric dimension.
+    if (gaveUp) logger.warn('gave up waiting on a busy hot spot', { hotSpot, ...where, attempts: wait.attempts, waitedMs });
+  };
+  for (let lost = 1; ; lost++) {
+    const attemptStarted = Date.now();
+    wait.attempts++;
+    let outcome: T | typeof LOST_ROUND;
+    try {
+      outcome = await waits.run(wait, attempt);
+    } catch (error) {
+      finish(error instanceof Contended);
+      throw error;
+    }
+    const now = Date.now();
+    if (outcome !== LOST_ROUND) {
+      finish(false);
+      return outcome;
+    }
+    const round = Math.min(PAUSE_MAX_MS, Math.max(PAUSE_MIN_MS, now - attemptStarted));
+    const window = Math.min(PAUSE_MAX_MS, round * 2 ** Math.min(lost - 1, 8));
+    const urgency = Math.min(1, (now - wait.started) / patience);
+    const pause = Math.random() * Math.max(PAUSE_MIN_MS, window * (1 - urgency));
+    if (now + pause + STORE_CALL_MAX_MS > deadline) {
+      finish(true);
+      throw new Contended(hotSpot, wait.attempts, now - wait.started);
+    }
+    await sleep(pause);
+  }
+}

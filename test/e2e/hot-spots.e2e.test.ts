@@ -1,0 +1,210 @@
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { errorBody, tokenFor, type ApiResponse } from '../support/api';
+import { expectWith } from '../support/expect-with';
+import { useLocalStack } from '../support/local-stack';
+import { organizationState } from '../support/organization-state';
+import { registerNewRun } from '#shared/store/runs';
+import { getItem, queryPrefix } from '#shared/store/collection';
+import { keys } from '#shared/store/keys';
+
+/**
+ * Hot spots over HTTP through the local stack: many writers on one run (its comment count) or one
+ * organization (its reserved tag keys' counter and name guards) at the same moment. Each gets its
+ * true answer (201, or HCP Terraform's 422 for a taken name) or a 503 with Retry-After that wrote
+ * nothing; never a 504 or a 500; and the table afterwards equals some serial order of the requests.
+ */
+const { api: stack, logs } = useLocalStack();
+
+/**
+ * The API as go-tfe and python-tfe call it: a 429 from the gateway's throttle (a burst larger than
+ * a method takes at once) is waited out for its Retry-After and sent again; every other answer is
+ * the caller's.
+ */
+const asClient = <A extends unknown[]>(send: (...args: A) => Promise<ApiResponse>) => async (...args: A) => {
+  for (let tries = 1; ; tries++) {
+    const answer = await send(...args);
+    if (answer.status !== 429 || tries === 20) return answer;
+    await new Promise((resolve) => setTimeout(resolve, Number(answer.headers.get('retry-after') ?? 1) * 1000 * (0.5 + Math.random())));
+  }
+};
+const api = { get: stack.get, post: asClient(stack.post), patch: asClient(stack.patch), delete: asClient(stack.delete) };
+
+const ORG = 'hot-org';
+let owner: string;
+beforeAll(async () => {
+  owner = await tokenFor({ [ORG]: 'owner' }, 'user-hot');
+});
+
+const newRun = async () => (await registerNewRun(ORG, 'hot-workspace')).runId;
+const comment = (body: string) => ({ data: { type: 'comments', attributes: { body } } });
+const keyDocument = (key: string) => ({ data: { type: 'reserved-tag-keys', attributes: { key } } });
+const nameTaken = errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key');
+const statuses = (answers: ApiResponse[]) =>
+  answers.reduce<Record<number, number>>((counts, { status }) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {});
+
+/** Every comment of the run through the API, page by page: what a client sees afterwards. */
+async function listAll(runId: string) {
+  const listed: Array<{ id: string; attributes: { body: string; 'created-at': string } }> = [];
+  let total = 0;
+  for (let page = 1; ; page++) {
+    const answer = await api.get(`/runs/${runId}/comments?page[number]=${page}&page[size]=20`, { token: owner });
+    expect(answer.status).toBe(200);
+    listed.push(...answer.json.data);
+    total = answer.json.meta.pagination['total-count'];
+    if (answer.json.meta.pagination['next-page'] === null) break;
+  }
+  return { listed, total };
+}
+
+/** The run's comments are exactly the ones answered 201, each once, numbered 1..n in creation order. */
+async function expectExactlyCreated(runId: string, created: ApiResponse[]) {
+  const { listed, total } = await listAll(runId);
+  expect(total).toBe(created.length);
+  expect(listed.map((c) => c.id).sort()).toEqual(created.map((c) => c.json.data.id).sort());
+  const times = listed.map((c) => c.attributes['created-at']);
+  expect(times).toEqual([...times].sort());
+  expect(new Set(times).size).toBe(times.length);
+  // Numbered densely: member n holds the n-th comment listed.
+  const members = await queryPrefix(keys.runComments(runId));
+  expect(members.slice(1).map((m) => m.id)).toEqual(listed.map((c) => c.id));
+  expect((await getItem(keys.run(runId)))?.commentCount ?? 0).toBe(created.length);
+}
+
+/** A 503 that says to come back: Retry-After and the contract's body. */
+function expectRetryLater(answer: ApiResponse) {
+  expectWith(answer.status, answer.text).toBe(503);
+  expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  expect(answer.json.errors[0].status).toBe('503');
+}
+
+describe('many writers on one run', () => {
+  it('60 simultaneous creates: 201, or 503 with Retry-After that wrote nothing; never a 504; the run lists exactly the 201s', async () => {
+    const runId = await newRun();
+    const logged = logs.length;
+    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) =>
+      api.post(`/runs/${runId}/comments`, { token: owner, body: comment(`simultaneous ${i}`) })));
+    const counts = statuses(answers);
+    console.log('60 simultaneous comment creates on one run:', counts,
+      [...new Set(answers.filter((a) => a.status !== 201).map((a) => a.json.errors[0].detail))]);
+    for (const answer of answers.filter((a) => a.status !== 201)) expectRetryLater(answer);
+    await expectExactlyCreated(runId, answers.filter((a) => a.status === 201));
+    // Every give-up is visible: a log line naming the run, and the HotSpot metrics by hotSpot.
+    const lines = logs.slice(logged).map((line) => line.replace(/^\[[^\]]+\] /, '')).filter((line) => line.startsWith('{'));
+    const gaveUp = lines.map((line) => JSON.parse(line)).filter((entry) => entry.message === 'gave up waiting on a busy hot spot');
+    expect(gaveUp).toHaveLength(counts[503] ?? 0);
+    for (const entry of gaveUp) expect(entry).toMatchObject({ level: 'WARN', hotSpot: 'run', runId, attempts: expect.any(Number) });
+    const waits = lines.map((line) => JSON.parse(line)).filter((entry) => entry.HotSpotWaits !== undefined);
+    expect(waits.length).toBeGreaterThanOrEqual(counts[503] ?? 0);
+    expect(waits.filter((entry) => entry.HotSpotGaveUp === 1)).toHaveLength(counts[503] ?? 0);
+    for (const entry of waits) expect(entry).toMatchObject({ hotSpot: 'run', HotSpotAttempts: expect.any(Number), HotSpotWaitTime: expect.any(Number) });
+  }, 120_000);
+
+  it('16 writers creating continuously: only 201s, every comment listed once in creation order', async () => {
+    const runId = await newRun();
+    const until = Date.now() + Number(process.env.HOT_SPOT_SECONDS ?? 10) * 1000;
+    const answers: ApiResponse[] = [];
+    await Promise.all(Array.from({ length: 16 }, async (_, writer) => {
+      for (let n = 0; Date.now() < until; n++) {
+        answers.push(await api.post(`/runs/${runId}/comments`, { token: owner, body: comment(`writer ${writer} #${n}`) }));
+      }
+    }));
+    console.log('16 continuous writers on one run:', statuses(answers));
+    expect(statuses(answers)).toEqual({ 201: answers.length });
+    await expectExactlyCreated(runId, answers);
+  }, 120_000);
+});
+
+describe('many writers on one organization', () => {
+  /** `n` distinct casings of `name`: the i-th upper-cases the letters where i has a bit set. */
+  const casings = (name: string, n: number) => Array.from({ length: n }, (_, i) =>
+    [...name].map((ch, j) => ((i >> j) & 1 ? ch.toUpperCase() : ch)).join(''));
+
+  it('20 simultaneous creates of one name in 20 casings: one 201, nineteen 422 "Key has already been taken"', async () => {
+    const answers = await Promise.all(casings('costcenter', 20).map((key) =>
+      api.post(`/organizations/${ORG}/reserved-tag-keys`, { token: owner, body: keyDocument(key) })));
+    console.log('20 casings of one name:', statuses(answers));
+    expect(statuses(answers)).toEqual({ 201: 1, 422: 19 });
+    for (const answer of answers.filter((a) => a.status === 422)) expect(answer.json).toEqual(nameTaken);
+    const state = await organizationState(ORG);
+    expect(state.problems).toEqual([]);
+    expect(state.keys.filter((k) => k.key.toLowerCase() === 'costcenter')).toHaveLength(1);
+  }, 60_000);
+
+  it('20 simultaneous creates of one name with 20 distinct Idempotency-Keys: one 201, nineteen 422', async () => {
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+      api.post(`/organizations/${ORG}/reserved-tag-keys`, {
+        token: owner, body: keyDocument('owner-team'), headers: { 'Idempotency-Key': `race-${i}-${Date.now()}` },
+      })));
+    console.log('20 Idempotency-Keys, one name:', statuses(answers));
+    expect(statuses(answers)).toEqual({ 201: 1, 422: 19 });
+    for (const answer of answers.filter((a) => a.status === 422)) expect(answer.json).toEqual(nameTaken);
+    expect((await organizationState(ORG)).problems).toEqual([]);
+  }, 60_000);
+
+  it('20 simultaneous renames to one name in 20 casings: one 200, nineteen 422', async () => {
+    const created = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+      api.post(`/organizations/${ORG}/reserved-tag-keys`, { token: owner, body: keyDocument(`rename-me-${i}`) })));
+    expect(statuses(created)).toEqual({ 201: 20 });
+    const answers = await Promise.all(casings('application', 20).map((key, i) =>
+      api.patch(`/reserved-tag-keys/${created[i]!.json.data.id}`, { token: owner, body: keyDocument(key) })));
+    console.log('20 renames to one name:', statuses(answers));
+    expect(statuses(answers)).toEqual({ 200: 1, 422: 19 });
+    for (const answer of answers.filter((a) => a.status === 422)) expect(answer.json).toEqual(nameTaken);
+    const state = await organizationState(ORG);
+    expect(state.problems).toEqual([]);
+    expect(state.keys.filter((k) => k.key.toLowerCase() === 'application')).toHaveLength(1);
+  }, 60_000);
+
+  it('a burst of creates, updates and deletes: no 5xx, and the organization equals a serial order of them', async () => {
+    const seeded = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+      api.post(`/organizations/${ORG}/reserved-tag-keys`, { token: owner, body: keyDocument(`burst-seed-${i}`) })));
+    const ids = seeded.map((s) => s.json.data.id as string);
+    const before = await organizationState(ORG);
+    const answers = await Promise.all([
+      // The last 4 repeat a name with other attributes: not a replay of an identical create.
+      ...Array.from({ length: 16 }, (_, i) => api.post(`/organizations/${ORG}/reserved-tag-keys`, {
+        token: owner,
+        body: { data: { type: 'reserved-tag-keys', attributes: { key: `burst-new-${i % 12}`, 'disable-overrides': i >= 12 } } },
+      })),
+      ...ids.slice(0, 4).map((id, i) => api.patch(`/reserved-tag-keys/${id}`, { token: owner, body: keyDocument(`burst-renamed-${i}`) })),
+      ...ids.slice(0, 4).map((id) => api.patch(`/organizations/${ORG}/reserved-tag-keys/${id}`, {
+        token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { 'disable-overrides': true } } },
+      })),
+      ...ids.slice(2, 8).map((id) => api.delete(`/reserved-tag-keys/${id}`, { token: owner })),
+    ]);
+    const counts = statuses(answers);
+    console.log('mixed burst in one organization:', counts);
+    expect(answers.filter((a) => a.status >= 500).map((a) => a.text)).toEqual([]);
+    // Creates: 12 distinct names, 4 repeats answered 422. Deletes of the 6 seeded keys: 204 each
+    // (updates racing them answer 200 or 404). Renames to fresh names never collide.
+    expect(statuses(answers.slice(0, 16))).toEqual({ 201: 12, 422: 4 });
+    expect(answers.slice(24).map((a) => a.status)).toEqual([204, 204, 204, 204, 204, 204]);
+    const after = await organizationState(ORG);
+    expect(after.problems).toEqual([]);
+    expect(after.keys.length).toBe(before.keys.length + 12 - 6);
+    expect(logs.filter((line) => /unhandled error/.test(line))).toEqual([]);
+  }, 60_000);
+});
+
+describe('documents nested deep', () => {
+  const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+  it.each([
+    ['in attributes', (depth: number) => `{"data":{"type":"comments","attributes":{"body":"hi","deep":${nested(depth)}}}}`],
+    ['beside data', (depth: number) => `{"data":{"type":"comments","attributes":{"body":"hi"}},"meta":${nested(depth)}}`],
+  ])('a comment create nested 10,000 levels %s is a 400 that says so, and writes nothing', async (_where, body) => {
+    const runId = await newRun();
+    const answer = await api.post(`/runs/${runId}/comments`, { token: owner, body: body(10_000) });
+    expect(answer.status).toBe(400);
+    expect(answer.json.errors[0].detail).toMatch(/nested more than \d+ levels deep/);
+    expect((await listAll(runId)).total).toBe(0);
+  });
+
+  it('a reserved tag key create nested 10,000 levels is a 400, and writes nothing', async () => {
+    const before = await organizationState(ORG);
+    const body = `{"data":{"type":"reserved-tag-keys","attributes":{"key":"deep","x":${nested(10_000)}}}}`;
+    const answer = await api.post(`/organizations/${ORG}/reserved-tag-keys`, { token: owner, body });
+    expect(answer.status).toBe(400);
+    expect(answer.json.errors[0].detail).toMatch(/nested more than \d+ levels deep/);
+    expect((await organizationState(ORG)).keys.length).toBe(before.keys.length);
+  });
+});

@@ -1,0 +1,43 @@
+import { getItem, queryPrefix, type Item } from '#shared/store/collection';
+import { keys, organizationPartition } from '#shared/store/keys';
+import { WINDOW_MS } from '#shared/store/reserved-tag-keys';
+import type { ReservedTagKey } from '#shared/reserved-tag-keys/reserved-tag-key';
+
+/**
+ * An organization's reserved tag keys as stored, and every way the items disagree: the counter's
+ * count and windows, each key's copy by id and its name guard. After any race, a serial order of
+ * the requests leaves `problems` empty.
+ */
+export async function organizationState(organization: string): Promise<{ keys: ReservedTagKey[]; problems: string[] }> {
+  const partition = await queryPrefix({ PK: organizationPartition(organization), SKPrefix: 'TAG' });
+  const counter = partition.find((item) => item.SK === keys.reservedTagKeyCounter(organization).SK);
+  const members = partition.filter((item) => String(item.SK).startsWith('TAGKEYS#')) as Array<Item & ReservedTagKey>;
+  const guards = partition.filter((item) => String(item.SK).startsWith('TAGNAME#'));
+  const problems: string[] = [];
+  if (((counter?.itemCount as number | undefined) ?? 0) !== members.length) {
+    problems.push(`counter says ${String(counter?.itemCount)} keys, ${members.length} stored`);
+  }
+  const windows = new Map<string, number>();
+  for (const member of members) {
+    const window = `w${Math.floor(Date.parse(member.createdAt) / WINDOW_MS)}`;
+    windows.set(window, (windows.get(window) ?? 0) + 1);
+    const copy = await getItem(keys.reservedTagKeyById(member.id));
+    const { PK: _pk, SK: _sk, ...record } = member;
+    const { PK: _cpk, SK: _csk, ...copied } = copy ?? {};
+    if (JSON.stringify(copied, Object.keys(copied).sort()) !== JSON.stringify(record, Object.keys(record).sort())) {
+      problems.push(`key ${member.id} (${member.key}): its copy by id differs`);
+    }
+    const guard = guards.find((g) => g.SK === keys.reservedTagKeyName(organization, member.key).SK);
+    if (guard?.id !== member.id) problems.push(`key ${member.id} (${member.key}): its name guard is ${String(guard?.id)}`);
+  }
+  for (const guard of guards) {
+    if (!members.some((m) => m.id === guard.id)) problems.push(`guard ${String(guard.SK)} points to no key`);
+  }
+  for (const [name, count] of Object.entries(counter ?? {})) {
+    if (/^w\d+$/.test(name) && windows.get(name) !== count) problems.push(`window ${name} counts ${String(count)}, holds ${windows.get(name) ?? 0}`);
+  }
+  for (const [window, count] of windows) {
+    if (counter?.[window] !== count) problems.push(`window ${window} holds ${count}, counter says ${String(counter?.[window])}`);
+  }
+  return { keys: members.map(({ PK: _pk, SK: _sk, entity: _e, ...record }) => record as unknown as ReservedTagKey), problems };
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from '@jest/globals';
+import { Contended, LOST_ROUND, whileContended, withStoreDeadline } from '#shared/store/contention';
+import { STORE_CALL_MAX_MS } from '#shared/store/client';
+
+/** The waiting rule on a hot spot: bounded by the request's deadline, never by a count of attempts. */
+describe('whileContended', () => {
+  it('keeps trying while an attempt can still end before the deadline, then gives up in time to answer', async () => {
+    const started = Date.now();
+    const deadline = started + STORE_CALL_MAX_MS + 400;
+    const attemptStarts: number[] = [];
+    const outcome = withStoreDeadline(deadline, () => whileContended('run', { runId: 'run-x' }, async () => {
+      attemptStarts.push(Date.now());
+      return LOST_ROUND;
+    }));
+    await expect(outcome).rejects.toBeInstanceOf(Contended);
+    // Far more than the old fixed counts (6 or 30 attempts)…
+    expect(attemptStarts.length).toBeGreaterThan(6);
+    // …and none started too late for a slow store call to end before the deadline.
+    expect(Math.max(...attemptStarts)).toBeLessThanOrEqual(deadline - STORE_CALL_MAX_MS);
+    expect(Date.now()).toBeLessThan(deadline - STORE_CALL_MAX_MS + 50);
+  });
+
+  it('returns the first attempt that did not lose, after as many rounds as it took', async () => {
+    let attempts = 0;
+    const outcome = await whileContended('organization', { organization: 'acme' }, async () => (++attempts < 5 ? LOST_ROUND : 'written'));
+    expect(outcome).toBe('written');
+    expect(attempts).toBe(5);
+  });
+
+  it('gives up at once when the deadline leaves no room for another attempt', async () => {
+    let attempts = 0;
+    const outcome = withStoreDeadline(Date.now() + 10, () => whileContended('run', { runId: 'run-y' }, async () => {
+      attempts++;
+      return LOST_ROUND;
+    }));
+    await expect(outcome).rejects.toThrow(/gave up after 1 attempts/);
+    expect(attempts).toBe(1);
+  });
+
+  it('lets an error through as it is, without trying again', async () => {
+    let attempts = 0;
+    await expect(whileContended('run', { runId: 'run-z' }, async () => {
+      attempts++;
+      throw new Error('store down');
+    })).rejects.toThrow('store down');
+    expect(attempts).toBe(1);
+  });
+});
