@@ -58,7 +58,7 @@ describe('the README and docs, pasted in order after npm start', () => {
     // What the commands claim is what happened, on the stack's own store.
     expect(result.output).not.toContain('admin: warning');
     expect(result.output).toMatch(/admin: the running stack's store: npm start \(pid \d+, http:\/\/127\.0\.0\.1:\d+\/api\/v2\)/);
-    expect(result.output).toMatch(/Revoked at-\w+\./);
+    expect(result.output).toMatch(/Revoked at-\w+\b/);
     expect(result.output).toContain('Registered run-CZcmD7eagjhyX0vN in example-org.');
     expect(result.output).toContain('"body":"Approved after review."');
     // A run announced by a signed notification, then commented on.
