@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import type { Stack } from './cloudformation';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './cloudformation';
 import { PROJECT_ROOT } from './assembly';
+import { lambdaTraceHeader } from './xray';
 
 /**
  * The local stand-in for Lambda. Every AWS::Lambda::Function of the template runs its synthesized
@@ -42,6 +43,8 @@ export interface LambdaOptions {
   environmentFor(fn: FunctionConfig): Record<string, string>;
   /** Where each log line goes, labelled with its function (like its log stream). */
   log(functionName: string, line: string): void;
+  /** Each invocation once it ended, with the trace header it ran under (X-Ray's function segment). */
+  onInvoked?(invocation: { name: string; traceHeader: string; startedAt: number; endedAt: number; ok: boolean }): void;
 }
 
 const SUPPORTED_RUNTIMES = /^nodejs\d+\.x$/;
@@ -92,8 +95,12 @@ export class LambdaService {
     while (warm && !warm.alive) warm = pool.pop(); // an idle instance that died is gone, as in Lambda
     const instance = warm ?? this.startInstance(fn);
     this.busy.add(instance);
+    // Lambda continues the trace its caller started (API Gateway's X-Amzn-Trace-Id) under a segment of its own.
+    const traceHeader = lambdaTraceHeader(upstreamTraceHeader(event));
+    const startedAt = Date.now();
     try {
-      const outcome = await instance.invoke(event, fn);
+      const outcome = await instance.invoke(event, fn, traceHeader);
+      this.options.onInvoked?.({ name: fn.name, traceHeader, startedAt, endedAt: Date.now(), ok: outcome.ok });
       if (instance.alive) pool.push(instance);
       return { ...outcome, coldStart: !warm, instanceId: instance.id };
     } finally {
@@ -180,7 +187,7 @@ class Instance {
     });
   }
 
-  async invoke(event: unknown, fn: FunctionConfig): Promise<Outcome> {
+  async invoke(event: unknown, fn: FunctionConfig, traceHeader: string): Promise<Outcome> {
     await Promise.race([this.ready, this.exited]);
     const awsRequestId = randomUUID();
     const deadline = Date.now() + fn.timeoutSeconds * 1000;
@@ -202,7 +209,7 @@ class Instance {
           awsRequestId,
           deadline,
           invokedFunctionArn: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${fn.name}`,
-          traceId: `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomBytes(12).toString('hex')};Parent=${randomBytes(8).toString('hex')};Sampled=1`,
+          traceId: traceHeader,
         },
       });
     });
@@ -224,4 +231,11 @@ class Instance {
 function tooLarge(message: { ok?: boolean; result?: unknown }): Outcome | undefined {
   if (!message.ok || Buffer.byteLength(JSON.stringify(message.result ?? null)) <= MAX_RESPONSE_BYTES) return undefined;
   return { ok: false, error: { errorType: 'Function.ResponseSizeTooLarge', errorMessage: 'Response payload size exceeded maximum allowed payload size (6291556 bytes).' } };
+}
+
+/** The X-Amzn-Trace-Id header of an API Gateway event (proxy or REQUEST authorizer), if any. */
+function upstreamTraceHeader(event: unknown): string | undefined {
+  const headers = (event as { headers?: Record<string, string | undefined> } | null)?.headers ?? {};
+  const name = Object.keys(headers).find((key) => key.toLowerCase() === 'x-amzn-trace-id');
+  return name === undefined ? undefined : headers[name];
 }

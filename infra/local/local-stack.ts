@@ -7,7 +7,7 @@ import { IamPolicies, startDynamoDbProxy, type DynamoDbCall } from './iam';
 import { LambdaService } from './lambda';
 import { answerParserRefusals } from './parser-refusals';
 import { webAclOf, type WafRequest } from './waf';
-import { startXRayDaemon } from './xray';
+import { startXRayDaemon, type XRayDaemon } from './xray';
 
 /**
  * The synthesized stack, running on this machine: WAF → API Gateway → Lambda (each function's
@@ -26,6 +26,8 @@ export interface LocalStackOptions {
   log?(functionName: string, line: string): void;
   /** One line per request, after the response: an access log without tokens. */
   onRequest?(entry: { method: string; path: string; status: number; ms: number; errorType?: string }): void;
+  /** Each trace the functions sent, once it has gone quiet: `npm start` prints or saves it (TRACES). */
+  onTrace?(traceId: string, segments: Array<Record<string, any>>): void;
 }
 
 export interface LocalStack {
@@ -35,8 +37,10 @@ export interface LocalStack {
   lambda: LambdaService;
   /** The DynamoDB calls the functions made, with IAM's decision (newest last). */
   dynamoDbCalls: DynamoDbCall[];
-  /** X-Ray segment documents the functions sent. */
+  /** X-Ray segment documents the functions sent (flat, with the local Lambda's function segments). */
   traces: Array<Record<string, any>>;
+  /** The local X-Ray daemon: what it received, a trace by id. */
+  xray: XRayDaemon;
   /** Managed WAF rule groups passed through unevaluated. */
   unevaluatedRuleGroups: string[];
   close(): Promise<void>;
@@ -83,7 +87,7 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
     partitionKeyOf: (table) => partitionKeys.get(table) ?? 'PK',
     onCall: (call) => { dynamoDbCalls.push(call); if (dynamoDbCalls.length > 10_000) dynamoDbCalls.splice(0, 5_000); },
   });
-  const xray = await startXRayDaemon();
+  const xray = await startXRayDaemon(options.onTrace ? { onTrace: options.onTrace } : {});
   let lambda: LambdaService;
   let gateway: ApiGateway;
   let waf: ReturnType<typeof webAclOf>;
@@ -98,6 +102,7 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
         AWS_XRAY_CONTEXT_MISSING: 'LOG_ERROR',
       }),
       log,
+      onInvoked: (invocation) => xray.recordFunctionSegment(invocation),
     });
     gateway = new ApiGateway(stack, (fn, event) => lambda.invoke(fn, event));
     waf = webAclOf(stack);
@@ -127,6 +132,7 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
     lambda,
     dynamoDbCalls,
     traces: xray.segments,
+    xray,
     unevaluatedRuleGroups: waf?.passedThrough ?? [],
     async close() {
       await new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });

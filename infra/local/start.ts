@@ -16,6 +16,8 @@ import type { Seed } from './seed';
 const USAGE = `Usage: npm start      serve the synthesized local stage (npm run dev: the TypeScript handlers in-process)
 Environment: PORT (3000) the API on 127.0.0.1, DDB_PORT (8000) DynamoDB Local, DATA_DIR (.data) its files,
              TABLE_NAME (tfc-tags-comments-local) the local table.
+             TRACES=print prints each request's X-Ray trace (functions, DynamoDB calls) after it;
+             TRACES=<folder> saves each as <folder>/<trace id>.json. Off by default.
 Refuses to start when PORT or DDB_PORT is taken, or when another npm start serves DATA_DIR.`;
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
   console.log(USAGE);
@@ -59,7 +61,7 @@ const onRequest = ({ method, path, status, ms, errorType }: { method: string; pa
   console.log(`${method} ${path} ${status}${errorType ? ` ${errorType}` : ''} ${ms.toFixed(1)}ms`);
 // Imported only now: the handlers' SDK client (in-process in dev mode) must see the local endpoint.
 const gateway = await (assembly
-  ? (await import('./local-stack')).startLocalStack({ port: settings.port, assembly, dynamoDbEndpoint: dynamo.endpoint, tableName: settings.tableName, onRequest })
+  ? (await import('./local-stack')).startLocalStack({ port: settings.port, assembly, dynamoDbEndpoint: dynamo.endpoint, tableName: settings.tableName, onRequest, ...(await traceOutput()) })
   : (await import('./gateway')).startGateway({ port: settings.port, onRequest })
 ).catch(async (error: Error) => {
   await dynamo.stop();
@@ -85,6 +87,24 @@ console.log([
   `    -d '{"data":{"type":"comments","attributes":{"body":"Looks good"}}}' $API/runs/$RUN/comments`,
   'Ctrl-C stops the API and DynamoDB Local.',
 ].join('\n'));
+
+/** TRACES=print: each trace printed as a tree; TRACES=<folder>: each saved as JSON there. */
+async function traceOutput() {
+  const target = process.env.TRACES;
+  if (!target) return {};
+  const { formatTrace } = await import('./xray');
+  if (target === 'print') return { onTrace: (id: string, segments: Array<Record<string, any>>) => console.log(formatTrace(id, segments)) };
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const { join, resolve } = await import('node:path');
+  mkdirSync(target, { recursive: true });
+  return {
+    onTrace: (id: string, segments: Array<Record<string, any>>) => {
+      const file = join(resolve(target), `${id}.json`);
+      writeFileSync(file, `${JSON.stringify(segments, null, 2)}\n`);
+      console.log(`trace ${id} saved to ${file}`);
+    },
+  };
+}
 
 /** Exactly what the seed did, and the shell line that sets API, TOKEN and RUN either way. */
 function seedLines(s: Seed): string[] {

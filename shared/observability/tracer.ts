@@ -1,48 +1,173 @@
-import { Tracer } from '@aws-lambda-powertools/tracer';
-import { APP_NAME } from '../config';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { randomBytes } from 'node:crypto';
+import { exportInvocation } from './xray-daemon-exporter';
 
 /**
- * X-Ray through Powertools Tracer. Active only inside Lambda with tracing on (it checks
- * AWS_EXECUTION_ENV; POWERTOOLS_TRACE_ENABLED=false turns it off): elsewhere every call is a no-op
- * and nothing is sent. HTTP capture is off: the DynamoDB client is instrumented itself (store/client.ts),
- * and capturing its HTTP calls again would only duplicate those subsegments.
+ * Traces of the functions, owned by the project: no X-Ray SDK (in maintenance since 2026-02-25,
+ * end of support 2027-02-25) and no tracing framework. Each sampled invocation is one span
+ * (`## <function>`, annotated with route and outcome) under the segment Lambda opened for it,
+ * holding one child span per DynamoDB call (operation, table, outcome, time). Nothing else is
+ * recorded: no request or response bodies, no keys, no ids of organizations, runs or tokens.
+ *
+ * Spans are recorded here in plain terms and handed, finished, to one exporter module
+ * (xray-daemon-exporter.ts: X-Ray segment documents over UDP to the daemon Lambda runs). An
+ * OpenTelemetry exporter can replace that module without touching this one. docs/design.md
+ * "Tracing" says why and what it costs.
+ *
+ * Active only when Lambda sampled the invocation (`Sampled=1` in its trace header) and gave the
+ * daemon's address (AWS_XRAY_DAEMON_ADDRESS, set with active tracing): otherwise nothing is
+ * recorded and nothing is sent. One invocation at a time per process, as Lambda runs them (no
+ * AWS_LAMBDA_MAX_CONCURRENCY here): the current invocation is module state, no async context.
  */
-export const tracer = new Tracer({ serviceName: APP_NAME, captureHTTPsRequests: false });
 
-/** One invocation's subsegment, under the segment Lambda opened for it. */
-type TraceSegment = NonNullable<ReturnType<Tracer['getSegment']>>;
+/** The X-Ray trace header Lambda gives an invocation: `Root=1-…;Parent=…;Sampled=1`. */
+export interface TraceHeader { root: string; parent: string | undefined; sampled: boolean }
 
-export interface InvocationTrace {
-  parent: TraceSegment;
-  subsegment: ReturnType<TraceSegment['addNewSubsegment']>;
+/** https://docs.aws.amazon.com/xray/latest/devguide/xray-concepts.html#xray-concepts-tracingheader */
+export function parseTraceHeader(header: string | undefined): TraceHeader | undefined {
+  if (!header) return undefined;
+  let root: string | undefined;
+  let parent: string | undefined;
+  let sampled = false;
+  for (const field of header.split(';')) {
+    const equals = field.indexOf('=');
+    const name = field.slice(0, equals).trim();
+    const value = field.slice(equals + 1).trim();
+    if (name === 'Root') root = value;
+    else if (name === 'Parent') parent = value;
+    else if (name === 'Sampled') sampled = value === '1';
+  }
+  return root ? { root, parent, sampled } : undefined;
 }
 
 /**
- * Opens `## <function>` for this invocation (annotations cannot go on Lambda's own facade
- * segment), annotated with what identifies it: route, cold start, service. The DynamoDB
- * subsegments nest under it.
+ * This invocation's header: from the runtime's invoke store when it keeps one (the Node.js
+ * runtime does for concurrent invocations), else `_X_AMZN_TRACE_ID`, which it sets per invocation.
+ * https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime
  */
+function invocationTraceHeader(): string | undefined {
+  const store = (globalThis as { awslambda?: { InvokeStore?: { getXRayTraceId?(): string | undefined } } }).awslambda?.InvokeStore;
+  return store?.getXRayTraceId?.() ?? process.env._X_AMZN_TRACE_ID;
+}
+
+/** One DynamoDB call as recorded: what X-Ray shows of it, and nothing of its items. */
+export interface DynamoDbSpan {
+  id: string;
+  /** The API operation: GetItem, Query, TransactWriteItems… */
+  operation: string;
+  /** The table(s) the call names; several only for a multi-table batch or transaction. */
+  tables: string[];
+  /** Epoch seconds, microsecond precision. */
+  start: number;
+  end: number;
+  /** DynamoDB's HTTP status, when it answered. */
+  status: number | undefined;
+  /** The error's name (ConditionalCheckFailedException…), never its message or items. */
+  error: string | undefined;
+  retries: number;
+  requestId: string | undefined;
+}
+
+/** One invocation: its span under Lambda's, annotated with route and outcome. */
+export interface InvocationSpan {
+  traceId: string;
+  /** Lambda's segment for this invocation (`Parent` of the header). */
+  parentId: string | undefined;
+  id: string;
+  /** `## <function>`: the route table's function name. */
+  name: string;
+  start: number;
+  end: number;
+  annotations: { route: string; outcome?: string };
+  /** The status answered (5xx a fault, 4xx an error), when there is one. */
+  status: number | undefined;
+  calls: DynamoDbSpan[];
+}
+
+/** Kept opaque for the callers: they open and close it, nothing more. */
+export interface InvocationTrace { readonly span: InvocationSpan; readonly clock: Clock }
+
+/** Epoch seconds from one wall-clock reading per invocation plus the monotonic clock. */
+interface Clock { wallMs: number; monotonicMs: number }
+const seconds = (clock: Clock, monotonicMs = performance.now()) => (clock.wallMs + monotonicMs - clock.monotonicMs) / 1000;
+
+const spanId = () => randomBytes(8).toString('hex');
+
+let current: InvocationTrace | undefined;
+
+/** Opens `## <function>` when this invocation is sampled; undefined (and no cost after) otherwise. */
 export function openInvocationTrace(functionName: string, route: string): InvocationTrace | undefined {
-  if (!tracer.isTracingEnabled()) return undefined;
-  const parent = tracer.getSegment();
-  if (!parent) return undefined;
-  const subsegment = parent.addNewSubsegment(`## ${functionName}`);
-  tracer.setSegment(subsegment);
-  tracer.annotateColdStart();
-  tracer.addServiceNameAnnotation();
-  tracer.putAnnotation('route', route);
-  return { parent, subsegment };
+  current = undefined;
+  if (!process.env.AWS_XRAY_DAEMON_ADDRESS) return undefined;
+  const header = parseTraceHeader(invocationTraceHeader());
+  if (!header?.sampled) return undefined;
+  const clock = { wallMs: Date.now(), monotonicMs: performance.now() };
+  current = {
+    clock,
+    span: {
+      traceId: header.root, parentId: header.parent, id: spanId(), name: `## ${functionName}`,
+      start: seconds(clock, clock.monotonicMs), end: 0, annotations: { route }, status: undefined, calls: [],
+    },
+  };
+  return current;
 }
 
 /**
  * Closes it with the outcome: the HTTP status as answered (or the authorizer's decision); 5xx
- * marks a fault, 4xx an error, as X-Ray's console reads them. Never a request or response body.
+ * marks a fault, 4xx an error, as X-Ray's console reads them; then hands it to the exporter.
  */
 export function closeInvocationTrace(trace: InvocationTrace | undefined, outcome: string, status?: number): void {
   if (!trace) return;
-  tracer.putAnnotation('outcome', outcome);
-  if (status !== undefined && status >= 500) trace.subsegment.addFaultFlag();
-  else if (status !== undefined && status >= 400) trace.subsegment.addErrorFlag();
-  trace.subsegment.close();
-  tracer.setSegment(trace.parent);
+  if (current === trace) current = undefined;
+  trace.span.end = seconds(trace.clock);
+  trace.span.annotations.outcome = outcome;
+  trace.span.status = status;
+  exportInvocation(trace.span);
+}
+
+type Input = Record<string, unknown> & { TableName?: string; TransactItems?: Array<Record<string, { TableName?: string } | undefined>>; RequestItems?: Record<string, unknown> };
+
+/** The tables a call names: TableName, or each item's of a transaction, or a batch's keys. */
+function tablesOf(input: Input | undefined): string[] {
+  if (!input) return [];
+  if (typeof input.TableName === 'string') return [input.TableName];
+  const tables = new Set<string>();
+  for (const item of input.TransactItems ?? []) for (const action of Object.values(item)) if (action?.TableName) tables.add(action.TableName);
+  for (const table of Object.keys(input.RequestItems ?? {})) tables.add(table);
+  return [...tables];
+}
+
+type Metadata = { httpStatusCode?: number; requestId?: string; attempts?: number };
+
+/**
+ * Records each call of this client as a DynamoDB span of the current invocation, retries
+ * included (the SDK's first step, around its retry loop). Outside a sampled invocation a call
+ * goes straight through.
+ */
+export function traceDynamoDbCalls<C extends DynamoDBClient>(client: C): C {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const trace = current;
+      if (!trace) return next(args);
+      const started = performance.now();
+      const record = (metadata: Metadata | undefined, error: string | undefined) => {
+        trace.span.calls.push({
+          id: spanId(), operation: (context.commandName ?? 'Unknown').replace(/Command$/, ''), tables: tablesOf(args.input as Input),
+          start: seconds(trace.clock, started), end: seconds(trace.clock), status: metadata?.httpStatusCode, error,
+          retries: Math.max(0, (metadata?.attempts ?? 1) - 1), requestId: metadata?.requestId,
+        });
+      };
+      try {
+        const output = await next(args);
+        record((output.output as { $metadata?: Metadata } | undefined)?.$metadata, undefined);
+        return output;
+      } catch (error) {
+        const failure = error as { name?: string; $metadata?: Metadata };
+        record(failure?.$metadata, failure?.name ?? 'Error');
+        throw error;
+      }
+    },
+    { step: 'initialize', priority: 'high', name: 'traceDynamoDbCallsMiddleware' },
+  );
+  return client;
 }

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { requiredEnv } from '../config';
-import { tracer } from '../observability/tracer';
+import { traceDynamoDbCalls } from '../observability/tracer';
 import { markWriteAttempts, writeAwareRetries } from './write-outcome';
 
 /**
@@ -15,13 +15,6 @@ import { markWriteAttempts, writeAwareRetries } from './write-outcome';
  * A healthy call takes a few milliseconds; connecting takes well under a second.
  */
 export const STORE_TIMEOUTS = { connectionTimeoutMs: 1_000, requestTimeoutMs: 1_500, maxAttempts: 2 } as const;
-
-/**
- * The longest one store call can take: its attempts and the SDK's backoff between them (≤ 1 s even
- * when throttled). A request waiting on a hot spot starts another attempt only if it would still
- * end before the handler's deadline (shared/store/contention.ts).
- */
-export const STORE_CALL_MAX_MS = STORE_TIMEOUTS.maxAttempts * STORE_TIMEOUTS.requestTimeoutMs + 1_000;
 
 const client = new DynamoDBClient({
   maxAttempts: STORE_TIMEOUTS.maxAttempts,
@@ -40,11 +33,11 @@ markWriteAttempts(client);
 /**
  * One document client per process, created at init so warm invocations reuse its connections.
  * It finds DynamoDB Local through AWS_ENDPOINT_URL_DYNAMODB, so no code here knows about it.
- * Traced: in Lambda with tracing on, each call is an X-Ray subsegment (operation, table, retries;
- * never items).
+ * Traced: in a sampled Lambda invocation, each call is a DynamoDB span of its trace (operation,
+ * table, outcome, time; never items): shared/observability/tracer.ts.
  */
 export const documentClient = DynamoDBDocumentClient.from(
-  tracer.captureAWSv3Client(client),
+  traceDynamoDbCalls(client),
   { marshallOptions: { removeUndefinedValues: true } },
 );
 

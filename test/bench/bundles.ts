@@ -1,4 +1,4 @@
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,11 +8,17 @@ import { ESBUILD_OPTIONS } from '#infra/cdk/constructs/bundling';
 import type { Assembly } from '#infra/local/assembly';
 import { Stack } from '#infra/local/cloudformation';
 
-/** Bundles one entry exactly as the stack does (same esbuild options) and returns the file. */
-export async function bundle(entry: string): Promise<{ file: string; bytes: number }> {
+/**
+ * Bundles one entry exactly as the stack does (same esbuild options) and returns the file; a
+ * tracer candidate adds its aliases and the plugin that swaps the tracer module (tracers/candidates.ts).
+ */
+export async function bundle(entry: string, variant: { alias?: Record<string, string>; plugins?: Plugin[] } = {}): Promise<{ file: string; bytes: number }> {
   const outdir = mkdtempSync(join(tmpdir(), 'tfc-bench-bundle-'));
   const outfile = join(outdir, 'index.mjs');
-  await build({ ...ESBUILD_OPTIONS, entryPoints: [entry], outfile, logLevel: 'error' });
+  await build({
+    ...ESBUILD_OPTIONS, alias: { ...ESBUILD_OPTIONS.alias, ...variant.alias }, plugins: variant.plugins ?? [],
+    entryPoints: [entry], outfile, logLevel: 'error',
+  });
   return { file: outfile, bytes: statSync(outfile).size };
 }
 
@@ -37,8 +43,9 @@ export function initCost(file: string, environment: Record<string, string>): Ini
 }
 
 /**
- * Lambda's own variables that change what a bundle does at init (AWS_EXECUTION_ENV turns the
- * tracer on): Lambda sets them beside the template's (Lambda: "Defined runtime environment variables").
+ * Lambda's own variables that change what a bundle does at init (AWS_EXECUTION_ENV turned
+ * Powertools Tracer on; the X-Ray variables are set with active tracing): Lambda sets them beside
+ * the template's (https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime).
  */
 export const lambdaRuntimeEnvironment = (name: string, codeDirectory: string): Record<string, string> => ({
   AWS_REGION: 'us-east-1',
@@ -49,6 +56,8 @@ export const lambdaRuntimeEnvironment = (name: string, codeDirectory: string): R
   AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
   LAMBDA_TASK_ROOT: codeDirectory,
   _HANDLER: 'index.handler',
+  AWS_XRAY_DAEMON_ADDRESS: '169.254.79.129:2000',
+  AWS_XRAY_CONTEXT_MISSING: 'LOG_ERROR',
 });
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { BUNDLE } from '#infra/cdk/constructs/bundling';
+import { POWERTOOLS_ALIAS } from '../bench/tracers/candidates';
 
 const require = createRequire(import.meta.url);
 
@@ -14,9 +14,10 @@ function namesTracerUses(): string[] {
     .flatMap((match) => match[1]!.split(',').map((entry) => entry.split(':')[0]!.trim()).filter(Boolean)));
 }
 
-describe('the X-Ray SDK as bundled (bundle-stubs/aws-xray-sdk-core.cjs)', () => {
+/** The bench's Powertools Tracer candidate (test/bench/tracers/): bundled as the functions had it. */
+describe('the X-Ray SDK as the bench bundles it (xray-sdk-stubs/aws-xray-sdk-core.cjs)', () => {
   const real = require('aws-xray-sdk-core') as Record<string, unknown>;
-  const bundled = require(BUNDLE.alias['aws-xray-sdk-core']) as Record<string, unknown>;
+  const bundled = require(POWERTOOLS_ALIAS['aws-xray-sdk-core']) as Record<string, unknown>;
 
   it('gives Powertools Tracer the SDK\'s own functions and classes for every name it uses that runs in Lambda', () => {
     const names = namesTracerUses();
@@ -32,9 +33,9 @@ describe('the X-Ray SDK as bundled (bundle-stubs/aws-xray-sdk-core.cjs)', () => 
   });
 });
 
-describe('emitter-listener as bundled (bundle-stubs/emitter-listener.cjs)', () => {
+describe('emitter-listener as the bench bundles it (xray-sdk-stubs/emitter-listener.cjs)', () => {
   it('throws if cls-hooked ever binds an event emitter', () => {
-    const wrapEmitter = require(BUNDLE.alias['emitter-listener']) as () => void;
+    const wrapEmitter = require(POWERTOOLS_ALIAS['emitter-listener']) as () => void;
     expect(() => wrapEmitter()).toThrow('emitter-listener is not bundled');
   });
 });

@@ -1,7 +1,4 @@
-import { join } from 'node:path';
 import type { BuildOptions } from 'esbuild';
-
-const stub = (file: string) => join(import.meta.dirname, 'bundle-stubs', file);
 
 /**
  * How every function is bundled: the stack's NodejsFunction and the bench's bundle-size and
@@ -14,13 +11,11 @@ export const BUNDLE = {
   banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
   minify: true,
   /**
-   * Packages replaced by a stub in the bundles: required at load by a dependency but used only by
-   * code these functions never run (each stub says why and throws if it is ever used).
+   * Packages replaced in the bundles (esbuild `alias`). None today: tracing is the project's own
+   * (shared/observability/tracer.ts), so the X-Ray SDK and its stand-ins left the bundles; the
+   * bench keeps them for its Powertools Tracer comparison (test/bench/tracers/candidates.ts).
    */
-  alias: {
-    'aws-xray-sdk-core': stub('aws-xray-sdk-core.cjs'),
-    'emitter-listener': stub('emitter-listener.cjs'),
-  },
+  alias: {} as Record<string, string>,
 } as const;
 
 /** The same bundle in esbuild's own terms (what NodejsFunction passes to esbuild). */

@@ -1,9 +1,9 @@
-// Stands in for aws-xray-sdk-core's entry (lib/aws-xray.js) in the Lambda bundles
-// (infra/cdk/constructs/bundling.ts). The entry requires every part of the SDK at load: plugins for
-// EC2, ECS and Elastic Beanstalk, patchers for AWS SDK v2, http(s) and promises, SQL data and the
+// Stands in for aws-xray-sdk-core's entry (lib/aws-xray.js) in the bench's Powertools Tracer
+// bundles (test/bench/tracers/candidates.ts), as the deployed bundles had it while they used
+// Powertools Tracer. The entry requires every part of the SDK at load: plugins for EC2, ECS and Elastic Beanstalk, patchers for AWS SDK v2, http(s) and promises, SQL data and the
 // express/restify middleware helpers. In Lambda, Powertools Tracer uses only the context, capture,
 // segment and AWS SDK v3 parts (tracer/lib/esm/provider/ProviderService.js), and HTTP capture is off
-// (shared/observability/tracer.ts). This module exports exactly those, from the SDK's own files, and
+// (test/bench/tracers/powertools.ts). This module exports exactly those, from the SDK's own files, and
 // starts the SDK as its entry does; everything else throws if it is ever used, instead of guessing.
 const contextUtils = require('../../../../node_modules/aws-xray-sdk-core/dist/lib/context_utils');
 const logging = require('../../../../node_modules/aws-xray-sdk-core/dist/lib/logger');
@@ -13,7 +13,7 @@ const LambdaEnv = require('../../../../node_modules/aws-xray-sdk-core/dist/lib/e
 const pkginfo = require('../../../../node_modules/aws-xray-sdk-core/package.json');
 
 const unavailable = (name) => () => {
-  throw new Error(`aws-xray-sdk-core ${name} is not bundled in these functions (infra/cdk/constructs/bundle-stubs/aws-xray-sdk-core.cjs keeps what Powertools Tracer uses in Lambda)`);
+  throw new Error(`aws-xray-sdk-core ${name} is not bundled in these functions (test/bench/tracers/xray-sdk-stubs/aws-xray-sdk-core.cjs keeps what Powertools Tracer uses in Lambda)`);
 };
 
 module.exports = {
