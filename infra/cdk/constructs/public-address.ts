@@ -1,4 +1,4 @@
-import { Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import { CfnStage, DomainName, EndpointType, SecurityPolicy, type Stage } from 'aws-cdk-lib/aws-apigateway';
 import { Certificate, CertificateValidation, type ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
 import {
@@ -32,14 +32,42 @@ export const ORIGIN_VERIFY_HEADER = 'X-Tfe-Origin-Verify';
 export const CLIENT_IP_HEADER = 'X-Tfe-Client-Ip';
 
 /**
- * CloudFront Functions (cloudfront-js-2.0), viewer request: the viewer's IP in a header the origin
- * can trust, overwriting whatever the client sent in it.
+ * CloudFront Functions (cloudfront-js-2.0), viewer request: the viewer's address in a header the
+ * origin can trust, overwriting whatever the client sent in it. An IPv6 viewer is given as its /64
+ * network (`2001:db8:1:2::`): one subscriber holds a whole /64 (RFC 6177; SLAAC needs one) and can
+ * use a new address per request, and WAF's rate-based rules key on whole addresses, with no prefix
+ * aggregation (its keys: IP, forwarded IP, ASN, headers and other request parts). The /64 written
+ * as an address is still an address, so the per-address rule (FORWARDED_IP on this header) keys
+ * every address of that /64 into one bucket.
  */
 export const CLIENT_IP_FUNCTION = `function handler(event) {
   var request = event.request;
-  request.headers['${CLIENT_IP_HEADER.toLowerCase()}'] = { value: event.viewer.ip };
+  request.headers['${CLIENT_IP_HEADER.toLowerCase()}'] = { value: clientKey(event.viewer.ip) };
   return request;
+}
+function clientKey(ip) {
+  if (ip.indexOf(':') === -1) return ip;
+  var mapped = /^::ffff:(\\d+\\.\\d+\\.\\d+\\.\\d+)$/i.exec(ip);
+  if (mapped) return mapped[1];
+  var halves = ip.split('::');
+  var head = halves[0] === '' ? [] : halves[0].split(':');
+  var tail = halves.length > 1 && halves[1] !== '' ? halves[1].split(':') : [];
+  var zeros = [];
+  if (halves.length > 1) {
+    var written = head.length + tail.length + (ip.indexOf('.') === -1 ? 0 : 1);
+    for (var i = written; i < 8; i++) zeros.push('0');
+  }
+  return head.concat(zeros, tail).slice(0, 4).map(function (g) { return parseInt(g, 16).toString(16); }).join(':') + '::';
 }`;
+
+/**
+ * Every 4xx and 5xx status for which CloudFront takes an error-caching setting (CustomErrorResponse
+ * ErrorCode: https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/custom-error-pages-expiration.html).
+ * CloudFront caches GET error responses for 10 s by default whatever Cache-Control says, with a
+ * cache key of the path alone here: one client's 403 or 503 would be served to every client of
+ * the path. A minimum TTL of 0 for each turns that off (416 is never cached; set for completeness).
+ */
+export const CLOUDFRONT_ERROR_CODES = [400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504] as const;
 
 /**
  * The address clients are given, `https://HOST` with the API at the root of HOST: go-tfe replaces
@@ -148,6 +176,8 @@ export class PublicAddress extends Construct {
         viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,
         functionAssociations: [{ function: clientIp, eventType: FunctionEventType.VIEWER_REQUEST }],
       },
+      // No error is cached: each client gets its own answer (see CLOUDFRONT_ERROR_CODES).
+      errorResponses: CLOUDFRONT_ERROR_CODES.map((httpStatus) => ({ httpStatus, ttl: Duration.seconds(0) })),
     });
     for (const [id, reason] of Object.entries(FRONT_ACKNOWLEDGEMENTS)) Validations.of(distribution).acknowledge({ id, reason });
     return distribution;

@@ -169,6 +169,10 @@ export class Waf extends Construct {
             evaluationWindowSec: RATE_WINDOW_SECONDS,
             // Behind the front, the source address is CloudFront's: the client's is the header the
             // front's function sets (X-Forwarded-For's first address is the client's to choose).
+            // An IPv6 client's is its /64 (CLIENT_IP_FUNCTION): WAF has no prefix key, and a /64
+            // is one subscriber's. Without the front, clients arrive over IPv4 only (the REST API
+            // and its regional custom domain are IPv4 endpoints unless set to dualstack:
+            // https://docs.aws.amazon.com/apigateway/latest/developerguide/rest-custom-domain-ip-address-type.html).
             ...(props.front
               ? { aggregateKeyType: 'FORWARDED_IP', forwardedIpConfig: { headerName: props.front.clientIpHeader, fallbackBehavior: 'MATCH' } }
               : { aggregateKeyType: 'IP' }),
