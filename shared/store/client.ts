@@ -16,6 +16,13 @@ import { markWriteAttempts, writeAwareRetries } from './write-outcome';
  */
 export const STORE_TIMEOUTS = { connectionTimeoutMs: 1_000, requestTimeoutMs: 1_500, maxAttempts: 2 } as const;
 
+/**
+ * The longest one store call can take: its attempts and the SDK's backoff between them (≤ 1 s even
+ * when throttled). A request waiting on a hot spot starts another attempt only if it would still
+ * end before the handler's deadline (shared/store/contention.ts).
+ */
+export const STORE_CALL_MAX_MS = STORE_TIMEOUTS.maxAttempts * STORE_TIMEOUTS.requestTimeoutMs + 1_000;
+
 const client = new DynamoDBClient({
   maxAttempts: STORE_TIMEOUTS.maxAttempts,
   // A write that may have been applied is not retried: its caller answers that its outcome is unknown.
