@@ -10,8 +10,8 @@ import type { ApiRequest } from './handler';
  * - With an `Idempotency-Key` header: the same key from the same token on the same function
  *   within 24 hours returns the first response (same status, same resource) and writes nothing;
  *   the same key with another body (or another path) is a 422.
- * - Without one (python-tfe replays a POST on 502/503/504 and sends no key): the same body from the
- *   same token on the same path within 60 seconds returns the first response.
+ * - Without one (python-tfe replays a POST on 429/502/503/504 and sends no key): the same body from
+ *   the same token on the same path within 10 minutes returns the first response.
  *
  * A refused create (404, 422, …) commits nothing, so it leaves no receipt and a corrected retry
  * runs. Concurrent requests naming one receipt make one resource: DynamoDB commits one of their
@@ -20,11 +20,15 @@ import type { ApiRequest } from './handler';
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const KEYED_WINDOW_SECONDS = 24 * 60 * 60;
 /**
- * python-tfe retries 502/503/504 up to 5 times, sleeping min(0.5 s × 2^attempt, 8 s) plus up to
- * 0.1 s of jitter (0.5 + 1 + 2 + 4 + 8 ≈ 15.5 s), each attempt bounded by API Gateway's 29 s
- * timeout at worst: its replays arrive well within 60 s of the first try.
+ * Covers python-tfe's whole retry schedule at its defaults (pytfe/_http.py, config.py): it retries
+ * 429, 502, 503, 504 and lost connections up to 5 times, sleeping Retry-After when given (uncapped:
+ * the WAF's 429 says 60 s) and min(0.5 s × 2^attempt, 8 s) otherwise, each attempt bounded by its
+ * 30 s timeout. At worst 6 attempts × 30 s + 5 waits × 60 s = 480 s: every replay of a create that
+ * committed lands inside the window. The cost: a deliberate identical second comment by the same
+ * token within 10 minutes needs an Idempotency-Key of its own (or other text).
  */
-export const REPLAY_WINDOW_SECONDS = 60;
+export const PYTHON_TFE_LONGEST_RETRY_SECONDS = 6 * 30 + 5 * 60;
+export const REPLAY_WINDOW_SECONDS = 600;
 /** Stripe's bound; printable ASCII so the key is a header value anywhere. */
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 

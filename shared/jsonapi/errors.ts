@@ -61,7 +61,7 @@ export class Unavailable extends ApiError {
 /** A 503 for a write the store may have applied after all: the client must not take it as a failure. */
 export class WriteOutcomeUnknown extends Unavailable {
   constructor() {
-    super('The store did not confirm the write in time: its outcome is unknown. Retrying a create is safe with the same Idempotency-Key header, or without one as the identical request within 60 seconds; an update or delete is safe to retry as is.');
+    super('The store did not confirm the write in time: its outcome is unknown. Retrying a create is safe with the same Idempotency-Key header, or without one as the identical request within 10 minutes; an update is safe to retry as is; a delete retried after it took effect answers 404 Not Found, which then means it is gone.');
   }
 }
 /** The function gave up shortly before its own timeout (shared/http/handler.ts). */

@@ -32,6 +32,10 @@ export const AUTHORIZATION_REASONS = ['allowed', 'malformed', 'unknown', 'revoke
 export type AuthorizationReason = (typeof AUTHORIZATION_REASONS)[number];
 export type TokenRejection = Extract<AuthorizationReason, 'malformed' | 'unknown' | 'revoked' | 'expired'>;
 
+/** Where many writers meet (shared/store/contention.ts): the `hotSpot` dimension's values. */
+export const HOT_SPOTS = ['run', 'organization'] as const;
+export type HotSpot = (typeof HOT_SPOTS)[number];
+
 export const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: APP_NAME });
 
 /** Counts one event of this invocation; flushed with the others when the invocation ends. */
@@ -61,7 +65,7 @@ export function flushMetrics(functionName: string): void {
  * One request's wait on a hot spot, as its own EMF line with the `hotSpot` dimension: attempts
  * made, time waited, and whether it gave up (1) or won (0), so an alarm can sum the give-ups.
  */
-export function countContention(hotSpot: 'run' | 'organization', wait: { attempts: number; waitedMs: number; gaveUp: boolean }): void {
+export function countContention(hotSpot: HotSpot, wait: { attempts: number; waitedMs: number; gaveUp: boolean }): void {
   const line = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: APP_NAME });
   line.addDimension('hotSpot', hotSpot);
   line.addMetric(METRIC.hotSpotWaits, MetricUnit.Count, 1);

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { logger } from '../observability/logger';
-import { countContention } from '../observability/metrics';
+import { countContention, type HotSpot } from '../observability/metrics';
 import { STORE_CALL_MAX_MS } from './client';
 
 /**
@@ -13,8 +13,7 @@ import { STORE_CALL_MAX_MS } from './client';
  * definite answer (503, nothing written) rather than running into the function's timeout (504).
  */
 
-/** Where writers meet: the `hotSpot` dimension of the contention metrics (a small fixed set). */
-export type HotSpot = 'run' | 'organization';
+export type { HotSpot } from '../observability/metrics';
 
 /** Store calls of this request must have ended by this time (epoch ms); set by the handler. */
 const deadlines = new AsyncLocalStorage<number>();

@@ -2,10 +2,13 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { errorBody, tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 import { registerNewRun } from '#shared/store/runs';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, tableName } from '#shared/store/client';
+import { PYTHON_TFE_LONGEST_RETRY_SECONDS } from '#shared/http/safe-retries';
 
 /**
  * Safe retries of creates, over HTTP through the synthesized stack: `Idempotency-Key` (24 h) and,
- * for clients that send none, an identical create by the same token within 60 s.
+ * for clients that send none, an identical create by the same token within 10 minutes.
  */
 const { api, roundTrips } = useLocalStack();
 const comment = (body: string) => ({ data: { type: 'comments', attributes: { body } } });
@@ -104,6 +107,15 @@ describe('a client that sends no key (python-tfe replays POSTs on 502, 503, 504)
     expect(replay.status).toBe(201);
     expect(replay.json.data.id).toBe(first.json.data.id);
     expect(await commentsOf(runId)).toHaveLength(1);
+  });
+
+  it("keeps the first result for python-tfe's whole retry schedule, 429 waits included (8 minutes at its defaults)", async () => {
+    const runId = await newRun();
+    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('replayed late') });
+    const receipts = (await documentClient.send(new ScanCommand({ TableName: tableName(), FilterExpression: 'entity = :receipt', ExpressionAttributeValues: { ':receipt': 'Receipt' } }))).Items ?? [];
+    const receipt = receipts.find((item) => item.record?.id === first.json.data.id)!;
+    const createdAt = Date.parse(first.json.data.attributes['created-at']) / 1000;
+    expect(receipt.ttl - createdAt).toBeGreaterThanOrEqual(PYTHON_TFE_LONGEST_RETRY_SECONDS);
   });
 
   it('still makes a comment for another body, another token or another run', async () => {

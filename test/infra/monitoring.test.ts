@@ -69,7 +69,8 @@ describe('alarms that mean something', () => {
   });
 
   it('alarms on the authorizer’s failures (its Lambda Errors), apart from the API functions’', () => {
-    const errors = alarmsOn('AWS/Lambda', 'Errors');
+    // Every version's errors; the rollback alarms, on the version being deployed, are deployments.test.ts's.
+    const errors = alarmsOn('AWS/Lambda', 'Errors').filter((a) => !('ExecutedVersion' in metricsOf(a)[0]!.dimensions));
     expect(errors).toHaveLength(functionIds().length);
     const authorizer = errors.filter((a) => metricsOf(a)[0]!.dimensions.FunctionName && (metricsOf(a)[0]!.dimensions.FunctionName as any).Ref === authorizerId());
     expect(authorizer).toHaveLength(1);
@@ -115,6 +116,16 @@ describe('alarms that mean something', () => {
     expect(alarmsOn('AWS/DynamoDB', 'ReadThrottleEvents')).toHaveLength(1);
   });
 
+  it('alarms when requests keep giving up on a busy run or organization, counted by their low-cardinality hotSpot', () => {
+    const [gaveUp, ...others] = alarmsOn('TfcTagsComments', 'HotSpotGaveUp');
+    expect(others).toEqual([]);
+    expect(metricsOf(gaveUp).map((m) => m.dimensions.hotSpot).sort()).toEqual(['organization', 'run']);
+    expect(metricsOf(gaveUp).every((m) => m.stat === 'Sum')).toBe(true);
+    expect(expressionOf(gaveUp)).toBe('g0 + g1');
+    expect(gaveUp).toMatchObject({ Threshold: 10, EvaluationPeriods: 3, DatapointsToAlarm: 2, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    expect(gaveUp.AlarmDescription).toMatch(/Runbook: docs\/runbooks\.md#one-run-is-busy$/);
+  });
+
   it('treats missing data as fine and sends every alarm and recovery to one encrypted topic', () => {
     const topic = single('AWS::SNS::Topic');
     expect(topic.Properties.KmsMasterKeyId).toBeDefined();
@@ -138,6 +149,9 @@ describe('the dashboard', () => {
   it('shows the business and health metrics the functions emit (EMF, namespace TfcTagsComments)', () => {
     for (const name of ['ReservedTagKeyCreated', 'ReservedTagKeyUpdated', 'ReservedTagKeyDeleted', 'CommentCreated', 'StoreUnavailable']) {
       expectWith(rowsOf('TfcTagsComments', name), name).toEqual([['TfcTagsComments', name, 'service', 'tfc-tags-comments', expect.any(Object)]]);
+    }
+    for (const name of ['HotSpotWaits', 'HotSpotGaveUp', 'HotSpotWaitTime']) {
+      expectWith(rowsOf('TfcTagsComments', name).map((row) => row[row.indexOf('hotSpot') + 1]).sort(), name).toEqual(['organization', 'run']);
     }
     const reasons = rowsOf('TfcTagsComments', 'AuthorizationOutcome').map((row) => row[row.indexOf('reason') + 1]);
     expect(reasons.sort()).toEqual(['allowed', 'expired', 'forbidden', 'malformed', 'not-visible', 'revoked', 'unknown']);

@@ -15,7 +15,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import { APP_NAME } from '#shared/config';
-import { AUTHORIZATION_REASONS, METRIC, METRICS_NAMESPACE } from '#shared/observability/metrics';
+import { AUTHORIZATION_REASONS, HOT_SPOTS, METRIC, METRICS_NAMESPACE } from '#shared/observability/metrics';
 import { ACCESS_LOG_FIELDS } from './json-api-gateway';
 import { pascalCase } from './names';
 
@@ -50,6 +50,7 @@ export const RUNBOOK = {
   tableSystemErrors: 'alarm-dynamodb-system-errors',
   tableThrottles: 'alarm-dynamodb-throttles',
   transactionConflicts: 'alarm-dynamodb-transaction-conflicts',
+  hotSpotGaveUp: 'one-run-is-busy',
 } as const;
 
 /** Thresholds, for an API whose requests take tens of milliseconds. Periods are 5 minutes. */
@@ -74,6 +75,12 @@ export const ALARM_THRESHOLDS = {
   dynamoThrottles: 1,
   /** Transactions refused for a conflict on the same items (the store retries them; persistent = a hot item). */
   transactionConflicts: 50,
+  /**
+   * Requests that gave up waiting on a busy run or organization (each a 503 with Retry-After, nothing
+   * written), in 2 of 3 periods: an occasional one is a burst the client retries; a steady stream
+   * is a hot spot busier than its writers can wait.
+   */
+  hotSpotGaveUp: 10,
 } as const;
 
 const PERIOD = Duration.minutes(5);
@@ -195,8 +202,18 @@ export class Monitoring extends Construct {
     });
 
     const functionMetrics = (metric: (fn: IFunction) => IMetric) => everyFunction.map(([, fn]) => metric(fn));
-    const app = (metricName: string, dimensionsMap: Record<string, string> = {}, label = metricName) => new Metric({
-      namespace: METRICS_NAMESPACE, metricName, dimensionsMap: { service: APP_NAME, ...dimensionsMap }, statistic: 'Sum', label,
+    const app = (metricName: string, dimensionsMap: Record<string, string> = {}, label = metricName, statistic = 'Sum') => new Metric({
+      namespace: METRICS_NAMESPACE, metricName, dimensionsMap: { service: APP_NAME, ...dimensionsMap }, statistic, label, period: PERIOD,
+    });
+    const hotSpot = (metricName: string, statistic: string, what: string) =>
+      HOT_SPOTS.map((spot) => app(metricName, { hotSpot: spot }, `${spot}: ${what}`, statistic));
+    const gaveUp = new MathExpression({
+      expression: HOT_SPOTS.map((_, i) => `g${i}`).join(' + '),
+      usingMetrics: Object.fromEntries(HOT_SPOTS.map((spot, i) => [`g${i}`, app(METRIC.hotSpotGaveUp, { hotSpot: spot })])),
+      label: 'requests that gave up waiting on a busy run or organization', period: PERIOD,
+    });
+    alarm('HotSpotGaveUp', RUNBOOK.hotSpotGaveUp, `${ALARM_THRESHOLDS.hotSpotGaveUp}+ requests in 2 of the last 3 five-minute periods gave up waiting on a busy run or organization (503 with Retry-After, nothing written)`, {
+      metric: gaveUp, threshold: ALARM_THRESHOLDS.hotSpotGaveUp, evaluationPeriods: 3, datapointsToAlarm: 2,
     });
 
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
@@ -254,6 +271,11 @@ export class Monitoring extends Construct {
         left: [table.metricConsumedReadCapacityUnits({ statistic: 'Sum' }), table.metricConsumedWriteCapacityUnits({ statistic: 'Sum' })],
       }),
       new GraphWidget({ title: 'DynamoDB throttles, system errors and transaction conflicts', width: 8, left: [throttles, systemErrors], right: [conflicts] }),
+      new GraphWidget({
+        title: 'Busy runs and organizations: requests that waited, gave up (left); p99 wait ms (right)', width: 8,
+        left: [...hotSpot(METRIC.hotSpotWaits, 'Sum', 'waited'), ...hotSpot(METRIC.hotSpotGaveUp, 'Sum', 'gave up')],
+        right: hotSpot(METRIC.hotSpotWaitTime, 'p99', 'p99 wait'),
+      }),
       new GraphWidget({
         title: 'DynamoDB conditional check failures', width: 8,
         left: [table.metricConditionalCheckFailedRequests({ statistic: 'Sum' })],
