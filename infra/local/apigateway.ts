@@ -393,6 +393,28 @@ export class ApiGateway {
     this.authorizerCache.clear();
   }
 
+  /**
+   * What reaches each function the API invokes (by name, without a version or alias): its routes as
+   * `$context.resourcePath` names them (`GET /api/v2/ping`), or `authorizer`. The local logs label
+   * each function's lines with it.
+   */
+  functionRoutes(): Map<string, string[]> {
+    const routes = new Map<string, string[]>();
+    const add = (target: string, route: string) => {
+      const name = target.split(':')[0]!;
+      routes.set(name, [...(routes.get(name) ?? []), route]);
+    };
+    const visit = (resource: Resource) => {
+      for (const method of resource.methods.values()) {
+        if (method.integration.Type === 'AWS_PROXY') add(this.functionOf(method.integration.Uri), `${method.httpMethod} ${method.resourcePath}`);
+      }
+      resource.children.forEach(visit);
+    };
+    visit(this.root);
+    for (const authorizer of this.authorizers.values()) add(authorizer.functionId, 'authorizer');
+    return routes;
+  }
+
   private async proxy(method: Method, event: APIGatewayProxyEvent, state: RequestState): Promise<HttpResponse> {
     const timeoutMs = Number(method.integration.TimeoutInMillis ?? DEFAULT_INTEGRATION_TIMEOUT_MS);
     let timer: NodeJS.Timeout | undefined;

@@ -22,8 +22,13 @@ export interface LocalStackOptions {
   port?: number;
   /** The assembly to serve; the `local` stage's (synthesized when its sources changed) by default. */
   assembly?: Assembly;
-  /** Each function's log lines, labelled with its name; printed to stdout by default. */
+  /**
+   * Each function's log lines, labelled with its name. By default, printed to stdout labelled with
+   * the function's route (`[GET /api/v2/ping]`), its EMF metric lines left out unless `showMetrics`.
+   */
   log?(functionName: string, line: string): void;
+  /** With the default log: print the functions' EMF metric lines too (CloudWatch turns them into metrics). */
+  showMetrics?: boolean;
   /** One line per request, after the response: an access log without tokens. */
   onRequest?(entry: { method: string; path: string; status: number; ms: number; errorType?: string }): void;
   /** Each trace the functions sent, once it has gone quiet: `npm start` prints or saves it (TRACES). */
@@ -87,13 +92,18 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
     partitionKeyOf: (table) => partitionKeys.get(table) ?? 'PK',
     onCall: (call) => { dynamoDbCalls.push(call); if (dynamoDbCalls.length > 10_000) dynamoDbCalls.splice(0, 5_000); },
   });
+  /** Function name → its route, for the default log (filled once the gateway has read the template). */
+  let labels = new Map<string, string>();
   const xray = await startXRayDaemon(options.onTrace ? { onTrace: options.onTrace } : {});
   let lambda: LambdaService;
   let gateway: ApiGateway;
   let waf: ReturnType<typeof webAclOf>;
   let front: LocalFront | undefined;
   try {
-    const log = options.log ?? ((name, line) => console.log(`[${name}] ${line}`));
+    const log = options.log ?? ((name, line) => {
+      if (!options.showMetrics && isMetricLine(line)) return;
+      console.log(`[${labels.get(name) ?? name}] ${line}`);
+    });
     lambda = new LambdaService(stack, {
       environmentFor: (fn) => ({
         ...proxy.credentialsFor(fn.roleLogicalId),
@@ -105,6 +115,7 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
       onInvoked: (invocation) => xray.recordFunctionSegment(invocation),
     });
     gateway = new ApiGateway(stack, (fn, event) => lambda.invoke(fn, event));
+    labels = routeLabels(gateway.functionRoutes());
     waf = webAclOf(stack);
     front = LocalFront.of(stack);
   } catch (error) {
@@ -192,4 +203,19 @@ function send(res: ServerResponse, response: HttpResponse): void {
   if (response.status !== 204 && response.status !== 304) headers['Content-Length'] = String(response.body.length);
   res.writeHead(response.status, headers);
   res.end(response.status === 204 ? undefined : response.body);
+}
+
+/** A CloudWatch Embedded Metric Format line: a JSON object with an `_aws` member (Powertools writes it first). */
+export function isMetricLine(line: string): boolean {
+  if (!line.startsWith('{') || !line.includes('"_aws"')) return false;
+  try {
+    return Object.hasOwn(JSON.parse(line) as object, '_aws');
+  } catch {
+    return false;
+  }
+}
+
+/** A function's label: its route (the first, with how many more reach it), not its hashed logical id. */
+function routeLabels(routes: Map<string, string[]>): Map<string, string> {
+  return new Map([...routes].map(([name, [first, ...more]]) => [name, more.length === 0 ? first! : `${first} +${more.length} more`]));
 }

@@ -10,6 +10,8 @@ export const localSettings = () => ({
 });
 
 export const SEED_ORGANIZATION = 'example-org';
+/** The seed token's secret, in the data folder, so that every npm start can print it (infra/local/seed.ts). */
+export const SEED_TOKEN_FILE = 'seed-token';
 
 /**
  * The project's own scratch folder (git-ignored): temporary data folders of tests, benches and load

@@ -2,7 +2,7 @@ import { API_BASE_PATH } from '#shared/config';
 import { ensureAssembly } from './assembly';
 import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from './dynamodb-local';
 import { portInUse } from './ports';
-import { localSettings, SEED_ORGANIZATION } from './settings';
+import { localSettings, SEED_TOKEN_FILE } from './settings';
 import { removeStackRecord, runningStack, writeStackRecord } from './stack-record';
 import type { Seed } from './seed';
 
@@ -18,6 +18,9 @@ Environment: PORT (3000) the API on 127.0.0.1, DDB_PORT (8000) DynamoDB Local, D
              TABLE_NAME (tfc-tags-comments-local) the local table.
              TRACES=print prints each request's X-Ray trace (functions, DynamoDB calls) after it;
              TRACES=<folder> saves each as <folder>/<trace id>.json. Off by default.
+Logs: one access line per request, and each function's log lines labelled with its route. The functions'
+             EMF metric lines (what CloudWatch turns into metrics) are hidden: npm start -- --metrics,
+             or LOG_METRICS=1, prints them too.
 Refuses to start when PORT or DDB_PORT is taken, or when another npm start serves DATA_DIR.`;
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
   console.log(USAGE);
@@ -27,7 +30,10 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
 const started = performance.now();
 const settings = localSettings();
 const dev = process.argv.includes('--dev');
+const showMetrics = process.argv.includes('--metrics') || ['1', 'true'].includes(process.env.LOG_METRICS ?? '');
 if (dev) process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+// The dev gateway's handlers print to this process's stdout: their metrics are off unless asked for.
+if (dev && !showMetrics) process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 const refuse = (line: string): never => {
   console.error(`npm start: ${line}`);
   process.exit(1);
@@ -56,12 +62,12 @@ process.env.TABLE_NAME = settings.tableName;
 await ensureTable(dynamo.endpoint, settings.tableName);
 
 const { ensureSeed } = await import('./seed');
-const seed = await ensureSeed();
+const seed = await ensureSeed(settings.dataDir);
 const onRequest = ({ method, path, status, ms, errorType }: { method: string; path: string; status: number; ms: number; errorType?: string }) =>
   console.log(`${method} ${path} ${status}${errorType ? ` ${errorType}` : ''} ${ms.toFixed(1)}ms`);
 // Imported only now: the handlers' SDK client (in-process in dev mode) must see the local endpoint.
 const gateway = await (assembly
-  ? (await import('./local-stack')).startLocalStack({ port: settings.port, assembly, dynamoDbEndpoint: dynamo.endpoint, tableName: settings.tableName, onRequest, ...(await traceOutput()) })
+  ? (await import('./local-stack')).startLocalStack({ port: settings.port, assembly, dynamoDbEndpoint: dynamo.endpoint, tableName: settings.tableName, onRequest, showMetrics, ...(await traceOutput()) })
   : (await import('./gateway')).startGateway({ port: settings.port, onRequest })
 ).catch(async (error: Error) => {
   await dynamo.stop();
@@ -106,23 +112,18 @@ async function traceOutput() {
   };
 }
 
-/** Exactly what the seed did, and the shell line that sets API, TOKEN and RUN either way. */
+/** Exactly what the seed did, and the shell line that sets API, TOKEN and RUN: the same on every start over this folder. */
 function seedLines(s: Seed): string[] {
   const run = s.runCreated ? `registered its run ${s.runId}` : `its run ${s.runId} exists`;
-  if (s.token) {
-    return [
-      `Seed of ${s.organization}: created its owner token ${s.tokenId} and ${run}.`,
-      'The token is shown this once (it is stored only as a hash). Paste this line into the shell where you try the API:',
-      `  export API=${base} TOKEN=${s.token} RUN=${s.runId}`,
-    ];
-  }
-  // The data folder is all the CLI needs to find this stack (its record is in there).
-  const env = process.env.DATA_DIR === undefined ? '' : `DATA_DIR=${settings.dataDir} `;
-  const state = s.tokenState ? ` but is ${s.tokenState}` : '';
+  const token = !s.tokenCreated
+    ? `its owner token ${s.tokenId} exists`
+    : s.replaced
+      ? `created a new owner token ${s.tokenId} (its token ${s.replaced.tokenId} ${s.replaced.why === 'not kept' ? 'has no secret kept in the data folder' : `is ${s.replaced.why}`})`
+      : `created its owner token ${s.tokenId}`;
   return [
-    `Seed of ${s.organization}: its owner token ${s.tokenId} exists${state} (its secret was printed once, by the start that created it) and ${run}.`,
-    'For a new owner token, paste this line into the shell where you try the API (needs jq):',
-    `  export API=${base} RUN=${s.runId} TOKEN=$(${env}npm run --silent admin -- token create --org ${SEED_ORGANIZATION} --role owner --json | jq -r .token)`,
+    `Seed of ${s.organization}: ${token} and ${run}.`,
+    `Paste this line into the shell where you try the API (any directory; every start over ${settings.dataDir} prints the same token, kept in its ${SEED_TOKEN_FILE} file):`,
+    `  export API=${base} TOKEN=${s.token} RUN=${s.runId}`,
   ];
 }
 

@@ -77,6 +77,11 @@ describe('npm start', () => {
     expect(tokenId).toMatch(/^at-/);
     const asReader = await fetch(`${first.base}/organizations/example-org/reserved-tag-keys`, { headers: { Authorization: `Bearer ${readerToken}` } });
     expect(asReader.status).toBe(200);
+    // The log: one access line per request, function lines labelled by route, no EMF metric lines.
+    await first.proc.waitFor(/\[authorizer\] \{.*"message":"token accepted"/);
+    expect(first.proc.output()).toMatch(/^POST \/api\/v2\/organizations\/example-org\/reserved-tag-keys 201 [\d.]+ms$/m);
+    expect(first.proc.output()).not.toContain('"_aws"');
+    expect(first.proc.output()).not.toMatch(/\[\w+Function[0-9A-F]{8}\]/);
     // Revoked while the stack runs: its API Gateway may still hold an Allow for the token, and the CLI says so.
     const revoked = await admin(['token', 'revoke', tokenId], {});
     expectWith(revoked.code, revoked.output).toBe(0);
@@ -94,13 +99,19 @@ describe('npm start', () => {
     expect(stopped.output).toContain(`admin: warning: no stack is running (no npm start serves ${dataDir}, nothing answers on DDB_PORT ${ddbPort}).`);
     expect(stopped.output).toContain(`admin: a temporary DynamoDB Local over ${dataDir}`);
 
-    // Second start over the same DATA_DIR: no new seed token, the key and tokens are still there.
-    const second = await start({ PORT: port, DDB_PORT: ddbPort });
-    expect(second.proc.output()).not.toContain('TOKEN=tfcapi_');
-    expect(second.proc.output()).toMatch(/Seed of example-org: its owner token at-\w+ exists \(its secret was printed once, by the start that created it\) and its run run-\w+ exists\./);
-    expect(second.proc.output()).toContain('TOKEN=$(DATA_DIR=');
+    // Second start over the same DATA_DIR: no new seed token, the key and tokens are still there, and
+    // the line to paste is the first start's, the token in it (kept in the data folder).
+    const second = await start({ PORT: port, DDB_PORT: ddbPort, LOG_METRICS: '1' });
+    expect(second.proc.output()).toMatch(/Seed of example-org: its owner token at-\w+ exists and its run run-\w+ exists\./);
+    const line = /^  (export API=\S+ TOKEN=\S+ RUN=\S+)$/m.exec(second.proc.output())![1]!;
+    expect(line).toContain(`TOKEN=${token} `);
+    // Pasted in another directory (a second terminal), it sets a TOKEN the API accepts.
+    const pasted = await runToEnd(['sh', '-c', `cd / && ${line} && printf '%s' "$TOKEN"`], {});
+    expect(pasted.output).toBe(token);
     const listed = (await (await fetch(`${second.base}/organizations/example-org/reserved-tag-keys`, { headers: { Authorization: `Bearer ${token}` } })).json()) as any;
     expect(listed.data.map((k: { attributes: { key: string } }) => k.attributes.key)).toEqual(['environment']);
+    // Asked for (LOG_METRICS=1), the metric lines are printed too, labelled with the function's route.
+    await second.proc.waitFor(/^\[GET \/api\/v2\/organizations\/\{organization_name\}\/reserved-tag-keys\] \{"_aws":/m);
     second.proc.child.kill('SIGTERM');
     expect(await second.proc.exited).toBe(0);
   }, SLOW);

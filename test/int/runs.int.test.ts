@@ -1,4 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { revokeToken } from '#shared/store/tokens';
 import { findRun, listRuns, registerRun } from '#shared/store/runs';
 import { written } from '../support/written';
 import { newId } from '#shared/ids';
@@ -61,13 +65,32 @@ describe('npm start’s seed', () => {
     await createToken({ subject: 'user-alice', grants: { 'example-org': 'member' } });
     await registerRun({ runId: newId('run'), organization: 'example-org' });
     const { ensureSeed } = await import('#infra/local/seed');
-    const seed = await ensureSeed();
-    expect(seed).toMatchObject({ organization: 'example-org', tokenId: expect.stringMatching(/^at-/), token: expect.stringMatching(/^tfcapi_/), runCreated: true });
+    const dataDir = mkdtempSync(join(tmpdir(), 'tfc-seed-'));
+    const seed = await ensureSeed(dataDir);
+    expect(seed).toMatchObject({ organization: 'example-org', tokenId: expect.stringMatching(/^at-/), token: expect.stringMatching(/^tfcapi_/), tokenCreated: true, runCreated: true });
+    expect(seed.replaced).toBeUndefined();
     expect(await findRun(seed.runId)).toEqual({
       runId: seed.runId, organization: 'example-org', workspace: 'example-workspace', createdAt: expect.stringMatching(ISO),
     });
-    const again = await ensureSeed();
-    expect(again).toEqual({ organization: 'example-org', tokenId: seed.tokenId, runId: seed.runId, runCreated: false });
+    // A later start gives the same token back (kept in the data folder, owner only): nothing new is minted.
+    expect(statSync(join(dataDir, 'seed-token')).mode & 0o777).toBe(0o600);
+    const again = await ensureSeed(dataDir);
+    expect(again).toEqual({ organization: 'example-org', tokenId: seed.tokenId, token: seed.token, tokenCreated: false, runId: seed.runId, runCreated: false });
     expect(await listRuns('example-org')).toHaveLength(2);
+  });
+
+  it('replaces a seed token that no longer works, or whose secret the folder does not keep, and says which', async () => {
+    const { ensureSeed } = await import('#infra/local/seed');
+    const dataDir = mkdtempSync(join(tmpdir(), 'tfc-seed-'));
+    const first = await ensureSeed(dataDir);
+    await revokeToken(first.tokenId);
+    const afterRevoke = await ensureSeed(dataDir);
+    expect(afterRevoke).toMatchObject({ tokenCreated: true, replaced: { tokenId: first.tokenId, why: 'revoked' } });
+    expect(afterRevoke.tokenId).not.toBe(first.tokenId);
+    // A data folder from before the secret was kept: one new token, then the same one every start.
+    rmSync(join(dataDir, 'seed-token'));
+    const notKept = await ensureSeed(dataDir);
+    expect(notKept).toMatchObject({ tokenCreated: true, replaced: { tokenId: afterRevoke.tokenId, why: 'not kept' } });
+    expect(await ensureSeed(dataDir)).toMatchObject({ tokenId: notKept.tokenId, token: notKept.token, tokenCreated: false });
   });
 });
