@@ -1,0 +1,32 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { costOf, costPage } from './model';
+import { CUSTOM_DOMAIN, stageTemplate } from './template';
+
+/**
+ * `npm run cost`: docs/cost.md from the synthesized `prod` template and the price table;
+ * `npm run cost -- --check` exits 1 when the committed page is not what the template gives.
+ */
+export const COST_PAGE = join(resolve(import.meta.dirname, '../..'), 'docs', 'cost.md');
+export const COST_STAGE = 'prod';
+
+export const renderCostPage = () => costPage({
+  stage: COST_STAGE,
+  front: costOf(stageTemplate(COST_STAGE)),
+  customDomain: costOf(stageTemplate(COST_STAGE, CUSTOM_DOMAIN)),
+});
+
+if (process.argv[1] && resolve(process.argv[1]) === import.meta.filename) {
+  const page = renderCostPage();
+  if (process.argv.includes('--check')) {
+    const current = (() => { try { return readFileSync(COST_PAGE, 'utf8'); } catch { return ''; } })();
+    if (current !== page) {
+      console.error('cost: docs/cost.md is not what the template and infra/cost/prices.ts give: run npm run cost');
+      process.exit(1);
+    }
+    console.log('cost: docs/cost.md is current');
+  } else {
+    writeFileSync(COST_PAGE, page);
+    console.log(`cost: wrote docs/cost.md (${page.split('\n').length} lines)`);
+  }
+}

@@ -1,0 +1,248 @@
+import * as observability from '#shared/observability/metrics';
+import { PRICES, REQUEST_TYPES, USAGE, type Price } from './prices';
+
+/**
+ * The bill of a deployed stage, from its synthesized template: what the template creates, counted,
+ * times the price table (infra/cost/prices.ts). Fixed monthly costs come from the resources;
+ * per-request costs from every service a request crosses (CloudFront, WAF, API Gateway, Lambda,
+ * DynamoDB, CloudWatch Logs, X-Ray), each present only if the template has it. A resource type the
+ * model does not know stops the computation: a new resource must be priced (or said to be free).
+ */
+export interface Template {
+  Resources: Record<string, { Type: string; Properties?: any }>;
+}
+
+export interface FixedLine { item: string; count: number; usd: number; atMost?: boolean }
+export interface RequestLine { service: string; how: string; usd: number[] }
+
+export interface CostReport {
+  fixed: FixedLine[];
+  fixedUsd: number;
+  /** One column per REQUEST_TYPES entry. */
+  perMillion: RequestLine[];
+  perMillionUsd: number[];
+  /** X-Ray's line when every request is traced (1 request a second or less). */
+  xRayAllTracedUsd: number | undefined;
+}
+
+/** Resource types with no charge of their own (what they serve is priced through the requests). */
+const NO_CHARGE = new Set([
+  'AWS::ApiGateway::Account', 'AWS::ApiGateway::Authorizer', 'AWS::ApiGateway::BasePathMapping', 'AWS::ApiGateway::Deployment',
+  'AWS::ApiGateway::DomainName', 'AWS::ApiGateway::GatewayResponse', 'AWS::ApiGateway::Method', 'AWS::ApiGateway::Model',
+  'AWS::ApiGateway::RequestValidator', 'AWS::ApiGateway::Resource', 'AWS::ApiGateway::RestApi', 'AWS::ApiGateway::Stage',
+  'AWS::CDK::Metadata', 'AWS::CertificateManager::Certificate', 'AWS::CloudFront::CachePolicy', 'AWS::CloudFront::Distribution',
+  'AWS::CloudFront::Function', 'AWS::CloudFront::OriginRequestPolicy', 'AWS::CloudFront::ResponseHeadersPolicy',
+  'AWS::CodeDeploy::Application', 'AWS::CodeDeploy::DeploymentConfig', 'AWS::CodeDeploy::DeploymentGroup',
+  'AWS::DynamoDB::GlobalTable', 'AWS::DynamoDB::Table', 'AWS::IAM::ManagedPolicy', 'AWS::IAM::Policy', 'AWS::IAM::Role',
+  'AWS::Lambda::Alias', 'AWS::Lambda::EventInvokeConfig', 'AWS::Lambda::Function', 'AWS::Lambda::Permission', 'AWS::Lambda::Version',
+  'AWS::Logs::LogGroup', 'AWS::Route53::RecordSet', 'AWS::SNS::Subscription', 'AWS::SNS::Topic', 'AWS::SNS::TopicPolicy',
+  'AWS::WAFv2::WebACLAssociation',
+]);
+const PRICED = new Set([
+  'AWS::WAFv2::WebACL', 'AWS::CloudWatch::Alarm', 'AWS::CloudWatch::Dashboard', 'AWS::SecretsManager::Secret', 'AWS::KMS::Key',
+  'AWS::Logs::MetricFilter',
+]);
+
+const GB_PER_MILLION_KB = 1_000_000 / 1_048_576;
+
+export function costOf(template: Template): CostReport {
+  const all = Object.entries(template.Resources);
+  for (const [id, resource] of all) {
+    if (!NO_CHARGE.has(resource.Type) && !PRICED.has(resource.Type)) {
+      throw new Error(`infra/cost/model.ts: the template creates ${resource.Type} (${id}), which the cost model does not price: add it`);
+    }
+  }
+  const ofType = (type: string) => all.filter(([, r]) => r.Type === type).map(([, r]) => r.Properties ?? {});
+
+  // Fixed, monthly.
+  const webAcls = ofType('AWS::WAFv2::WebACL');
+  const rules = webAcls.flatMap((acl) => acl.Rules ?? []) as Array<{ Statement: Record<string, unknown> }>;
+  const groups = rules.filter((r) => 'ManagedRuleGroupStatement' in r.Statement || 'RuleGroupReferenceStatement' in r.Statement).length;
+  const alarms = ofType('AWS::CloudWatch::Alarm').map(alarmMetrics);
+  const standard = alarms.reduce((n, a) => n + a.standard, 0);
+  const highResolution = alarms.reduce((n, a) => n + a.highResolution, 0);
+  const functions = ofType('AWS::Lambda::Function').filter((f) => f.Environment?.Variables?.POWERTOOLS_SERVICE_NAME);
+  const emf = emfMetrics(functions.length);
+  const filters = ofType('AWS::Logs::MetricFilter').reduce((n, f) => n + (f.MetricTransformations?.length ?? 0), 0);
+  const fixed: FixedLine[] = [
+    line('WAF web ACL', webAcls.length, PRICES.wafWebAcl),
+    line(`WAF rules (${rules.length - groups}) and managed rule groups (${groups})`, rules.length, PRICES.wafRule),
+    line(`CloudWatch alarms: ${alarms.length}, reading ${standard} metrics`, standard, PRICES.alarmMetric),
+    line(`CloudWatch high-resolution alarm metrics`, highResolution, PRICES.alarmMetricHighResolution),
+    line('CloudWatch dashboard', ofType('AWS::CloudWatch::Dashboard').length, PRICES.dashboard),
+    { ...line(`Custom metrics: ${emf} from the functions (EMF), ${filters} from log filters`, emf + filters, PRICES.customMetric), atMost: true },
+    line('KMS key (the alarm topic\'s)', ofType('AWS::KMS::Key').length, PRICES.kmsKey),
+    line('Secrets Manager secret (the front\'s origin header)', ofType('AWS::SecretsManager::Secret').length, PRICES.secret),
+  ].filter((l) => l.count > 0);
+
+  // Per million requests of each type.
+  const perType = (f: (t: (typeof REQUEST_TYPES)[number]) => number) => REQUEST_TYPES.map(f);
+  const same = (usd: number) => perType(() => usd);
+  const perMillion: RequestLine[] = [];
+  const distributions = ofType('AWS::CloudFront::Distribution');
+  if (distributions.length > 0) {
+    const functionRuns = distributions.reduce((n, d) => n + (d.DistributionConfig.DefaultCacheBehavior.FunctionAssociations?.length ?? 0), 0);
+    const out = USAGE.responseKB.value * GB_PER_MILLION_KB * PRICES.cloudFrontDataOut.usd;
+    const toOrigin = USAGE.requestKB.value * GB_PER_MILLION_KB * PRICES.cloudFrontToOrigin.usd;
+    perMillion.push({
+      service: 'CloudFront',
+      how: `requests ${usd(PRICES.cloudFrontRequests.usd)}, viewer function ${usd(functionRuns * PRICES.cloudFrontFunctions.usd)}, `
+        + `${USAGE.responseKB.value} KB out ${usd(out)}, ${USAGE.requestKB.value} KB to the origin ${usd(toOrigin)}`,
+      usd: same(PRICES.cloudFrontRequests.usd + functionRuns * PRICES.cloudFrontFunctions.usd + out + toOrigin),
+    });
+  }
+  if (webAcls.length > 0) perMillion.push({ service: 'WAF', how: 'every request inspected', usd: same(webAcls.length * PRICES.wafRequests.usd) });
+  if (ofType('AWS::ApiGateway::RestApi').length > 0) perMillion.push({ service: 'API Gateway', how: 'REST API requests', usd: same(PRICES.apiGatewayRest.usd) });
+
+  const authorizer = functions.find((f) => String(f.Description ?? '').endsWith('functions/authorizer.ts'));
+  const api = functions.filter((f) => f !== authorizer);
+  if (api.length > 0) {
+    const gb = api.reduce((n, f) => n + (f.MemorySize ?? 128), 0) / api.length / 1024;
+    const authorizerGb = (authorizer?.MemorySize ?? 128) / 1024;
+    const gbSecond = (f: any) => (f?.Architectures?.[0] === 'arm64' ? PRICES.lambdaArmGbSecond : PRICES.lambdaX86GbSecond).usd * 1_000_000;
+    const fn = PRICES.lambdaRequests.usd + (USAGE.functionBilledMs.value / 1000) * gb * gbSecond(api[0]);
+    const auth = authorizer ? USAGE.authorizerRunsPerRequest.value * (PRICES.lambdaRequests.usd + (USAGE.authorizerBilledMs.value / 1000) * authorizerGb * gbSecond(authorizer)) : 0;
+    perMillion.push({
+      service: 'Lambda',
+      how: `the function (${Math.round(gb * 1024)} MB, ${USAGE.functionBilledMs.value} ms) ${usd(fn)}, `
+        + `the authorizer on ${USAGE.authorizerRunsPerRequest.value * 100}% of requests ${usd(auth)}`,
+      usd: same(fn + auth),
+    });
+  }
+  const tables = [...ofType('AWS::DynamoDB::GlobalTable'), ...ofType('AWS::DynamoDB::Table')];
+  if (tables.length > 0 || api.length > 0) {
+    const authorizerReads = authorizer ? USAGE.authorizerRunsPerRequest.value : 0;
+    perMillion.push({
+      service: 'DynamoDB',
+      how: `on-demand: ${REQUEST_TYPES.map((t) => `${t.name.toLowerCase()} ${t.readUnits ? `${t.readUnits} read` : `${t.writeUnits} write`} units`).join(', ')}, `
+        + `and 1 read unit per authorizer run`,
+      usd: perType((t) => (t.readUnits + authorizerReads) * PRICES.dynamoDbReads.usd + t.writeUnits * PRICES.dynamoDbWrites.usd),
+    });
+  }
+  if (ofType('AWS::Logs::LogGroup').length > 0) {
+    perMillion.push({
+      service: 'CloudWatch Logs',
+      how: `${USAGE.logKB.value} KB ingested per request`,
+      usd: same(USAGE.logKB.value * GB_PER_MILLION_KB * PRICES.logsIngestion.usd),
+    });
+  }
+  const traced = ofType('AWS::ApiGateway::Stage').some((s) => s.TracingEnabled) || functions.some((f) => f.TracingConfig?.Mode === 'Active');
+  let xRayAllTracedUsd: number | undefined;
+  if (traced) {
+    const rate = USAGE.requestsPerSecond.value;
+    const fraction = (1 + 0.05 * (rate - 1)) / rate;
+    xRayAllTracedUsd = PRICES.xRayTraces.usd;
+    perMillion.push({
+      service: 'X-Ray',
+      how: `${Math.round(fraction * 1000) / 10}% of requests traced at ${rate} requests a second; `
+        + `all of them, ${usd(xRayAllTracedUsd)}, at 1 a second or less`,
+      usd: same(fraction * PRICES.xRayTraces.usd),
+    });
+  }
+  const fixedUsd = round(fixed.reduce((n, l) => n + l.usd, 0));
+  const perMillionUsd = REQUEST_TYPES.map((_, i) => round(perMillion.reduce((n, l) => n + l.usd[i]!, 0)));
+  return { fixed, fixedUsd, perMillion, perMillionUsd, xRayAllTracedUsd };
+}
+
+const round = (n: number) => Math.round(n * 100) / 100;
+export const usd = (n: number) => `$${round(n).toFixed(2)}`;
+const line = (item: string, count: number, price: Price): FixedLine => ({ item, count, usd: count * price.usd });
+
+/** CloudWatch bills an alarm per metric it reads (a metric math alarm: each metric in it), high resolution below 60 s. */
+function alarmMetrics(alarm: any): { standard: number; highResolution: number } {
+  const periods: number[] = alarm.Metrics
+    ? (alarm.Metrics as any[]).filter((m) => m.MetricStat).map((m) => m.MetricStat.Period)
+    : [alarm.Period];
+  const highResolution = periods.filter((p) => p < 60).length;
+  return { standard: periods.length - highResolution, highResolution };
+}
+
+/**
+ * The custom metrics the functions publish as EMF (shared/observability/metrics.ts): one per
+ * metric name and dimension value. ColdStart carries the function's name, AuthorizationOutcome the
+ * reason, the hot-spot metrics the hot spot; every other metric only the service.
+ */
+function emfMetrics(functions: number): number {
+  const hotSpots = ((observability as Record<string, unknown>).HOT_SPOTS as readonly string[] | undefined)?.length ?? 1;
+  return Object.values(observability.METRIC).reduce((n, name: string) => n + (
+    name === observability.METRIC.coldStart ? functions
+      : name === observability.METRIC.authorizationOutcome ? observability.AUTHORIZATION_REASONS.length
+        : name.startsWith('HotSpot') ? hotSpots : 1), 0);
+}
+
+export interface CostPageInput {
+  stage: string;
+  front: CostReport;
+  customDomain: CostReport;
+}
+
+/** docs/cost.md: figures only from the reports and the price table. */
+export function costPage({ stage, front, customDomain }: CostPageInput): string {
+  const names = REQUEST_TYPES.map((t) => t.name);
+  const dates = [...new Set(Object.values(PRICES).map((p) => p.read))];
+  const out: string[] = [
+    '# What it costs',
+    '',
+    '<!-- Generated by `npm run cost` from the synthesized template and infra/cost/prices.ts.',
+    '     Do not edit: test/infra/cost.test.ts fails when this page and the template disagree. -->',
+    '',
+    `The bill of one stage as the template creates it (stage \`${stage}\`, default settings), at us-east-1`,
+    'list prices without free tiers. Every count comes from the synthesized template; every price from',
+    'the table at the end, with the page it was read on.',
+    '',
+    '## Every month, whatever the traffic',
+    '',
+    '| What the template creates | Count | Per month |',
+    '|---|--:|--:|',
+    ...front.fixed.map((l) => `| ${l.item} | ${l.count} | ${l.atMost ? 'up to ' : ''}${usd(l.usd)} |`),
+    `| **Total** | | **${usd(front.fixedUsd)}** |`,
+    '',
+    `With a custom domain instead of the CloudFront front: **${usd(customDomain.fixedUsd)}** a month (no origin `
+      + 'secret, no front-only WAF rule). Custom metrics are billed by the hour for the hours they are published: '
+      + `those that stay quiet (cold starts, errors) cost less. Storage comes on top: DynamoDB ${usd(PRICES.dynamoDbStorage.usd)} `
+      + `and point-in-time recovery ${usd(PRICES.dynamoDbPitr.usd)} per GB-month, logs ${usd(PRICES.logsStorage.usd)} per GB-month compressed.`,
+    '',
+    '## Per million requests',
+    '',
+    `| Service | ${names.join(' | ')} |`,
+    `|---|${names.map(() => '--:').join('|')}|`,
+    ...front.perMillion.map((l) => `| ${l.service} | ${l.usd.map(usd).join(' | ')} |`),
+    `| **Total** | ${front.perMillionUsd.map((n) => `**${usd(n)}**`).join(' | ')} |`,
+    '',
+    ...REQUEST_TYPES.map((t) => `- ${t.name}: ${t.what}.`),
+    ...front.perMillion.map((l) => `- ${l.service}: ${l.how}.`),
+    '',
+    'What a request uses that the template cannot say:',
+    '',
+    ...Object.entries(USAGE).map(([key, u]) => `- \`${key}\` ${u.value}: ${u.basis}.`),
+    '',
+    '## Prices',
+    '',
+    ...(dates.length === 1 ? [`All read on ${dates[0]}, on the page each row links to.`, ''] : []),
+    `| Price | USD | Unit | Page${dates.length === 1 ? '' : ', read'} |`,
+    '|---|--:|---|---|',
+    ...Object.entries(PRICES).map(([key, p]) => `| ${key} | ${p.usd} | ${p.unit} | [${new URL(p.source).pathname.split('/').filter(Boolean)[0]}](${p.source})${dates.length === 1 ? '' : `, ${p.read}`} |`),
+    '',
+  ];
+  return wrap(out).join('\n');
+}
+
+/** Prose lines within 100 characters (the docs' rule); table rows and headings stay whole. */
+function wrap(lines: string[]): string[] {
+  return lines.flatMap((l) => {
+    if (l.length <= 100 || /^(\||#|<!--|\s)/.test(l)) return [l];
+    const bullet = l.startsWith('- ');
+    const words = l.split(' ');
+    const wrapped: string[] = [];
+    let current = '';
+    for (const word of words) {
+      if (current && `${current} ${word}`.length > 100) {
+        wrapped.push(current);
+        current = `${bullet ? '  ' : ''}${word}`;
+      } else {
+        current = current ? `${current} ${word}` : word;
+      }
+    }
+    return [...wrapped, current];
+  });
+}

@@ -1,0 +1,116 @@
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { COST_PAGE, COST_STAGE } from '#infra/cost/main';
+import { costOf, costPage, usd, type CostReport, type Template } from '#infra/cost/model';
+import { PRICES, REQUEST_TYPES } from '#infra/cost/prices';
+import { CUSTOM_DOMAIN, stageTemplate } from '#infra/cost/template';
+
+/**
+ * The bill is computed, not written: what the synthesized template creates, counted, times the price
+ * table. docs/cost.md is that computation's output, so it cannot drift from the template.
+ */
+let front: Template;
+let domain: Template;
+let frontCost: CostReport;
+let domainCost: CostReport;
+beforeAll(() => {
+  front = stageTemplate(COST_STAGE);
+  domain = stageTemplate(COST_STAGE, CUSTOM_DOMAIN);
+  frontCost = costOf(front);
+  domainCost = costOf(domain);
+}, 120_000);
+
+const ofType = (template: Template, type: string) => Object.values(template.Resources).filter((r) => r.Type === type).map((r) => r.Properties);
+const fixedLine = (report: CostReport, start: string) => report.fixed.find((l) => l.item.startsWith(start));
+
+describe('docs/cost.md', () => {
+  it('is what the template and the price table give (npm run cost writes it)', () => {
+    const page = costPage({ stage: COST_STAGE, front: frontCost, customDomain: domainCost });
+    const committed = readFileSync(COST_PAGE, 'utf8');
+    expect({ upToDate: committed === page, hint: 'run npm run cost' }).toEqual({ upToDate: true, hint: 'run npm run cost' });
+  });
+
+  it('states the totals the computation gives', () => {
+    const page = readFileSync(COST_PAGE, 'utf8');
+    expect(page).toContain(`| **Total** | | **${usd(frontCost.fixedUsd)}** |`);
+    expect(page).toContain(`With a custom domain instead of the CloudFront front: **${usd(domainCost.fixedUsd)}** a month`);
+    expect(page).toContain(`| **Total** | ${frontCost.perMillionUsd.map((n) => `**${usd(n)}**`).join(' | ')} |`);
+  });
+});
+
+describe('the fixed monthly cost, counted from the template', () => {
+  it('WAF: $5 for the web ACL and $1 for each of its rules and managed rule groups', () => {
+    const rules = ofType(front, 'AWS::WAFv2::WebACL')[0].Rules as unknown[];
+    expect(rules).toHaveLength(7); // 5 of ours, AWS's common and known-bad-inputs groups
+    expect(fixedLine(frontCost, 'WAF web ACL')).toMatchObject({ count: 1, usd: 5 });
+    expect(fixedLine(frontCost, 'WAF rules (5) and managed rule groups (2)')).toMatchObject({ count: 7, usd: 7 });
+    // Without the front, the rule that requires it goes.
+    expect(fixedLine(domainCost, 'WAF rules (4) and managed rule groups (2)')).toMatchObject({ count: 6, usd: 6 });
+  });
+
+  it('alarms are billed per metric they read: a metric math alarm for each metric in it', () => {
+    const alarms = ofType(front, 'AWS::CloudWatch::Alarm');
+    const metrics = alarms.reduce((n, a) => n + (a.Metrics ? a.Metrics.filter((m: any) => m.MetricStat).length : 1), 0);
+    expect(metrics).toBeGreaterThan(alarms.length); // some alarms read several metrics
+    expect(fixedLine(frontCost, `CloudWatch alarms: ${alarms.length}, reading ${metrics} metrics`)).toMatchObject({ count: metrics, usd: metrics * 0.1 });
+  });
+
+  it('the dashboard, the KMS key, the front\'s secret and the custom metrics are on the bill', () => {
+    expect(fixedLine(frontCost, 'CloudWatch dashboard')).toMatchObject({ count: 1, usd: 3 });
+    expect(fixedLine(frontCost, 'KMS key')).toMatchObject({ count: 1, usd: 1 });
+    expect(fixedLine(frontCost, 'Secrets Manager secret')).toMatchObject({ count: 1, usd: 0.4 });
+    expect(fixedLine(domainCost, 'Secrets Manager secret')).toBeUndefined();
+    const custom = fixedLine(frontCost, 'Custom metrics')!;
+    const functions = ofType(front, 'AWS::Lambda::Function').filter((f) => f.Environment?.Variables?.POWERTOOLS_SERVICE_NAME).length;
+    expect(custom.count).toBeGreaterThan(functions); // a ColdStart per function, and more
+    expect(custom.atMost).toBe(true);
+    expect(frontCost.fixedUsd).toBeCloseTo(frontCost.fixed.reduce((n, l) => n + l.usd, 0), 2);
+    expect(frontCost.fixedUsd).toBeGreaterThan(20);
+  });
+
+  it('a resource the model does not price stops the computation', () => {
+    const withInstance: Template = { Resources: { ...front.Resources, Bastion: { Type: 'AWS::EC2::Instance', Properties: {} } } };
+    expect(() => costOf(withInstance)).toThrow('the template creates AWS::EC2::Instance (Bastion), which the cost model does not price: add it');
+  });
+});
+
+describe('the cost per million requests, through every service a request crosses', () => {
+  it('has a line for each service of the template, and the totals add them up', () => {
+    expect(frontCost.perMillion.map((l) => l.service)).toEqual(['CloudFront', 'WAF', 'API Gateway', 'Lambda', 'DynamoDB', 'CloudWatch Logs', 'X-Ray']);
+    expect(domainCost.perMillion.map((l) => l.service)).toEqual(['WAF', 'API Gateway', 'Lambda', 'DynamoDB', 'CloudWatch Logs', 'X-Ray']);
+    REQUEST_TYPES.forEach((_, i) => expect(frontCost.perMillionUsd[i]).toBeCloseTo(frontCost.perMillion.reduce((n, l) => n + l.usd[i]!, 0), 2));
+    const line = (service: string) => frontCost.perMillion.find((l) => l.service === service)!.usd;
+    expect(line('API Gateway')).toEqual([3.5, 3.5]);
+    expect(line('WAF')).toEqual([0.6, 0.6]);
+    // A create writes 8 units at $0.625 a million; a read page reads 3 at $0.125 (plus the authorizer's share).
+    expect(line('DynamoDB')[1]! - line('DynamoDB')[0]!).toBeCloseTo(8 * 0.625 - 3 * 0.125, 6);
+  });
+
+  it('prices Lambda by the memory and architecture the template gives the functions', () => {
+    const functions = ofType(front, 'AWS::Lambda::Function').filter((f) => f.Environment?.Variables?.POWERTOOLS_SERVICE_NAME);
+    expect(new Set(functions.map((f) => `${f.MemorySize} ${f.Architectures?.[0]}`))).toEqual(new Set(['1024 arm64']));
+    const lambda = frontCost.perMillion.find((l) => l.service === 'Lambda')!;
+    expect(lambda.how).toContain('1024 MB');
+    // 0.20 + 20 ms × 1 GB × $0.0000133334, and a tenth of (0.20 + 10 ms × 1 GB × the same).
+    expect(lambda.usd[0]).toBeCloseTo(0.2 + 0.02 * 13.3334 + 0.1 * (0.2 + 0.01 * 13.3334), 6);
+  });
+});
+
+describe('the price table', () => {
+  it('gives every price its AWS pricing page and the date it was read', () => {
+    for (const [key, price] of Object.entries(PRICES)) {
+      expect({ key, source: price.source, read: price.read }).toEqual({
+        key, source: expect.stringMatching(/^https:\/\/aws\.amazon\.com\/[\w-]+\/pricing\//), read: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
+      });
+      expect(price.usd).toBeGreaterThan(0);
+    }
+    expect(PRICES.wafWebAcl.usd).toBe(5);
+    expect(PRICES.wafRule.usd).toBe(1);
+    expect(PRICES.wafRequests.usd).toBe(0.6);
+    expect(PRICES.secret.usd).toBe(0.4);
+    expect(PRICES.alarmMetric.usd).toBe(0.1);
+    expect(PRICES.dashboard.usd).toBe(3);
+    expect(PRICES.apiGatewayRest.usd).toBe(3.5);
+    expect(PRICES.logsIngestion.usd).toBe(0.5);
+  });
+});
