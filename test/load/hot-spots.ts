@@ -1,0 +1,134 @@
+import { parseArgs } from 'node:util';
+import { startLocalTarget, type Target } from './target';
+import { supported } from './report';
+
+/**
+ * `npm run hot-spots`: many writers on one run and on one organization, as HCP Terraform's run
+ * tasks, policy checks and CI bots meet there. For each writer count, N clients write for the
+ * given time (comment creates on one run; reserved tag key create-then-delete pairs in one
+ * organization), each sending its next request when the last was answered. Prints throughput,
+ * p50/p90/p99 (each only with enough samples to show it) and the answers that were not 2xx, then checks the run lists exactly the comments
+ * answered 201 (exits 1 otherwise, or on any 5xx other than a 503 with Retry-After).
+ */
+const USAGE = `Usage: npm run hot-spots -- [options]
+
+  --writers LIST   writer counts, comma-separated (default 1,4,16,60)
+  --seconds S      how long each writer count writes (default 10)
+  --target URL     a deployed API (…/api/v2); default: a local stack of its own (npm start)
+  --token T        a token of the organization's owner (repeatable: spread over writers)
+  --org O          the organization (with --target)
+  --run R          a new registered run of that organization (no comments yet),
+                   one per writer count (repeatable)
+  -h, --help       this text`;
+
+const { values } = parseArgs({
+  options: {
+    writers: { type: 'string', default: '1,4,16,60' },
+    seconds: { type: 'string', default: '10' },
+    target: { type: 'string' },
+    token: { type: 'string', multiple: true },
+    org: { type: 'string' },
+    run: { type: 'string', multiple: true },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const writerCounts = values.writers.split(',').map(Number);
+const seconds = Number(values.seconds);
+if (writerCounts.some((n) => !Number.isInteger(n) || n < 1) || !(seconds > 0)) {
+  console.error(`hot-spots: --writers takes positive integers, --seconds a positive number\n\n${USAGE}`);
+  process.exit(2);
+}
+if (values.target && (!values.token?.length || !values.org || (values.run?.length ?? 0) < writerCounts.length)) {
+  console.error(`hot-spots: --target needs --token, --org and one --run per writer count (${writerCounts.length})`);
+  process.exit(2);
+}
+
+interface Answer { status: number; ms: number; retryAfter: string | null }
+
+async function send(target: Target, token: string, method: string, path: string, body?: unknown): Promise<Answer & { json: any }> {
+  const started = performance.now();
+  const response = await fetch(`${target.apiUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/vnd.api+json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, ms: performance.now() - started, retryAfter: response.headers.get('retry-after'), json: text ? JSON.parse(text) : undefined };
+}
+
+/** `writers` clients each sending `request(writer, n)` in a loop until the time is up. */
+async function writeFor(writers: number, request: (writer: number, n: number) => Promise<Answer[]>): Promise<{ answers: Answer[]; elapsed: number }> {
+  const answers: Answer[] = [];
+  const started = performance.now();
+  const until = started + seconds * 1000;
+  await Promise.all(Array.from({ length: writers }, async (_, writer) => {
+    for (let n = 0; performance.now() < until; n++) answers.push(...await request(writer, n));
+  }));
+  return { answers, elapsed: (performance.now() - started) / 1000 };
+}
+
+const rows: string[][] = [];
+let wrong = 0;
+function report(spot: string, writers: number, { answers, elapsed }: { answers: Answer[]; elapsed: number }): void {
+  const sorted = answers.map((a) => a.ms).sort((a, b) => a - b);
+  const at = (p: number) => (supported(p, sorted.length) ? `${Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!)}` : '—');
+  const statuses = Object.entries(answers.reduce<Record<number, number>>((c, a) => ({ ...c, [a.status]: (c[a.status] ?? 0) + 1 }), {}))
+    .map(([status, count]) => `${status}×${count}`).join(' ');
+  const not2xx = answers.filter((a) => a.status >= 300).length;
+  const unearned = answers.filter((a) => a.status >= 500 && !(a.status === 503 && a.retryAfter));
+  wrong += unearned.length;
+  rows.push([spot, String(writers), String(answers.length), (answers.length / elapsed).toFixed(1), at(50), at(90), at(99),
+    `${((100 * not2xx) / Math.max(1, answers.length)).toFixed(1)}%`, statuses]);
+}
+
+async function main(): Promise<void> {
+  const target: Target = values.target
+    ? { apiUrl: values.target.replace(/\/$/, ''), tokens: values.token!, organization: values.org!, runId: values.run![0]!, commentRunIds: values.run!, stop: async () => {} }
+    : await startLocalTarget(Math.max(...writerCounts, writerCounts.length));
+  const token = (writer: number) => target.tokens[writer % target.tokens.length]!;
+  const unique = Date.now().toString(36);
+  console.log(`${seconds} s per writer count, writers ${writerCounts.join(', ')}, against ${values.target ?? 'a local stack (npm start) on this machine: the emulator\'s latencies, not AWS\'s'}`);
+  try {
+    for (const [step, writers] of writerCounts.entries()) {
+      const runId = target.commentRunIds[step]!;
+      const created: string[] = [];
+      const onRun = await writeFor(writers, async (writer, n) => {
+        const answer = await send(target, token(writer), 'POST', `/runs/${runId}/comments`,
+          { data: { type: 'comments', attributes: { body: `hot spot ${unique}: writer ${writer} #${n}` } } });
+        if (answer.status === 201) created.push(answer.json.data.id);
+        return [answer];
+      });
+      report('one run', writers, onRun);
+      const listed = await send(target, token(0), 'GET', `/runs/${runId}/comments?page[size]=1`);
+      const total = listed.json.meta.pagination['total-count'];
+      if (total !== created.length) {
+        console.error(`run ${runId}: ${created.length} comments answered 201, ${total} listed`);
+        wrong++;
+      }
+      const inOrg = await writeFor(writers, async (writer, n) => {
+        const create = await send(target, token(writer), 'POST', `/organizations/${target.organization}/reserved-tag-keys`,
+          { data: { type: 'reserved-tag-keys', attributes: { key: `hot-${unique}-${writers}-${writer}-${n}` } } });
+        if (create.status !== 201) return [create];
+        return [create, await send(target, token(writer), 'DELETE', `/reserved-tags/${create.json.data.id}`)];
+      });
+      report('one organization', writers, inOrg);
+      console.log(`  ${writers} writers: done`);
+    }
+  } finally {
+    await target.stop();
+  }
+  const header = ['hot spot', 'writers', 'requests', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'not 2xx', 'answers'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  for (const row of [header, ...rows]) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  '));
+  console.log('(— : too few samples for that percentile)');
+  if (wrong > 0) {
+    console.error(`hot-spots: ${wrong} wrong answers (a 5xx other than 503 with Retry-After, or comments answered 201 but not listed)`);
+    process.exit(1);
+  }
+}
+
+await main();
