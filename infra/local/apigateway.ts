@@ -58,9 +58,24 @@ export const GATEWAY_RESPONSE_DEFAULTS: Record<string, { status: number; message
   UNAUTHORIZED: { status: 401, message: 'Unauthorized' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported Media Type' },
   WAF_FILTERED: { status: 403, message: 'Forbidden' },
-  /** Not a type of its own: a Lambda function error or a malformed proxy result answers 502 through DEFAULT_5XX. */
-  LAMBDA_ERROR: { status: 502, message: 'Internal server error' },
 };
+
+/**
+ * A Lambda proxy integration that fails is API Gateway's INTEGRATION_FAILURE (its access log's
+ * `$context.error.responseType`), with the status of the failure unless the gateway response sets
+ * one: 502 when the function ran and failed (it threw, timed out, crashed or answered a malformed
+ * result), 500 when Lambda refused the invocation (throttled)
+ * (https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway-errors.html). Only API
+ * Gateway's own integration timeout is INTEGRATION_TIMEOUT (504).
+ */
+const FUNCTION_ERROR_STATUS = 502;
+const INVOCATION_REFUSED_STATUS = 500;
+
+/** AWS::ApiGateway::Stage MethodSettings keys: emulated (throttling), or without effect here (logs, metrics). */
+const METHOD_SETTINGS = new Set([
+  'HttpMethod', 'ResourcePath', 'ThrottlingRateLimit', 'ThrottlingBurstLimit', 'LoggingLevel', 'DataTraceEnabled', 'MetricsEnabled',
+  'CachingEnabled', 'CacheTtlInSeconds', 'CacheDataEncrypted',
+]);
 
 interface Method {
   resourceId: string;
@@ -68,6 +83,8 @@ interface Method {
   httpMethod: string;
   authorizerId?: string;
   integration: any;
+  /** The stage's throttle for this method: its own MethodSettings entry, else the stage-wide one. */
+  throttle?: { rate: number; burst: number };
 }
 
 interface Resource {
@@ -116,18 +133,21 @@ export class ApiGateway {
   private readonly stageVariables: Record<string, string> | null;
   private readonly binaryMediaTypes: string[];
   private readonly throttles = new Map<string, TokenBucket>();
-  private readonly throttle?: { rate: number; burst: number };
   private readonly authorizerCache = new Map<string, { decision: AuthorizerDecision; expires: number }>();
   private readonly invoke: Invoke;
   private readonly functionOf: (uri: unknown) => string;
 
-  constructor(stack: Stack, invoke: Invoke) {
+  /**
+   * `invoke` takes what an integration URI names: `NAME`, or `NAME:QUALIFIER` for a version or an
+   * alias; `knows` says whether Lambda would find it (checked at the start, for every URI).
+   */
+  constructor(stack: Stack, invoke: Invoke, knows: (target: string) => boolean = () => true) {
     this.invoke = invoke;
     this.functionOf = (uri) => {
       const arn = /functions\/(.+)\/invocations$/.exec(stack.string(uri))?.[1] ?? '';
-      const name = arn.split(':function:')[1];
-      if (!name) throw new Error(`Integration URI ${stack.string(uri)} does not name a Lambda function of this template`);
-      return name;
+      const target = arn.split(':function:')[1];
+      if (!target || !knows(target)) throw new Error(`Integration URI ${stack.string(uri)} does not name a Lambda function, version or alias of this template`);
+      return target;
     };
     const apis = stack.resourcesOf('AWS::ApiGateway::RestApi');
     if (apis.length !== 1) throw new Error(`The local stack serves exactly one REST API; the template has ${apis.length}`);
@@ -140,6 +160,8 @@ export class ApiGateway {
     if (stages.length !== 1) throw new Error(`The local stack serves exactly one stage; the template has ${stages.length}`);
     const stage = stages[0]![1].Properties;
     this.stageName = String(stage.StageName);
+    if (stage.CanarySetting) throw new Error('API Gateway stage: CanarySetting (a stage canary) is not emulated by the local stack');
+    if (stage.CacheClusterEnabled) throw new Error('API Gateway stage: CacheClusterEnabled (the stage cache) is not emulated by the local stack');
     const variables = stack.resolve(stage.Variables ?? null) as Record<string, string> | null;
     // The CloudFront front is this server, which speaks plain HTTP: `https://` + its domain is `http://` here.
     for (const [distribution] of stack.resourcesOf('AWS::CloudFront::Distribution')) {
@@ -147,8 +169,12 @@ export class ApiGateway {
       for (const [name, value] of Object.entries(variables ?? {})) if (value === `https://${domain}`) variables![name] = `http://${domain}`;
     }
     this.stageVariables = variables && Object.keys(variables).length > 0 ? variables : null;
-    const all = (stage.MethodSettings ?? []).find((s: any) => s.HttpMethod === '*' && s.ResourcePath === '/*');
-    if (all?.ThrottlingRateLimit !== undefined) this.throttle = { rate: Number(all.ThrottlingRateLimit), burst: Number(all.ThrottlingBurstLimit ?? 0) };
+    const methodSettings = (stage.MethodSettings ?? []) as Array<Record<string, unknown>>;
+    for (const setting of methodSettings) {
+      const unknown = Object.keys(setting).filter((key) => !METHOD_SETTINGS.has(key));
+      if (unknown.length > 0) throw new Error(`API Gateway stage MethodSettings ${setting.ResourcePath} ${setting.HttpMethod}: ${unknown.join(', ')} not emulated by the local stack`);
+      if (setting.CachingEnabled === true) throw new Error(`API Gateway stage MethodSettings ${setting.ResourcePath} ${setting.HttpMethod}: caching is not emulated by the local stack`);
+    }
 
     this.root = { id: 'root', path: '/', part: '', children: [], methods: new Map() };
     const byId = new Map<string, Resource>();
@@ -180,10 +206,12 @@ export class ApiGateway {
       if (type === 'MOCK' && this.binaryMediaTypes.length > 0 && [p.Integration, ...(p.Integration.IntegrationResponses ?? [])].some((i: any) => i.ContentHandling !== 'CONVERT_TO_TEXT')) {
         throw new Error(`Method ${logicalId}: a MOCK integration with binary media types is emulated with ContentHandling CONVERT_TO_TEXT only`);
       }
+      const throttle = throttleOf(methodSettings, resource.path, p.HttpMethod);
       resource.methods.set(p.HttpMethod, {
         resourceId: logicalId, resourcePath: resource.path, httpMethod: p.HttpMethod,
         ...(p.AuthorizationType === 'CUSTOM' ? { authorizerId: p.AuthorizerId?.Ref as string } : {}),
         integration: p.Integration,
+        ...(throttle ? { throttle } : {}),
       });
     }
 
@@ -225,7 +253,7 @@ export class ApiGateway {
     if (!match || !method) return this.gatewayResponse('MISSING_AUTHENTICATION_TOKEN', state);
     state.pathParameters = match.parameters;
 
-    if (this.throttle && !this.bucket(`${method.resourcePath} ${method.httpMethod}`).take()) return this.gatewayResponse('THROTTLED', state);
+    if (method.throttle && !this.bucket(method).take()) return this.gatewayResponse('THROTTLED', state);
 
     const event = this.proxyEvent(request, url, method, state);
     if (method.authorizerId) {
@@ -257,9 +285,11 @@ export class ApiGateway {
     return walk(this.root, 0, {});
   }
 
-  private bucket(key: string): TokenBucket {
+  /** API Gateway throttles each method on its own: one token bucket per method. */
+  private bucket(method: Method): TokenBucket {
+    const key = `${method.resourcePath} ${method.httpMethod}`;
     let bucket = this.throttles.get(key);
-    if (!bucket) this.throttles.set(key, bucket = new TokenBucket(this.throttle!.rate, this.throttle!.burst));
+    if (!bucket) this.throttles.set(key, bucket = new TokenBucket(method.throttle!.rate, method.throttle!.burst));
     return bucket;
   }
 
@@ -422,8 +452,9 @@ export class ApiGateway {
     const outcome = await Promise.race([this.invoke(this.functionOf(method.integration.Uri), event), timedOut]);
     clearTimeout(timer);
     if (outcome === 'timeout') return this.gatewayResponse('INTEGRATION_TIMEOUT', state);
+    if (outcome.rejected) return this.gatewayResponse('INTEGRATION_FAILURE', state, INVOCATION_REFUSED_STATUS);
     const result = outcome.result as APIGatewayProxyResult | undefined;
-    if (!outcome.ok || !validProxyResult(result)) return this.gatewayResponse('LAMBDA_ERROR', state);
+    if (!outcome.ok || !validProxyResult(result)) return this.gatewayResponse('INTEGRATION_FAILURE', state, FUNCTION_ERROR_STATUS);
 
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
@@ -467,13 +498,15 @@ export class ApiGateway {
    * A gateway response by API Gateway's rules: the type's own customization wins; otherwise
    * DEFAULT_4XX or DEFAULT_5XX (by the type's default status) gives headers and templates; and a
    * status code set on DEFAULT_4XX/5XX replaces the default status of every type not customized.
+   * `failureStatus` is the status of an integration's own failure (502, 500), which a response
+   * without a status of its own keeps.
    */
-  gatewayResponse(type: string, state: RequestState): HttpResponse {
+  gatewayResponse(type: string, state: RequestState, failureStatus?: number): HttpResponse {
     const defaults = GATEWAY_RESPONSE_DEFAULTS[type]!;
-    const own = type === 'LAMBDA_ERROR' ? undefined : this.gatewayResponses.get(type);
+    const own = this.gatewayResponses.get(type);
     const fallback = this.gatewayResponses.get(defaults.status >= 500 ? 'DEFAULT_5XX' : 'DEFAULT_4XX');
     const config = own ?? fallback;
-    const status = own?.statusCode ?? fallback?.statusCode ?? defaults.status;
+    const status = own?.statusCode ?? fallback?.statusCode ?? failureStatus ?? defaults.status;
     state.errorMessage = defaults.message;
     const headers: Record<string, string> = {};
     for (const [target, expression] of Object.entries(config?.parameters ?? {})) {
@@ -486,7 +519,7 @@ export class ApiGateway {
       : ['application/json', '{"message":$context.error.messageString}'];
     if (!Object.keys(headers).some((n) => n.toLowerCase() === 'content-type')) headers['Content-Type'] = contentType ?? 'application/json';
     headers['x-amzn-RequestId'] = state.requestId;
-    headers['x-amzn-ErrorType'] = type === 'LAMBDA_ERROR' ? 'InternalServerErrorException' : type;
+    headers['x-amzn-ErrorType'] = failureStatus === undefined ? type : 'InternalServerErrorException';
     return { status, headers, body: Buffer.from(renderTemplate(template ?? '', this.vtlContext(state, type))), errorType: type };
   }
 
@@ -596,6 +629,23 @@ function apiGatewayTime(date: Date): string {
   const pad = (n: number) => String(n).padStart(2, '0');
   return `${pad(date.getUTCDate())}/${month}/${date.getUTCFullYear()}:${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())} +0000`;
 }
+
+/**
+ * A method's throttle from the stage's MethodSettings: its own entry (ResourcePath with `/` written
+ * `~1`, e.g. `/~1api~1v2~1ping`, and its HttpMethod) over `/*` and `*`, field by field
+ * (AWS::ApiGateway::Stage MethodSetting). None when no entry sets a rate.
+ */
+function throttleOf(settings: Array<Record<string, unknown>>, resourcePath: string, httpMethod: string): { rate: number; burst: number } | undefined {
+  const path = resourcePath === '/' ? '/' : `/${resourcePath.replaceAll('/', '~1')}`;
+  const matching = settings
+    .filter((s) => (s.ResourcePath === '/*' || s.ResourcePath === path) && (s.HttpMethod === '*' || s.HttpMethod === httpMethod))
+    .sort((a, b) => specificity(a) - specificity(b)); // the most specific last
+  const field = (name: string) => matching.reduce<unknown>((value, s) => s[name] ?? value, undefined);
+  const rate = field('ThrottlingRateLimit');
+  if (rate === undefined) return undefined;
+  return { rate: Number(rate), burst: Number(field('ThrottlingBurstLimit') ?? 0) };
+}
+const specificity = (s: Record<string, unknown>) => (s.ResourcePath === '/*' ? 0 : 2) + (s.HttpMethod === '*' ? 0 : 1);
 
 /** API Gateway throttling: a token bucket per method, refilled at the rate, holding at most the burst. */
 class TokenBucket {

@@ -72,13 +72,36 @@ export class Stack {
   ref(logicalId: string): string {
     const given = this.physical.ref?.[logicalId];
     if (given !== undefined) return given;
+    // AWS::Lambda::Version and AWS::Lambda::Alias: Ref is the qualified ARN (`…:function:NAME:1`, `…:function:NAME:live`).
+    const { Type, Properties } = this.resource(logicalId);
+    if (Type === 'AWS::Lambda::Version') return `${this.functionArnOf(Properties?.FunctionName)}:${this.versionNumber(logicalId)}`;
+    if (Type === 'AWS::Lambda::Alias') return `${this.functionArnOf(Properties?.FunctionName)}:${this.string(Properties?.Name)}`;
     return logicalId; // CloudFormation's physical id; locally the logical id names it
+  }
+
+  /**
+   * A version's number, as Lambda gives it: 1, 2, … in the order the function's versions are
+   * published (here, their order in the template).
+   */
+  versionNumber(logicalId: string): string {
+    const functionOf = (id: string) => JSON.stringify(this.resource(id).Properties?.FunctionName);
+    const siblings = this.resourcesOf('AWS::Lambda::Version').filter(([id]) => functionOf(id) === functionOf(logicalId)).map(([id]) => id);
+    return String(siblings.indexOf(logicalId) + 1);
+  }
+
+  /** The unqualified ARN of the function a version or alias names (by Ref, name or ARN). */
+  private functionArnOf(functionName: unknown): string {
+    const name = this.string(functionName);
+    return name.startsWith('arn:') ? name.split(':').slice(0, 7).join(':') : `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${name}`;
   }
 
   getAtt(logicalId: string, attribute: string): string {
     const given = this.physical.attributes?.[`${logicalId}.${attribute}`];
     if (given !== undefined) return given;
     const { Type } = this.resource(logicalId);
+    if (Type === 'AWS::Lambda::Version' && attribute === 'Version') return this.versionNumber(logicalId);
+    if (Type === 'AWS::Lambda::Version' && attribute === 'FunctionArn') return this.ref(logicalId);
+    if (Type === 'AWS::Lambda::Alias' && attribute === 'AliasArn') return this.ref(logicalId);
     if (attribute !== 'Arn') return `${logicalId}.${attribute}`;
     const name = this.ref(logicalId);
     switch (Type) {
@@ -132,6 +155,35 @@ export class Stack {
   /** The resolved value as a string (environment variables, names, ARNs). */
   string(value: unknown): string {
     return String(this.resolve(value));
+  }
+}
+
+/**
+ * The resource types a template may hold: those the local stack plays (each module checks the
+ * properties it reads), and those that act only at deploy time or on observability, never on a
+ * request (permissions API Gateway is granted, CodeDeploy's traffic shifting, whose finished state
+ * is the alias in the template, alarms, logs, the address this server stands in for).
+ */
+const EMULATED_TYPES = new Set([
+  'AWS::ApiGateway::RestApi', 'AWS::ApiGateway::Stage', 'AWS::ApiGateway::Resource', 'AWS::ApiGateway::Method',
+  'AWS::ApiGateway::Authorizer', 'AWS::ApiGateway::GatewayResponse',
+  'AWS::Lambda::Function', 'AWS::Lambda::Version', 'AWS::Lambda::Alias',
+  'AWS::WAFv2::WebACL', 'AWS::WAFv2::WebACLAssociation', 'AWS::CloudFront::Distribution', 'AWS::CloudFront::Function',
+  'AWS::DynamoDB::GlobalTable', 'AWS::DynamoDB::Table', 'AWS::IAM::Role', 'AWS::IAM::Policy',
+]);
+const OFF_THE_REQUEST_PATH = new Set([
+  'AWS::ApiGateway::Deployment', 'AWS::ApiGateway::Account', 'AWS::Lambda::Permission',
+  'AWS::CodeDeploy::Application', 'AWS::CodeDeploy::DeploymentGroup',
+  'AWS::SecretsManager::Secret', 'AWS::KMS::Key', 'AWS::CDK::Metadata',
+  'AWS::ApiGateway::DomainName', 'AWS::ApiGateway::BasePathMapping', 'AWS::CertificateManager::Certificate', 'AWS::Route53::RecordSet',
+]);
+const OFF_THE_REQUEST_PATH_SERVICES = ['AWS::CloudWatch::', 'AWS::Logs::', 'AWS::SNS::', 'AWS::XRay::'];
+
+/** Stops the start with one line naming the first resource whose type the local stack does not emulate. */
+export function assertEmulated(stack: Stack): void {
+  for (const [logicalId, { Type }] of Object.entries(stack.template.Resources)) {
+    if (EMULATED_TYPES.has(Type) || OFF_THE_REQUEST_PATH.has(Type) || OFF_THE_REQUEST_PATH_SERVICES.some((service) => Type.startsWith(service))) continue;
+    throw new Error(`The template's ${logicalId} (${Type}) is not emulated by the local stack`);
   }
 }
 

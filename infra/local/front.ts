@@ -29,6 +29,7 @@ export class LocalFront {
     if ((config.CacheBehaviors ?? []).length > 0 || config.Origins.length !== 1) {
       throw new Error('The local front plays one origin with the default behavior only');
     }
+    assertPassThrough(config);
     const associations = (config.DefaultCacheBehavior.FunctionAssociations ?? []) as Array<{ EventType: string; FunctionARN: unknown }>;
     if (associations.some((a) => a.EventType !== 'viewer-request')) throw new Error('The local front runs viewer-request functions only');
     const viewerRequest = associations.map((association) => {
@@ -55,6 +56,47 @@ export class LocalFront {
     }
     for (const [name, value] of this.originHeaders) rawHeaders = withHeader(rawHeaders, name, value);
     return { ...request, rawHeaders };
+  }
+}
+
+/**
+ * What the local front plays is a pass-through: every method allowed, nothing cached (errors
+ * included), every viewer header and the query string forwarded. A distribution setting that would
+ * make CloudFront answer otherwise (cache, refuse a method, rewrite an error, add response headers)
+ * stops the start with one line naming it. Settings of the edge itself (TLS, HTTP versions, IPv6,
+ * price class, logs) change nothing a request here could tell; this server speaks plain HTTP.
+ */
+const MANAGED_POLICIES = {
+  /** CachingDisabled: nothing is cached (https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/using-managed-cache-policies.html). */
+  cache: ['4135ea2d-6df8-44a3-9df3-4b5a84be39ad'],
+  /** AllViewer and AllViewerExceptHostHeader: every viewer header (Host aside), cookie and query string reaches the origin. */
+  originRequest: ['216adef6-5c7f-47e4-b989-5492eafa07d3', 'b689b0a8-53d0-40ab-baf2-68738e2966ac'],
+};
+const ALL_METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'];
+const DISTRIBUTION_SETTINGS = new Set([
+  'Comment', 'Enabled', 'HttpVersion', 'IPV6Enabled', 'PriceClass', 'Aliases', 'ViewerCertificate', 'Logging',
+  'Origins', 'DefaultCacheBehavior', 'CacheBehaviors', 'CustomErrorResponses',
+]);
+const BEHAVIOR_SETTINGS = new Set([
+  'TargetOriginId', 'ViewerProtocolPolicy', 'AllowedMethods', 'CachedMethods', 'CachePolicyId', 'OriginRequestPolicyId',
+  'Compress', 'FunctionAssociations', 'RealtimeLogConfigArn',
+]);
+const ORIGIN_SETTINGS = new Set(['Id', 'DomainName', 'OriginPath', 'CustomOriginConfig', 'OriginCustomHeaders', 'ConnectionAttempts', 'ConnectionTimeout']);
+
+function assertPassThrough(config: any): void {
+  const refuse = (what: string) => { throw new Error(`CloudFront distribution: ${what} is not emulated by the local front`); };
+  const unknown = (settings: Record<string, unknown>, known: Set<string>) => Object.keys(settings).filter((key) => !known.has(key));
+  for (const key of unknown(config, DISTRIBUTION_SETTINGS)) refuse(key);
+  const behavior = config.DefaultCacheBehavior;
+  for (const key of unknown(behavior, BEHAVIOR_SETTINGS)) refuse(`DefaultCacheBehavior ${key}`);
+  for (const key of unknown(config.Origins[0], ORIGIN_SETTINGS)) refuse(`origin ${key}`);
+  if ([...(behavior.AllowedMethods ?? ['GET', 'HEAD'])].sort().join() !== ALL_METHODS.join()) refuse(`AllowedMethods ${(behavior.AllowedMethods ?? ['GET', 'HEAD']).join(',')} (only all methods)`);
+  if (!MANAGED_POLICIES.cache.includes(behavior.CachePolicyId)) refuse(`cache policy ${JSON.stringify(behavior.CachePolicyId ?? 'legacy ForwardedValues')} (only CachingDisabled)`);
+  if (!MANAGED_POLICIES.originRequest.includes(behavior.OriginRequestPolicyId)) refuse(`origin request policy ${JSON.stringify(behavior.OriginRequestPolicyId)} (only AllViewer, AllViewerExceptHostHeader)`);
+  // An error response that only sets how long CloudFront caches the error changes nothing here (nothing is cached).
+  for (const response of (config.CustomErrorResponses ?? []) as Array<Record<string, unknown>>) {
+    const replaced = Object.keys(response).filter((key) => !['ErrorCode', 'ErrorCachingMinTTL'].includes(key));
+    if (replaced.length > 0) refuse(`custom error response ${response.ErrorCode} (${replaced.join(', ')})`);
   }
 }
 

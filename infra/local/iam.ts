@@ -39,8 +39,8 @@ export interface DynamoDbCall {
 const SUPPORTED_CONDITIONS: Record<string, string[]> = {
   'dynamodb:LeadingKeys': ['ForAllValues:StringEquals', 'ForAllValues:StringLike', 'StringEquals', 'StringLike'],
 };
-/** Managed policies that grant nothing on DynamoDB (Lambda's logging and tracing policies). */
-const MANAGED_WITHOUT_DYNAMODB = /:policy\/(service-role\/)?(AWSLambdaBasicExecutionRole|AWSXRayDaemonWriteAccess|AWSXrayWriteOnlyAccess)$/;
+/** Managed policies that grant nothing on DynamoDB (Lambda's logging and tracing policies, CodeDeploy's for Lambda deployments). */
+const MANAGED_WITHOUT_DYNAMODB = /:policy\/(service-role\/)?(AWSLambdaBasicExecutionRole|AWSXRayDaemonWriteAccess|AWSXrayWriteOnlyAccess|AWSCodeDeployRoleForLambdaLimited)$/;
 
 export class IamPolicies {
   private readonly statements = new Map<string, Statement[]>();

@@ -53,6 +53,8 @@ process.on('message', async ({ id, event, context }) => {
     process.send({ id, ok: false, error: failure });
   }
 });
-process.send({ ready: true });
+// The Init phase ends when the handler module has loaded (or failed to): only then is the instance
+// ready, and only then does the emulator start the invocation's timeout.
+init.then(() => process.send({ ready: true }), () => process.send({ ready: true }));
 // The emulator is gone (however it died): an instance never outlives it.
 process.on('disconnect', () => process.exit(0));

@@ -12,6 +12,11 @@ import { lambdaTraceHeader } from './xray';
  * bundle with exactly the template's handler, environment, memory and timeout. An instance is a
  * child process of its own (its own module state, `process.env` and NODE_OPTIONS) and serves one
  * invocation at a time: concurrent invocations start more instances, each with its cold start.
+ * Versions and aliases resolve as Lambda resolves them: an alias names a version, a version is the
+ * function's code and configuration as the template publishes it, and each version runs in
+ * instances of its own. A function's reserved concurrency caps its invocations in flight (the next
+ * one is throttled); its init gets 10 s of its own before the timeout starts. A template value
+ * CloudFormation would refuse, or a feature not emulated, stops the start with one line.
  */
 export interface FunctionConfig {
   logicalId: string;
@@ -26,6 +31,8 @@ export interface FunctionConfig {
   roleLogicalId: string;
   /** The Node.js binary of the function's runtime (`nodejs24.x` → a Node 24). */
   node: string;
+  /** ReservedConcurrentExecutions: invocations in flight at most (all versions together); undefined = unreserved. */
+  reservedConcurrency?: number;
 }
 
 export interface InvocationResult {
@@ -36,6 +43,16 @@ export interface InvocationResult {
   error?: { errorType: string; errorMessage: string };
   coldStart: boolean;
   instanceId: string;
+  /** Lambda refused the invocation (throttled: the reserved concurrency is in use); the function never ran. */
+  rejected?: boolean;
+}
+
+/** One invocation as Lambda resolved it: the function, the qualifier it was called with, the version that ran. */
+export interface Invocation {
+  function: string;
+  /** The alias or version named in the ARN, `$LATEST` when none. */
+  qualifier: string;
+  version: string;
 }
 
 export interface LambdaOptions {
@@ -48,16 +65,36 @@ export interface LambdaOptions {
 }
 
 const SUPPORTED_RUNTIMES = /^nodejs\d+\.x$/;
+/** https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html: the Init phase is limited to 10 seconds. */
+export const INIT_TIMEOUT_MS = 10_000;
+/**
+ * Function properties: those emulated, and those with no effect on a synchronous invocation here.
+ * Any other (layers, SnapStart, a file system, a container image, …) stops the start.
+ */
+const FUNCTION_PROPERTIES = new Set([
+  'Code', 'Handler', 'Runtime', 'Timeout', 'MemorySize', 'Environment', 'Role', 'ReservedConcurrentExecutions',
+  'Architectures', 'Description', 'FunctionName', 'LoggingConfig', 'TracingConfig', 'Tags', 'RuntimeManagementConfig', 'EphemeralStorage',
+]);
+/** A version is its function's code and configuration at publication; these describe it, nothing more. */
+const VERSION_PROPERTIES = new Set(['FunctionName', 'Description', 'CodeSha256']);
+const ALIAS_PROPERTIES = new Set(['FunctionName', 'FunctionVersion', 'Name', 'Description']);
 /** https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html: 6 MB synchronous response. */
 const MAX_RESPONSE_BYTES = 6 * 1024 * 1024;
 
 export class LambdaService {
   readonly functions: ReadonlyMap<string, FunctionConfig>;
+  /** Each function's published versions (by number) and aliases (name → version number). */
+  private readonly versions = new Map<string, Set<string>>();
+  private readonly aliases = new Map<string, Map<string, string>>();
   private readonly pools = new Map<string, Instance[]>();
   private readonly busy = new Set<Instance>();
+  /** Invocations in flight, by function logical id (all versions: what a reservation caps). */
+  private readonly inFlight = new Map<string, number>();
   private readonly options: LambdaOptions;
   /** Every instance ever started, by function logical id (tests count cold starts with it). */
   readonly started = new Map<string, number>();
+  /** The latest invocations as Lambda resolved them (newest last). */
+  readonly invocations: Invocation[] = [];
 
   constructor(stack: Stack, options: LambdaOptions) {
     this.options = options;
@@ -66,6 +103,15 @@ export class LambdaService {
       const runtime = String(p.Runtime);
       if (!SUPPORTED_RUNTIMES.test(runtime)) throw new Error(`Lambda ${logicalId}: the local stack runs Node.js runtimes only, not ${runtime}`);
       if (p.Layers) throw new Error(`Lambda ${logicalId}: layers are not emulated`);
+      const unknown = Object.keys(p).filter((key) => !FUNCTION_PROPERTIES.has(key));
+      if (unknown.length > 0) throw new Error(`Lambda ${logicalId}: ${unknown.join(', ')} not emulated by the local stack`);
+      // What CloudFormation refuses (AWS::Lambda::Function: Timeout 1-900 s, MemorySize 128-10240 MB).
+      const timeout = Number(p.Timeout ?? 3); // Lambda's default timeout
+      const memory = Number(p.MemorySize ?? 128);
+      if (!Number.isInteger(timeout) || timeout < 1 || timeout > 900) throw new Error(`Lambda ${logicalId}: Timeout ${p.Timeout} is refused by Lambda (1 to 900 seconds)`);
+      if (!Number.isInteger(memory) || memory < 128 || memory > 10_240) throw new Error(`Lambda ${logicalId}: MemorySize ${p.MemorySize} is refused by Lambda (128 to 10240 MB)`);
+      const reserved = p.ReservedConcurrentExecutions === undefined ? undefined : Number(p.ReservedConcurrentExecutions);
+      if (reserved !== undefined && (!Number.isInteger(reserved) || reserved < 0)) throw new Error(`Lambda ${logicalId}: ReservedConcurrentExecutions ${p.ReservedConcurrentExecutions} is refused by Lambda (0 or more)`);
       const environment = Object.fromEntries(Object.entries((p.Environment?.Variables ?? {}) as Record<string, unknown>)
         .map(([name, value]) => [name, stack.string(value)]));
       const role = p.Role?.['Fn::GetAtt']?.[0] as string | undefined;
@@ -76,35 +122,93 @@ export class LambdaService {
         codeDirectory: stack.assetDirectory(p.Code),
         handler: String(p.Handler),
         runtime,
-        timeoutSeconds: Number(p.Timeout ?? 3), // Lambda's default timeout
-        memoryMb: Number(p.MemorySize ?? 128),
+        timeoutSeconds: timeout,
+        memoryMb: memory,
         environment,
         roleLogicalId: role,
         node: nodeFor(logicalId, runtime),
+        ...(reserved === undefined ? {} : { reservedConcurrency: reserved }),
       };
       return [logicalId, config];
     }));
+
+    const functionOf = (kind: string, logicalId: string, name: unknown): string => {
+      const fn = stack.string(name).split(':function:').pop()!.split(':')[0]!;
+      if (!this.functions.has(fn)) throw new Error(`${kind} ${logicalId}: FunctionName does not name a function of this template`);
+      return fn;
+    };
+    for (const [logicalId, version] of stack.resourcesOf('AWS::Lambda::Version')) {
+      const unknown = Object.keys(version.Properties ?? {}).filter((key) => !VERSION_PROPERTIES.has(key));
+      if (unknown.length > 0) throw new Error(`Lambda version ${logicalId}: ${unknown.join(', ')} not emulated by the local stack`);
+      const fn = functionOf('Lambda version', logicalId, version.Properties.FunctionName);
+      this.versions.set(fn, (this.versions.get(fn) ?? new Set()).add(stack.versionNumber(logicalId)));
+    }
+    for (const [logicalId, alias] of stack.resourcesOf('AWS::Lambda::Alias')) {
+      // RoutingConfig (weights between two versions) is what CodeDeploy sets during a shift, never a template's state here.
+      const unknown = Object.keys(alias.Properties ?? {}).filter((key) => !ALIAS_PROPERTIES.has(key));
+      if (unknown.length > 0) throw new Error(`Lambda alias ${logicalId}: ${unknown.join(', ')} not emulated by the local stack`);
+      const fn = functionOf('Lambda alias', logicalId, alias.Properties.FunctionName);
+      const version = stack.string(alias.Properties.FunctionVersion);
+      if (version !== '$LATEST' && !this.versions.get(fn)?.has(version)) throw new Error(`Lambda alias ${logicalId}: version ${version} is not a version of ${fn} in this template`);
+      const aliases = this.aliases.get(fn) ?? new Map<string, string>();
+      aliases.set(stack.string(alias.Properties.Name), version);
+      this.aliases.set(fn, aliases);
+    }
   }
 
-  async invoke(logicalId: string, event: unknown): Promise<InvocationResult> {
-    const fn = this.functions.get(logicalId);
-    if (!fn) throw new Error(`No function ${logicalId} in the template`);
-    const pool = this.pools.get(logicalId) ?? [];
-    this.pools.set(logicalId, pool);
+  /**
+   * `NAME`, `NAME:ALIAS`, `NAME:VERSION` or `NAME:$LATEST` (a Lambda ARN's last parts) → the
+   * function and the version Lambda runs for it; undefined for a qualifier the function lacks.
+   */
+  resolve(target: string): { fn: FunctionConfig; qualifier: string; version: string } | undefined {
+    const [name, qualifier = '$LATEST'] = target.split(':');
+    const fn = this.functions.get(name!);
+    if (!fn) return undefined;
+    if (qualifier === '$LATEST') return { fn, qualifier, version: qualifier };
+    if (this.versions.get(name!)?.has(qualifier)) return { fn, qualifier, version: qualifier };
+    const version = this.aliases.get(name!)?.get(qualifier);
+    return version === undefined ? undefined : { fn, qualifier, version };
+  }
+
+  async invoke(target: string, event: unknown): Promise<InvocationResult> {
+    const resolved = this.resolve(target);
+    if (!resolved) throw new Error(`No function, version or alias ${target} in the template`);
+    const { fn, qualifier, version } = resolved;
+    // Reserved concurrency: past it, Lambda refuses the invocation (429 TooManyRequestsException).
+    const running = this.inFlight.get(fn.logicalId) ?? 0;
+    if (fn.reservedConcurrency !== undefined && running >= fn.reservedConcurrency) {
+      return { ok: false, rejected: true, error: { errorType: 'TooManyRequestsException', errorMessage: 'Rate Exceeded.' }, coldStart: false, instanceId: '' };
+    }
+    this.inFlight.set(fn.logicalId, running + 1);
+    this.invocations.push({ function: fn.logicalId, qualifier, version });
+    if (this.invocations.length > 10_000) this.invocations.splice(0, 5_000);
+    const poolKey = `${fn.logicalId}:${version}`;
+    const pool = this.pools.get(poolKey) ?? [];
+    this.pools.set(poolKey, pool);
     let warm = pool.pop();
     while (warm && !warm.alive) warm = pool.pop(); // an idle instance that died is gone, as in Lambda
-    const instance = warm ?? this.startInstance(fn);
+    let instance = warm ?? this.startInstance(fn, version);
     this.busy.add(instance);
     // Lambda continues the trace its caller started (API Gateway's X-Amzn-Trace-Id) under a segment of its own.
     const traceHeader = lambdaTraceHeader(upstreamTraceHeader(event));
     const startedAt = Date.now();
+    const invokedArn = `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${fn.name}${qualifier === '$LATEST' ? '' : `:${qualifier}`}`;
     try {
-      const outcome = await instance.invoke(event, fn, traceHeader);
-      this.options.onInvoked?.({ name: fn.name, traceHeader, startedAt, endedAt: Date.now(), ok: outcome.ok });
+      let outcome = await instance.invoke(event, fn, traceHeader, invokedArn);
+      if (outcome === 'init-timed-out') {
+        // Lambda retries an Init that passed its 10 s with the first invocation, within the function's timeout.
+        this.busy.delete(instance);
+        instance = this.startInstance(fn, version, { suppressedInit: true });
+        this.busy.add(instance);
+        outcome = await instance.invoke(event, fn, traceHeader, invokedArn);
+      }
+      const settled = outcome as Outcome;
+      this.options.onInvoked?.({ name: fn.name, traceHeader, startedAt, endedAt: Date.now(), ok: settled.ok });
       if (instance.alive) pool.push(instance);
-      return { ...outcome, coldStart: !warm, instanceId: instance.id };
+      return { ...settled, coldStart: !warm, instanceId: instance.id };
     } finally {
       this.busy.delete(instance);
+      this.inFlight.set(fn.logicalId, (this.inFlight.get(fn.logicalId) ?? 1) - 1);
     }
   }
 
@@ -115,14 +219,15 @@ export class LambdaService {
     await Promise.all(all.map((instance) => instance.stop()));
   }
 
-  private startInstance(fn: FunctionConfig): Instance {
+  private startInstance(fn: FunctionConfig, version: string, options: { suppressedInit?: boolean } = {}): Instance {
     this.started.set(fn.logicalId, (this.started.get(fn.logicalId) ?? 0) + 1);
-    return new Instance(fn, { ...lambdaEnvironment(fn), ...fn.environment, ...this.options.environmentFor(fn) }, this.options.log);
+    const env = { ...lambdaEnvironment(fn, version), ...fn.environment, ...this.options.environmentFor(fn) };
+    return new Instance(fn, env, this.options.log, options.suppressedInit ?? false);
   }
 }
 
 /** The variables Lambda itself sets in every function's environment (Lambda: "Defined runtime environment variables"). */
-export function lambdaEnvironment(fn: FunctionConfig): Record<string, string> {
+export function lambdaEnvironment(fn: FunctionConfig, version = '$LATEST'): Record<string, string> {
   return {
     PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     LANG: 'en_US.UTF-8',
@@ -131,10 +236,10 @@ export function lambdaEnvironment(fn: FunctionConfig): Record<string, string> {
     AWS_DEFAULT_REGION: LOCAL_REGION,
     AWS_EXECUTION_ENV: `AWS_Lambda_${fn.runtime}`,
     AWS_LAMBDA_FUNCTION_NAME: fn.name,
-    AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+    AWS_LAMBDA_FUNCTION_VERSION: version,
     AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memoryMb),
     AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${fn.name}`,
-    AWS_LAMBDA_LOG_STREAM_NAME: `local/[$LATEST]${randomBytes(16).toString('hex')}`,
+    AWS_LAMBDA_LOG_STREAM_NAME: `local/[${version}]${randomBytes(16).toString('hex')}`,
     AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
     LAMBDA_TASK_ROOT: fn.codeDirectory,
     LAMBDA_RUNTIME_DIR: import.meta.dirname,
@@ -166,11 +271,15 @@ class Instance {
   readonly id = randomUUID();
   alive = true;
   private readonly child: ChildProcess;
+  /** The runtime's first message, sent once its Init (loading the handler module) has ended. */
   private readonly ready: Promise<void>;
   private readonly exited: Promise<void>;
   private pending?: { id: string; settle(outcome: Outcome): void };
+  /** An Init retried with the first invocation: it counts against the function's timeout. */
+  private readonly suppressedInit: boolean;
 
-  constructor(fn: FunctionConfig, env: Record<string, string>, log: LambdaOptions['log']) {
+  constructor(fn: FunctionConfig, env: Record<string, string>, log: LambdaOptions['log'], suppressedInit: boolean) {
+    this.suppressedInit = suppressedInit;
     // execArgv empty: the emulator's own loader flags must not reach the function, only its NODE_OPTIONS.
     this.child = fork(RUNTIME, [], { env, execPath: fn.node, execArgv: [], stdio: ['ignore', 'pipe', 'pipe', 'ipc'], serialization: 'json' });
     for (const stream of [this.child.stdout!, this.child.stderr!]) {
@@ -187,28 +296,46 @@ class Instance {
     });
   }
 
-  async invoke(event: unknown, fn: FunctionConfig, traceHeader: string): Promise<Outcome> {
-    await Promise.race([this.ready, this.exited]);
+  /**
+   * One invocation. The Init of a new instance has 10 s of its own before the timeout starts
+   * (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html); past them the
+   * instance is stopped and 'init-timed-out' returned, for the caller to retry it as Lambda does.
+   */
+  async invoke(event: unknown, fn: FunctionConfig, traceHeader: string, invokedFunctionArn: string): Promise<Outcome | 'init-timed-out'> {
     const awsRequestId = randomUUID();
-    const deadline = Date.now() + fn.timeoutSeconds * 1000;
+    let deadline = Date.now() + fn.timeoutSeconds * 1000;
+    if (!this.suppressedInit) {
+      let timer: NodeJS.Timeout | undefined;
+      const initEnded = await Promise.race([
+        this.ready.then(() => true), this.exited.then(() => true),
+        new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), INIT_TIMEOUT_MS); }),
+      ]);
+      clearTimeout(timer);
+      if (!initEnded) {
+        await this.stop();
+        return 'init-timed-out';
+      }
+      deadline = Date.now() + fn.timeoutSeconds * 1000;
+    }
     return new Promise<Outcome>((resolve) => {
       const timer = setTimeout(() => {
         // Lambda ends a timed-out invocation by stopping its instance; the next one starts cold.
         this.settleAs(resolve, { ok: false, error: { errorType: 'Sandbox.Timedout', errorMessage: `${awsRequestId} Task timed out after ${fn.timeoutSeconds.toFixed(2)} seconds` } });
         void this.stop();
-      }, fn.timeoutSeconds * 1000);
+      }, deadline - Date.now());
       this.pending = {
         id: awsRequestId,
         settle: (outcome) => { clearTimeout(timer); this.settleAs(resolve, outcome); },
       };
       if (!this.alive) return this.pending.settle({ ok: false, error: { errorType: 'Runtime.ExitError', errorMessage: 'Runtime exited before the invocation' } });
+      // A retried Init runs first in the runtime (it awaits its handler), within this timeout.
       this.child.send({
         id: awsRequestId,
         event,
         context: {
           awsRequestId,
           deadline,
-          invokedFunctionArn: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${fn.name}`,
+          invokedFunctionArn,
           traceId: traceHeader,
         },
       });

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { ApiGateway, MAX_PAYLOAD_BYTES, type HttpRequest, type HttpResponse } from './apigateway';
 import { ensureAssembly, type Assembly } from './assembly';
-import { localTableArn, Stack } from './cloudformation';
+import { assertEmulated, localTableArn, Stack } from './cloudformation';
 import { LocalFront } from './front';
 import { IamPolicies, startDynamoDbProxy, type DynamoDbCall } from './iam';
 import { LambdaService } from './lambda';
@@ -74,6 +74,7 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
   const host = `127.0.0.1:${port}`;
   const physical = { ref: {} as Record<string, string>, attributes: {} as Record<string, string> };
   const stack = new Stack(assembly.directory, assembly.stackName, physical);
+  assertEmulated(stack);
   const tables = [...stack.resourcesOf('AWS::DynamoDB::GlobalTable'), ...stack.resourcesOf('AWS::DynamoDB::Table')];
   const partitionKeys = new Map<string, string>();
   for (const [logicalId, table] of tables) {
@@ -114,7 +115,7 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
       log,
       onInvoked: (invocation) => xray.recordFunctionSegment(invocation),
     });
-    gateway = new ApiGateway(stack, (fn, event) => lambda.invoke(fn, event));
+    gateway = new ApiGateway(stack, (target, event) => lambda.invoke(target, event), (target) => lambda.resolve(target) !== undefined);
     labels = routeLabels(gateway.functionRoutes());
     waf = webAclOf(stack);
     front = LocalFront.of(stack);

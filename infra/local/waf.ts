@@ -73,6 +73,15 @@ export class WebAcl {
     if (kind === 'RateBasedStatement' && !['IP', 'FORWARDED_IP', 'CUSTOM_KEYS', 'CONSTANT'].includes(body.AggregateKeyType)) {
       throw new Error(`WAF rule ${rule}: aggregate key ${body.AggregateKeyType} is not emulated by the local stack`);
     }
+    if (kind === 'RateBasedStatement') {
+      // What WAF refuses: a limit under 10, a window but 60, 120, 300 or 600 s
+      // (https://docs.aws.amazon.com/waf/latest/developerguide/waf-rule-statement-type-rate-based-high-level-settings.html).
+      const limit = Number(body.Limit);
+      if (!Number.isInteger(limit) || limit < 10 || limit > 2_000_000_000) throw new Error(`WAF rule ${rule}: rate limit ${body.Limit} is refused by WAF (10 to 2,000,000,000)`);
+      if (body.EvaluationWindowSec !== undefined && ![60, 120, 300, 600].includes(Number(body.EvaluationWindowSec))) {
+        throw new Error(`WAF rule ${rule}: evaluation window ${body.EvaluationWindowSec} s is refused by WAF (60, 120, 300 or 600)`);
+      }
+    }
   }
 
   evaluate(request: WafRequest, now = Date.now()): WafVerdict {
@@ -207,9 +216,15 @@ function keyReader(rule: string, key: any, forwarded: any): (request: WafRequest
   }
 }
 
-/** WAF "Forwarded IP address": the first address of the header; a missing or bad one takes the fallback. */
+/**
+ * WAF "Forwarded IP address": the first address of the header. A request without the header is
+ * not inspected by the rule at all; one whose first address is not valid takes the fallback, MATCH
+ * or NO_MATCH (https://docs.aws.amazon.com/waf/latest/APIReference/API_ForwardedIPConfig.html).
+ */
 function forwardedIp(request: WafRequest, config: any): string[] | 'match' | undefined {
-  const first = header(request, config?.HeaderName ?? 'X-Forwarded-For')?.split(',')[0]?.trim();
+  const value = header(request, config?.HeaderName ?? 'X-Forwarded-For');
+  if (value === undefined) return undefined;
+  const first = value.split(',')[0]?.trim();
   if (first && isIP(first)) return [first];
   return config?.FallbackBehavior === 'MATCH' ? 'match' : undefined;
 }

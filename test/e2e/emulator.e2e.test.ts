@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { startLocalStack, type LocalStack } from '#infra/local/local-stack';
 import { fixtureAssembly, type FixtureApi } from '../support/fixture-assembly';
+import { expectWith } from '../support/expect-with';
 
 /**
  * The local stack's fidelity to AWS's documented behaviour, each case on a hand-written template
@@ -16,7 +17,7 @@ async function serve(api: FixtureApi): Promise<LocalStack> {
   const assembly = fixtureAssembly(api);
   const stack = await startLocalStack({
     assembly, dynamoDbEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!, tableName: process.env.TABLE_NAME!, log: () => undefined,
-  });
+  }).catch((error: unknown) => { assembly.remove(); throw error; });
   stacks.push({ stack, remove: assembly.remove });
   return stack;
 }
@@ -129,7 +130,7 @@ describe('API Gateway and Lambda: limits', () => {
     expect((await fetch(`${stack.url}/things`, { method: 'POST', body: 'small' })).status).toBe(200);
   });
 
-  it('ends an invocation past the function timeout as Lambda does (502 through the gateway, the next invocation cold)', async () => {
+  it('ends an invocation past the function timeout as Lambda does (INTEGRATION_FAILURE, 502 when not customized; the next invocation cold)', async () => {
     const stack = await serve({
       functions: { Slow: { code: `export const handler = async (e) => { if (e.queryStringParameters?.wait) await new Promise((r) => setTimeout(r, 5000)); return { statusCode: 200, body: String(process.pid) }; };`, timeout: 1 } },
       methods: [{ method: 'GET', path: '/slow', function: 'Slow' }],
@@ -202,10 +203,10 @@ describe('WAF', () => {
   });
 
   it('counts a rate-based key after its text transformations and blocks over the limit with the custom response', async () => {
-    const stack = await serve(rateLimited(3));
+    const stack = await serve(rateLimited(10));
     const get = (authorization: string) => fetch(`${stack.url}/things`, { headers: { Authorization: authorization } });
     const spellings = ['Bearer tok', 'bearer tok', 'BEARER   tok'];
-    for (const spelling of spellings) expect((await get(spelling)).status).toBe(200);
+    for (let i = 0; i < 10; i++) expect((await get(spellings[i % 3]!)).status).toBe(200);
     const blocked = await get('Bearer\ttok');
     expect(blocked.status).toBe(429);
     expect(blocked.headers.get('x-ratelimit-reset')).toBe('60.000');
@@ -233,7 +234,7 @@ describe('WAF', () => {
         Rules: [{
           Name: 'PerHook', Priority: 0, Action: { Block: {} },
           Statement: { RateBasedStatement: {
-            Limit: 2, EvaluationWindowSec: 60, AggregateKeyType: 'CUSTOM_KEYS',
+            Limit: 10, EvaluationWindowSec: 60, AggregateKeyType: 'CUSTOM_KEYS',
             CustomKeys: [{ UriPath: { TextTransformations: [{ Priority: 0, Type: 'LOWERCASE' }] } }],
             ScopeDownStatement: { ByteMatchStatement: { FieldToMatch: { UriPath: {} }, PositionalConstraint: 'CONTAINS', SearchString: '/hooks/', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } },
           } },
@@ -242,15 +243,258 @@ describe('WAF', () => {
       },
     });
     const hook = (name: string) => fetch(`${stack.url}/hooks/${name}`, { method: 'POST', body: '{}' }).then((r) => r.status);
-    expect([await hook('acme'), await hook('ACME')]).toEqual([200, 200]); // one bucket: the key is lower-cased
+    for (let i = 0; i < 10; i++) expect(await hook(i % 2 ? 'acme' : 'ACME')).toBe(200); // one bucket: the key is lower-cased
     expect(await hook('acme')).toBe(403); // over the limit: blocked (no custom response: WAF_FILTERED)
     expect(await hook('globex')).toBe(200); // another path, another bucket
-    for (let i = 0; i < 3; i++) expect((await fetch(`${stack.url}/things`)).status).toBe(200); // outside the scope-down: never counted
+    for (let i = 0; i < 12; i++) expect((await fetch(`${stack.url}/things`)).status).toBe(200); // outside the scope-down: never counted
   });
 
   it('refuses to start, naming it, on a statement it does not implement', async () => {
     const api = rateLimited(10);
     (api.webAcl!.Rules as any[]).push({ Name: 'Geo', Priority: 5, Action: { Block: {} }, Statement: { GeoMatchStatement: { CountryCodes: ['AQ'] } }, VisibilityConfig: {} });
     await expect(serve(api)).rejects.toThrow('WAF rule Geo: GeoMatchStatement is not emulated by the local stack');
+  });
+});
+
+/** Each case below failed before the emulator followed AWS on it (issue 22). */
+describe('API Gateway: a failed integration is INTEGRATION_FAILURE, a late one INTEGRATION_TIMEOUT', () => {
+  const failing = `
+export const handler = async (event) => {
+  const q = event.queryStringParameters ?? {};
+  if (q.crash) throw new Error('boom');
+  if (q.wait) await new Promise((r) => setTimeout(r, Number(q.wait)));
+  if (q.bad) return 'not a proxy result';
+  return { statusCode: 200, body: String(process.pid) };
+};`;
+  const api = (gatewayResponses: FixtureApi['gatewayResponses']): FixtureApi => ({
+    functions: { Fails: { code: failing, timeout: 1, properties: { ReservedConcurrentExecutions: 1 } } },
+    methods: [{ method: 'GET', path: '/fails', function: 'Fails' }, { method: 'GET', path: '/late', function: 'Fails', timeoutMs: 300 }],
+    ...(gatewayResponses ? { gatewayResponses } : {}),
+  });
+  const customized = api([
+    { type: 'INTEGRATION_FAILURE', statusCode: '504', templates: literal('{"type":"$context.error.responseType"}') },
+    { type: 'DEFAULT_5XX', templates: literal('{"fallback":"$context.error.responseType"}') },
+  ]);
+
+  it('answers a function that throws, times out or answers no proxy result with the template’s INTEGRATION_FAILURE', async () => {
+    const stack = await serve(customized);
+    for (const query of ['crash=1', 'wait=1500', 'bad=1']) {
+      const response = await fetch(`${stack.url}/fails?${query}`);
+      expectWith(response.status, query).toBe(504);
+      expect(await response.json()).toEqual({ type: 'INTEGRATION_FAILURE' });
+    }
+    // API Gateway's own integration timeout is the other type (here through DEFAULT_5XX, with its default 504).
+    const late = await fetch(`${stack.url}/late?wait=800`);
+    expect(late.status).toBe(504);
+    expect(await late.json()).toEqual({ fallback: 'INTEGRATION_TIMEOUT' });
+  });
+
+  it('keeps the failure’s own status when INTEGRATION_FAILURE is not customized: 502 for a function error, 500 for an invocation Lambda refused', async () => {
+    const stack = await serve(api(undefined));
+    const crashed = await fetch(`${stack.url}/fails?crash=1`);
+    expect(crashed.status).toBe(502);
+    expect(crashed.headers.get('x-amzn-errortype')).toBe('InternalServerErrorException');
+    expect(await crashed.json()).toEqual({ message: 'Internal server error' });
+    // A reservation of 1: a second invocation while one is in flight is throttled by Lambda.
+    const [slow, throttled] = await Promise.all([fetch(`${stack.url}/fails?wait=600`), new Promise((r) => setTimeout(r, 200)).then(() => fetch(`${stack.url}/fails`))]);
+    expect(slow.status).toBe(200);
+    expect(throttled.status).toBe(500);
+    expect(await throttled.json()).toEqual({ message: 'Internal server error' });
+    expect((await fetch(`${stack.url}/fails`)).status).toBe(200); // nothing in flight: served
+  });
+
+  it('answers an invocation Lambda throttles with the template’s INTEGRATION_FAILURE too', async () => {
+    const stack = await serve(customized);
+    const [slow, throttled] = await Promise.all([fetch(`${stack.url}/fails?wait=600`), new Promise((r) => setTimeout(r, 200)).then(() => fetch(`${stack.url}/fails`))]);
+    expect(slow.status).toBe(200);
+    expect(throttled.status).toBe(504);
+    expect(await throttled.json()).toEqual({ type: 'INTEGRATION_FAILURE' });
+  });
+});
+
+describe('API Gateway: per-method throttling', () => {
+  const throttled = (settings: unknown[]): FixtureApi => ({
+    functions: { Echo: { code: echo } },
+    methods: [{ method: 'GET', path: '/limited', function: 'Echo' }, { method: 'POST', path: '/limited', function: 'Echo' }, { method: 'GET', path: '/free', function: 'Echo' }],
+    stage: { MethodSettings: settings },
+  });
+
+  it('applies a method’s own MethodSettings entry over the stage-wide one, field by field', async () => {
+    const stack = await serve(throttled([
+      { HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 1, ThrottlingBurstLimit: 100 },
+      { HttpMethod: 'GET', ResourcePath: '/~1limited', ThrottlingBurstLimit: 2 }, // the stage's rate of 1 a second, its own burst
+    ]));
+    const statuses = async (method: string, path: string, n: number) => {
+      const all: number[] = [];
+      for (let i = 0; i < n; i++) all.push((await fetch(`${stack.url}${path}`, { method, ...(method === 'POST' ? { body: '{}' } : {}) })).status);
+      return all;
+    };
+    const limited = await statuses('GET', '/limited', 3);
+    expect(limited).toEqual([200, 200, 429]);
+    expect(await statuses('POST', '/limited', 5)).toEqual([200, 200, 200, 200, 200]); // another method, the stage's burst
+    expect(await statuses('GET', '/free', 5)).toEqual([200, 200, 200, 200, 200]);
+  });
+
+  it('keeps a burst sized to the function’s reservation at the gateway (429), where a larger one meets Lambda’s throttle (5xx)', async () => {
+    // A function reserved 4 executions, each request holding one for 400 ms; 8 requests at once.
+    const slow = `export const handler = async () => { await new Promise((r) => setTimeout(r, 400)); return { statusCode: 200, body: '' }; };`;
+    const burstOf = (burst: number) => serve({
+      functions: { Slow: { code: slow, properties: { ReservedConcurrentExecutions: 4 } } },
+      methods: [{ method: 'GET', path: '/slow', function: 'Slow' }],
+      stage: { MethodSettings: [{ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 1, ThrottlingBurstLimit: burst }] },
+    });
+    const statuses = async (stack: LocalStack) => (await Promise.all(Array.from({ length: 8 }, () => fetch(`${stack.url}/slow`)))).map((r) => r.status).sort();
+    // burst + rate × 0.4 s = 3 + 0.4 ≤ 4: what the gateway lets through, Lambda runs.
+    expect(await statuses(await burstOf(3))).toEqual([200, 200, 200, 429, 429, 429, 429, 429]);
+    // 8 + 0.4 > 4: past the reservation, Lambda refuses the rest (INTEGRATION_FAILURE, 500 when not customized).
+    expect(await statuses(await burstOf(8))).toEqual([200, 200, 200, 200, 500, 500, 500, 500]);
+  });
+
+  it('refuses to start on a stage cache it does not emulate', async () => {
+    await expect(serve(throttled([{ HttpMethod: '*', ResourcePath: '/*', CachingEnabled: true }])))
+      .rejects.toThrow(/^API Gateway stage MethodSettings \/\* \*: caching is not emulated by the local stack$/);
+  });
+});
+
+describe('CloudFront: the distribution’s behaviour', () => {
+  const CACHING_DISABLED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
+  const ALL_VIEWER_EXCEPT_HOST = 'b689b0a8-53d0-40ab-baf2-68738e2966ac';
+  const fronted = (behavior: Record<string, unknown> = {}, config: Record<string, unknown> = {}): FixtureApi => ({
+    functions: { Echo: { code: echo } },
+    methods: [{ method: 'GET', path: '/things', function: 'Echo' }],
+    resources: {
+      Front: {
+        Type: 'AWS::CloudFront::Distribution',
+        Properties: {
+          DistributionConfig: {
+            Enabled: true,
+            Origins: [{ Id: 'stage', DomainName: 'api.example', OriginPath: '/test', CustomOriginConfig: { OriginProtocolPolicy: 'https-only' }, OriginCustomHeaders: [{ HeaderName: 'X-Origin', HeaderValue: 'front' }] }],
+            DefaultCacheBehavior: {
+              TargetOriginId: 'stage', ViewerProtocolPolicy: 'https-only', CachePolicyId: CACHING_DISABLED, OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST,
+              AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'], ...behavior,
+            },
+            ...config,
+          },
+        },
+      },
+    },
+  });
+
+  it('plays a pass-through front (nothing cached, errors included; every method; viewer headers forwarded) and adds its origin headers', async () => {
+    const stack = await serve(fronted({}, { CustomErrorResponses: [{ ErrorCode: 503, ErrorCachingMinTTL: 0 }] }));
+    const echoed = (await (await fetch(`${stack.url}/things`, { headers: { 'X-Origin': 'client' } })).json()) as any;
+    expect(echoed.event.headers['X-Origin']).toBe('front');
+  });
+
+  it.each([
+    [{ CachePolicyId: '658327ea-f89d-4fab-a63d-7e88639e58f6' }, {}, 'CloudFront distribution: cache policy "658327ea-f89d-4fab-a63d-7e88639e58f6" (only CachingDisabled) is not emulated by the local front'],
+    [{ AllowedMethods: ['GET', 'HEAD'] }, {}, 'CloudFront distribution: AllowedMethods GET,HEAD (only all methods) is not emulated by the local front'],
+    [{ ResponseHeadersPolicyId: '67f7725c-6f97-4210-82d7-5512b31e9d03' }, {}, 'CloudFront distribution: DefaultCacheBehavior ResponseHeadersPolicyId is not emulated by the local front'],
+    [{}, { CustomErrorResponses: [{ ErrorCode: 404, ResponseCode: 200, ResponsePagePath: '/index.html' }] }, 'CloudFront distribution: custom error response 404 (ResponseCode, ResponsePagePath) is not emulated by the local front'],
+    [{}, { WebACLId: 'arn:aws:wafv2:us-east-1:000000000000:global/webacl/x/y' }, 'CloudFront distribution: WebACLId is not emulated by the local front'],
+  ])('refuses to start, in one line, on a behaviour %j %j it does not play', async (behavior, config, message) => {
+    await expect(serve(fronted(behavior, config))).rejects.toThrow(new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+  });
+});
+
+describe('WAF: rate-based rules on a forwarded IP', () => {
+  const perClient = (fallback: 'MATCH' | 'NO_MATCH'): FixtureApi => ({
+    functions: { Echo: { code: echo } },
+    methods: [{ method: 'GET', path: '/things', function: 'Echo' }],
+    webAcl: {
+      DefaultAction: { Allow: {} },
+      Rules: [{
+        Name: 'PerClient', Priority: 0, Action: { Block: {} },
+        Statement: { RateBasedStatement: { Limit: 10, EvaluationWindowSec: 60, AggregateKeyType: 'FORWARDED_IP', ForwardedIPConfig: { HeaderName: 'X-Client-Ip', FallbackBehavior: fallback } } },
+        VisibilityConfig: { MetricName: 'PerClient', CloudWatchMetricsEnabled: true, SampledRequestsEnabled: false },
+      }],
+    },
+  });
+  const get = (stack: LocalStack, ip?: string) => fetch(`${stack.url}/things`, { headers: ip === undefined ? {} : { 'X-Client-Ip': ip } }).then((r) => r.status);
+
+  it('does not apply the rule to a request without the header, whatever its fallback; a header without an IP takes the fallback', async () => {
+    const match = await serve(perClient('MATCH'));
+    for (let i = 0; i < 12; i++) expect(await get(match)).toBe(200); // never inspected, never counted
+    expect(await get(match, 'not-an-ip')).toBe(403); // MATCH: the rule's action
+    for (let i = 0; i < 10; i++) expect(await get(match, '192.0.2.1')).toBe(200);
+    expect(await get(match, '192.0.2.1')).toBe(403); // over its limit
+    const noMatch = await serve(perClient('NO_MATCH'));
+    expect(await get(noMatch, 'not-an-ip')).toBe(200);
+    expect(await get(noMatch)).toBe(200);
+  });
+});
+
+describe('values CloudFormation refuses stop the start in one line', () => {
+  const withRule = (statement: Record<string, unknown>): FixtureApi => ({
+    functions: { Echo: { code: echo } },
+    methods: [{ method: 'GET', path: '/things', function: 'Echo' }],
+    webAcl: {
+      DefaultAction: { Allow: {} },
+      Rules: [{ Name: 'Rate', Priority: 0, Action: { Block: {} }, Statement: { RateBasedStatement: { AggregateKeyType: 'IP', ...statement } }, VisibilityConfig: {} }],
+    },
+  });
+  const withFunction = (properties: Record<string, unknown>): FixtureApi => ({
+    functions: { Echo: { code: echo, properties } },
+    methods: [{ method: 'GET', path: '/things', function: 'Echo' }],
+  });
+
+  const cases: Array<[FixtureApi, string]> = [
+    [withRule({ Limit: 5, EvaluationWindowSec: 60 }), 'WAF rule Rate: rate limit 5 is refused by WAF (10 to 2,000,000,000)'],
+    [withRule({ Limit: 100, EvaluationWindowSec: 30 }), 'WAF rule Rate: evaluation window 30 s is refused by WAF (60, 120, 300 or 600)'],
+    [withFunction({ Timeout: 0 }), 'Lambda Echo: Timeout 0 is refused by Lambda (1 to 900 seconds)'],
+    [withFunction({ MemorySize: 64 }), 'Lambda Echo: MemorySize 64 is refused by Lambda (128 to 10240 MB)'],
+    [withFunction({ SnapStart: { ApplyOn: 'PublishedVersions' } }), 'Lambda Echo: SnapStart not emulated by the local stack'],
+    [{ ...withFunction({}), resources: { Url: { Type: 'AWS::Lambda::Url', Properties: {} } } }, "The template's Url (AWS::Lambda::Url) is not emulated by the local stack"],
+  ];
+  it.each(cases.map(([api, message]) => [message, api] as const))('%s', async (message, api) => {
+    await expect(serve(api)).rejects.toThrow(new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+  });
+});
+
+describe('Lambda: init and invocation', () => {
+  it('gives a function’s init its own time: an init longer than the timeout does not time the first invocation out', async () => {
+    const stack = await serve({
+      functions: { SlowInit: { code: `await new Promise((r) => setTimeout(r, 1500)); export const handler = async () => ({ statusCode: 200, body: 'ready' });`, timeout: 1 } },
+      methods: [{ method: 'GET', path: '/slow-init', function: 'SlowInit' }],
+    });
+    const response = await fetch(`${stack.url}/slow-init`);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('ready');
+  });
+});
+
+describe('Lambda: versions and aliases', () => {
+  const versioned = `export const handler = async (event, context) => ({ statusCode: 200, body: JSON.stringify({
+    pid: process.pid, version: process.env.AWS_LAMBDA_FUNCTION_VERSION, functionVersion: context.functionVersion, arn: context.invokedFunctionArn,
+  }) });`;
+  const api = (alias: Record<string, unknown> = {}): FixtureApi => ({
+    functions: { Echo: { code: versioned, alias: 'live' } },
+    methods: [{ method: 'GET', path: '/live', function: 'Echo', throughAlias: true }, { method: 'GET', path: '/latest', function: 'Echo' }],
+    resources: alias,
+  });
+
+  it('runs what an alias points at: its version, in instances of its own, apart from $LATEST', async () => {
+    const stack = await serve(api());
+    const live = (await (await fetch(`${stack.url}/live`)).json()) as any;
+    expect(live).toMatchObject({ version: '1', functionVersion: '1', arn: 'arn:aws:lambda:us-east-1:000000000000:function:Echo:live' });
+    const latest = (await (await fetch(`${stack.url}/latest`)).json()) as any;
+    expect(latest).toMatchObject({ version: '$LATEST', functionVersion: '$LATEST', arn: 'arn:aws:lambda:us-east-1:000000000000:function:Echo' });
+    expect(latest.pid).not.toBe(live.pid);
+    expect(stack.lambda.invocations.map(({ qualifier, version }) => `${qualifier}→${version}`)).toEqual(['live→1', '$LATEST→$LATEST']);
+  });
+
+  it('refuses to start on an alias that splits traffic between versions (what CodeDeploy sets during a shift)', async () => {
+    const split = api();
+    const stack = serve({
+      ...split,
+      resources: {
+        Echo2: { Type: 'AWS::Lambda::Version', Properties: { FunctionName: { Ref: 'Echo' } } },
+        EchoAlias: {
+          Type: 'AWS::Lambda::Alias',
+          Properties: { FunctionName: { Ref: 'Echo' }, FunctionVersion: '1', Name: 'live', RoutingConfig: { AdditionalVersionWeights: [{ FunctionVersion: '2', FunctionWeight: 0.1 }] } },
+        },
+      },
+    });
+    await expect(stack).rejects.toThrow(/^Lambda alias EchoAlias: RoutingConfig not emulated by the local stack$/);
   });
 });

@@ -17,16 +17,28 @@ export interface FixtureFunction {
   environment?: Record<string, unknown>;
   /** IAM statements of the function's role. */
   statements?: unknown[];
+  /** More AWS::Lambda::Function properties (or overrides), as the template states them. */
+  properties?: Record<string, unknown>;
+  /** Publishes a version of the function (`<Name>Version`) behind an alias of this name (`<Name>Alias`). */
+  alias?: string;
 }
 
 export interface FixtureApi {
   functions: Record<string, FixtureFunction>;
   /** `GET /things/{id}` → function name, or `{ mock: … }` for a MOCK integration. */
-  methods: Array<{ method: string; path: string; function?: string; authorizer?: boolean; mock?: Record<string, unknown>; timeoutMs?: number }>;
+  methods: Array<{
+    method: string; path: string; function?: string; authorizer?: boolean; mock?: Record<string, unknown>; timeoutMs?: number;
+    /** Invoke the function's alias (its `alias`) rather than the unqualified function ($LATEST). */
+    throughAlias?: boolean;
+  }>;
   authorizer?: { function: string; ttlSeconds: number; identitySource?: string };
   gatewayResponses?: Array<{ type: string; statusCode?: string; parameters?: Record<string, string>; templates?: Record<string, string> }>;
   webAcl?: Record<string, unknown>;
   stageVariables?: Record<string, string>;
+  /** More AWS::ApiGateway::Stage properties (MethodSettings, …). */
+  stage?: Record<string, unknown>;
+  /** More resources, as the template states them (a CloudFront distribution, …). */
+  resources?: Record<string, unknown>;
 }
 
 const STACK = 'fixture';
@@ -36,7 +48,7 @@ export function fixtureAssembly(api: FixtureApi): Assembly & { remove(): void } 
   mkdirSync(directory, { recursive: true });
   const resources: Record<string, any> = {
     Api: { Type: 'AWS::ApiGateway::RestApi', Properties: { Name: 'fixture' } },
-    Stage: { Type: 'AWS::ApiGateway::Stage', Properties: { RestApiId: { Ref: 'Api' }, StageName: 'test', ...(api.stageVariables ? { Variables: api.stageVariables } : {}) } },
+    Stage: { Type: 'AWS::ApiGateway::Stage', Properties: { RestApiId: { Ref: 'Api' }, StageName: 'test', ...(api.stageVariables ? { Variables: api.stageVariables } : {}), ...api.stage } },
     Table: { Type: 'AWS::DynamoDB::GlobalTable', Properties: { KeySchema: [{ AttributeName: 'PK', KeyType: 'HASH' }, { AttributeName: 'SK', KeyType: 'RANGE' }] } },
   };
   const files: Record<string, unknown> = {};
@@ -56,10 +68,20 @@ export function fixtureAssembly(api: FixtureApi): Assembly & { remove(): void } 
         Code: { S3Bucket: 'assets', S3Key: `${hash}.zip` }, Handler: 'index.handler', Runtime: 'nodejs24.x',
         Timeout: fn.timeout ?? 10, MemorySize: 128, Role: { 'Fn::GetAtt': [`${name}Role`, 'Arn'] },
         Environment: { Variables: { TABLE_NAME: { Ref: 'Table' }, ...fn.environment } },
+        ...fn.properties,
       },
     };
+    if (fn.alias) {
+      resources[`${name}Version`] = { Type: 'AWS::Lambda::Version', Properties: { FunctionName: { Ref: name } } };
+      resources[`${name}Alias`] = {
+        Type: 'AWS::Lambda::Alias',
+        Properties: { FunctionName: { Ref: name }, FunctionVersion: { 'Fn::GetAtt': [`${name}Version`, 'Version'] }, Name: fn.alias },
+      };
+    }
   }
-  const uri = (fn: string) => ({ 'Fn::Join': ['', ['arn:aws:apigateway:us-east-1:lambda:path/2015-03-31/functions/', { 'Fn::GetAtt': [fn, 'Arn'] }, '/invocations']] });
+  const uri = (fn: string, throughAlias = false) => ({
+    'Fn::Join': ['', ['arn:aws:apigateway:us-east-1:lambda:path/2015-03-31/functions/', throughAlias ? { Ref: `${fn}Alias` } : { 'Fn::GetAtt': [fn, 'Arn'] }, '/invocations']],
+  });
   if (api.authorizer) {
     resources.Authorizer = {
       Type: 'AWS::ApiGateway::Authorizer',
@@ -84,7 +106,7 @@ export function fixtureAssembly(api: FixtureApi): Assembly & { remove(): void } 
       Properties: {
         RestApiId: { Ref: 'Api' }, ResourceId: resourceFor(m.path), HttpMethod: m.method,
         AuthorizationType: m.authorizer ? 'CUSTOM' : 'NONE', ...(m.authorizer ? { AuthorizerId: { Ref: 'Authorizer' } } : {}),
-        Integration: m.mock ? { Type: 'MOCK', ...m.mock } : { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST', Uri: uri(m.function!), ...(m.timeoutMs ? { TimeoutInMillis: m.timeoutMs } : {}) },
+        Integration: m.mock ? { Type: 'MOCK', ...m.mock } : { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST', Uri: uri(m.function!, m.throughAlias), ...(m.timeoutMs ? { TimeoutInMillis: m.timeoutMs } : {}) },
       },
     };
   });
@@ -98,6 +120,7 @@ export function fixtureAssembly(api: FixtureApi): Assembly & { remove(): void } 
     resources.WebAcl = { Type: 'AWS::WAFv2::WebACL', Properties: api.webAcl };
     resources.WebAclAssociation = { Type: 'AWS::WAFv2::WebACLAssociation', Properties: { ResourceArn: 'stage', WebACLArn: { 'Fn::GetAtt': ['WebAcl', 'Arn'] } } };
   }
+  Object.assign(resources, api.resources);
   writeFileSync(join(directory, `${STACK}.template.json`), JSON.stringify({ Resources: resources }));
   writeFileSync(join(directory, `${STACK}.assets.json`), JSON.stringify({ files }));
   return { directory, stackName: STACK, synthesized: false, remove: () => rmSync(directory, { recursive: true, force: true }) };
