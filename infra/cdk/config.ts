@@ -27,6 +27,11 @@ export interface StageConfig {
   authorizerCacheTtlSeconds: number;
   /** Subscribed to the alarm topic. */
   alarmEmail: string | undefined;
+  /**
+   * How CodeDeploy moves each function's `live` alias to a new version: one of CodeDeploy's
+   * predefined Lambda configurations (DEPLOYMENT_CONFIGS), without the `CodeDeployDefault.` prefix.
+   */
+  deploymentConfig: DeploymentConfigName;
   /** Where the runbooks are: each alarm's description links to its section here. */
   runbookUrl: string;
   /** A custom domain served at the root of the host, its certificate and its Route 53 zone. */
@@ -51,13 +56,36 @@ export const LOG_RETENTION_DAYS = [
   1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
 ] as const;
 
+/**
+ * How long one request holds a function's execution, warm: at most two DynamoDB round trips and
+ * some JSON (about 15 ms measured by the bench), budgeted at 100 ms.
+ */
+export const REQUEST_SECONDS = 0.1;
+
+/**
+ * Throttle and reservations, sized together so that a burst is refused by API Gateway (429 with
+ * Retry-After) and never reaches a function past its reserved concurrency (Lambda would throttle
+ * it, and the client would get a 5xx). A method's token bucket lets `burst` requests through at
+ * once, and `rate` a second after that; each holds an execution for about REQUEST_SECONDS. So the
+ * most executions one method can ask of its function at any moment is burst + rate × 0.1 s, and a
+ * function serving m methods (PATCH and DELETE have two paths each) needs
+ *   m × (burst + rate × 0.1) ≤ its reserved concurrency:
+ *   API functions:  2 × (5 + 50 × 0.1) = 20 ≤ 25 (a one-method function: 10 ≤ 25);
+ *   the authorizer: each of the 9 methods that take a token reaches it on a cache miss (a new
+ *                   token): 9 × (5 + 50 × 0.1) = 90 ≤ 100.
+ * The stage: 20 methods × 50 req/s = 1,000 req/s of the account's 10,000 (a second stage fits);
+ * reservations: 9 × 25 + 100 = 325 of the account's 1,000 − 100 unreserved. The synth checks the
+ * inequality for any values given in context (checkBurstFitsConcurrency). Cold starts hold an
+ * execution longer (about 1 s): a sudden flood at the full rate right after idle can still meet
+ * Lambda's throttle, which the function-throttles alarm reports.
+ */
 export const DEFAULTS = {
   memorySize: 1024,
-  throttleRateLimit: 250,
-  throttleBurstLimit: 125,
+  throttleRateLimit: 50,
+  throttleBurstLimit: 5,
   accountThrottleRateLimit: 10_000,
   reservedConcurrency: 25,
-  authorizerReservedConcurrency: 50,
+  authorizerReservedConcurrency: 100,
   accountConcurrency: 1_000,
   logRetentionDays: 30,
   authorizerCacheTtlSeconds: 60,
@@ -65,6 +93,39 @@ export const DEFAULTS = {
   /** The repository's own runbooks; set an https:// address of them (e.g. on your Git host) for clickable links. */
   runbookUrl: 'docs/runbooks.md',
 } as const;
+
+/**
+ * CodeDeploy's predefined deployment configurations for Lambda
+ * (https://docs.aws.amazon.com/codedeploy/latest/userguide/deployment-configurations.html):
+ * all at once, or a canary (10% first, the rest after the minutes named), or linear (10% more
+ * every so many minutes). During a canary or linear shift, CodeDeploy watches the function's
+ * rollback alarms and moves the alias back to the old version if one fires.
+ */
+export const DEPLOYMENT_CONFIGS = [
+  'LambdaAllAtOnce',
+  'LambdaCanary10Percent5Minutes', 'LambdaCanary10Percent10Minutes', 'LambdaCanary10Percent15Minutes', 'LambdaCanary10Percent30Minutes',
+  'LambdaLinear10PercentEvery1Minute', 'LambdaLinear10PercentEvery2Minutes', 'LambdaLinear10PercentEvery3Minutes', 'LambdaLinear10PercentEvery10Minutes',
+] as const;
+export type DeploymentConfigName = typeof DEPLOYMENT_CONFIGS[number];
+/** The stage whose traffic moves gradually by default and never all at once. */
+export const PRODUCTION_STAGE = 'prod';
+/** `prod` shifts 10% for 5 minutes, then the rest; every other stage (dev, local, …) at once. */
+export const defaultDeploymentConfig = (stage: string): DeploymentConfigName =>
+  (stage === PRODUCTION_STAGE ? 'LambdaCanary10Percent5Minutes' : 'LambdaAllAtOnce');
+
+/**
+ * The `local` stage (npm start and the tests, on one machine) keeps a throttle of 250 a second,
+ * burst 125, and no reservations: the tests send up to 60 requests at once to one method to drive
+ * the store's contention, which the deployed stages' throttle would answer 429 before they reach
+ * it. The deployed sizing is tested on the dev and prod templates and in the emulator's own tests.
+ */
+export const LOCAL_STAGE_DEFAULTS = {
+  throttleRateLimit: 250,
+  throttleBurstLimit: 125,
+  reservedConcurrency: undefined,
+  authorizerReservedConcurrency: undefined,
+} as const;
+const defaultsFor = (stage: string) => (stage === 'local' ? { ...DEFAULTS, ...LOCAL_STAGE_DEFAULTS } : DEFAULTS);
 
 /** A setting that cannot work: the message names the key and what it accepts. */
 export class ConfigError extends Error {
@@ -107,20 +168,22 @@ export function parseStageConfig(stage: string, lookup: Lookup): StageConfig {
   if (domainName !== undefined && certificateArn === undefined && hostedZoneId === undefined) {
     throw new ConfigError('domainName', domainName, 'needs certificateArn, or hostedZoneId and hostedZoneName to create its certificate in');
   }
+  const defaults = defaultsFor(validStage(stage));
   const config: StageConfig = {
     stage: validStage(stage),
     memorySize: read.integer('memorySize', DEFAULTS.memorySize, 128, 10_240),
-    throttleRateLimit: read.integer('throttleRateLimit', DEFAULTS.throttleRateLimit, 1, 1_000_000),
+    throttleRateLimit: read.integer('throttleRateLimit', defaults.throttleRateLimit, 1, 1_000_000),
     // A method's burst can never exceed the account's (5,000 by default).
-    throttleBurstLimit: read.integer('throttleBurstLimit', DEFAULTS.throttleBurstLimit, 0, 5_000),
+    throttleBurstLimit: read.integer('throttleBurstLimit', defaults.throttleBurstLimit, 0, 5_000),
     accountThrottleRateLimit: read.integer('accountThrottleRateLimit', DEFAULTS.accountThrottleRateLimit, 1, 1_000_000),
-    reservedConcurrency: read.reservation('reservedConcurrency', DEFAULTS.reservedConcurrency),
-    authorizerReservedConcurrency: read.reservation('authorizerReservedConcurrency', DEFAULTS.authorizerReservedConcurrency),
+    reservedConcurrency: read.reservation('reservedConcurrency', defaults.reservedConcurrency),
+    authorizerReservedConcurrency: read.reservation('authorizerReservedConcurrency', defaults.authorizerReservedConcurrency),
     accountConcurrency: read.integer('accountConcurrency', DEFAULTS.accountConcurrency, 1, 10_000_000),
     logRetentionDays: read.oneOf('logRetentionDays', DEFAULTS.logRetentionDays, LOG_RETENTION_DAYS),
     // API Gateway caches authorizer results for at most 3600 s; 0 turns the cache off.
     authorizerCacheTtlSeconds: read.integer('authorizerCacheTtlSeconds', DEFAULTS.authorizerCacheTtlSeconds, 0, 3_600),
     alarmEmail: read.string('alarmEmail', EMAIL, 'an e-mail address'),
+    deploymentConfig: read.deploymentConfig(validStage(stage)),
     runbookUrl: read.string('runbookUrl', RUNBOOK_URL, 'an https:// address or a path of the repository, such as docs/runbooks.md') ?? DEFAULTS.runbookUrl,
     domainName,
     certificateArn,
@@ -153,6 +216,34 @@ export function checkThrottleFitsAccount(config: StageConfig, methods: number): 
   if (total > config.accountThrottleRateLimit) {
     throw new ConfigError('throttleRateLimit', config.throttleRateLimit,
       `${methods} methods × ${config.throttleRateLimit} req/s = ${total} req/s exceeds accountThrottleRateLimit ${config.accountThrottleRateLimit}`);
+  }
+}
+
+/** What reaches one function: how many methods invoke it and its reservation (undefined = unreserved). */
+export interface FunctionLoad {
+  /** The handler file, as the route table names it (`authorizer` for the authorizer). */
+  name: string;
+  methods: number;
+  reservedConcurrency: number | undefined;
+}
+
+/**
+ * A burst must be refused at the gateway, not by Lambda: for each reserved function,
+ * methods × (burst + rate × REQUEST_SECONDS) ≤ its reservation (see DEFAULTS for the arithmetic).
+ */
+export function checkBurstFitsConcurrency(config: StageConfig, loads: readonly FunctionLoad[]): void {
+  const { throttleBurstLimit: burst, throttleRateLimit: rate } = config;
+  const reachOf = (methods: number) => methods * (burst + rate * REQUEST_SECONDS);
+  // The function furthest over its reservation is the one named.
+  const reserved = loads.filter((load) => load.reservedConcurrency !== undefined)
+    .sort((a, b) => (reachOf(b.methods) - b.reservedConcurrency!) - (reachOf(a.methods) - a.reservedConcurrency!));
+  for (const { name, methods, reservedConcurrency } of reserved) {
+    const reach = reachOf(methods);
+    if (reach > reservedConcurrency!) {
+      const key = name === 'authorizer' ? 'authorizerReservedConcurrency' : 'reservedConcurrency';
+      throw new ConfigError('throttleBurstLimit', burst,
+        `${methods} method${methods === 1 ? '' : 's'} × (burst ${burst} + rate ${rate} req/s × ${REQUEST_SECONDS} s) = ${Number(reach.toFixed(1))} executions can reach functions/${name}.ts at once, over its ${key} ${reservedConcurrency}: lower throttleBurstLimit or throttleRateLimit, or raise ${key}`);
+    }
   }
 }
 
@@ -203,12 +294,24 @@ function settingsReader(lookup: Lookup) {
       if (!allowed.includes(n as T)) throw new ConfigError(key, lookup(key), `one of ${allowed.join(', ')}`);
       return n as T;
     },
+    /** One of CodeDeploy's Lambda configurations (the `CodeDeployDefault.` prefix may be given); prod never all at once. */
+    deploymentConfig(stage: string): DeploymentConfigName {
+      const value = lookup('deploymentConfig');
+      if (value === undefined || value === '') return defaultDeploymentConfig(stage);
+      const name = typeof value === 'string' ? value.replace(/^CodeDeployDefault\./, '') : value;
+      const allowed: readonly string[] = stage === PRODUCTION_STAGE ? DEPLOYMENT_CONFIGS.filter((c) => c !== 'LambdaAllAtOnce') : DEPLOYMENT_CONFIGS;
+      if (typeof name !== 'string' || !allowed.includes(name)) {
+        throw new ConfigError('deploymentConfig', value, `${stage === PRODUCTION_STAGE ? 'for prod (never all at once), one' : 'one'} of ${allowed.join(', ')}`);
+      }
+      return name as DeploymentConfigName;
+    },
     /** A positive number of executions, or "none" to leave the function unreserved. */
-    reservation(key: string, fallback: number): number | undefined {
+    reservation(key: string, fallback: number | undefined): number | undefined {
       const value = lookup(key);
       if (value === 'none' || value === false || value === 'false') return undefined;
+      if (value === undefined && fallback === undefined) return undefined;
       // 0 would throttle every invocation: Lambda reads a reservation of 0 as "disabled".
-      return integer(key, fallback, 1, 10_000_000);
+      return integer(key, fallback ?? 0, 1, 10_000_000);
     },
   };
 }

@@ -5,8 +5,11 @@ import type { Construct } from 'constructs';
 import { APP_NAME } from '#shared/config';
 import { AUTHORIZER_FUNCTION, AUTHORIZER_TABLE_ACCESS, functionNames, routeOf, routes, type Route } from '#shared/routes';
 import { TABLE_KEYS, TTL_ATTRIBUTE } from '#shared/store/table';
-import { checkReservationsFitAccount, checkThrottleFitsAccount, stageConfigFrom, validStage, type StageConfig } from './config';
+import {
+  checkBurstFitsConcurrency, checkReservationsFitAccount, checkThrottleFitsAccount, stageConfigFrom, validStage, type StageConfig,
+} from './config';
 import { ApiFunction } from './constructs/api-function';
+import { Deployments } from './constructs/deployment';
 import { JsonApiGateway } from './constructs/json-api-gateway';
 import { Monitoring } from './constructs/monitoring';
 import { PublicAddress } from './constructs/public-address';
@@ -33,6 +36,8 @@ export class ApiStack extends Stack {
   readonly config: StageConfig;
   readonly table: ITableV2;
   readonly functions: ReadonlyMap<string, ApiFunction>;
+  /** Each function's `live` alias (what API Gateway invokes) and how CodeDeploy moves it. */
+  readonly deployments: Deployments;
   readonly gateway: JsonApiGateway;
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
@@ -61,15 +66,31 @@ export class ApiStack extends Stack {
     });
     this.functions = functions;
 
+    // API Gateway invokes each function's `live` alias, never $LATEST: a deploy publishes a version
+    // and CodeDeploy moves the alias to it per the stage's deploymentConfig.
+    this.deployments = new Deployments(this, 'Deployments', {
+      functions: new Map([...functions, [AUTHORIZER_FUNCTION, authorizer]]),
+      deploymentConfig: config.deploymentConfig,
+      runbookUrl: config.runbookUrl,
+    });
+    const live = (name: string) => this.deployments.aliases.get(name)!;
+
     this.gateway = new JsonApiGateway(this, 'Gateway', {
-      stage, routes: routeTable, functions, authorizer,
-      // Applied by API Gateway to each method on its own (see README, capacity).
+      stage, routes: routeTable,
+      functions: new Map(names.map((name) => [name, live(name)])),
+      authorizer: live(AUTHORIZER_FUNCTION),
+      // Applied by API Gateway to each method on its own; sized against the reservations (config.ts, DEFAULTS).
       throttle: { rateLimit: config.throttleRateLimit, burstLimit: config.throttleBurstLimit },
       authorizerCacheTtlSeconds: config.authorizerCacheTtlSeconds,
       cloudWatchRole: config.apiGatewayCloudWatchRole,
       disableExecuteApiEndpoint: config.disableExecuteApiEndpoint,
     });
     checkThrottleFitsAccount(config, this.gateway.api.methods.length);
+    // A burst is refused by the gateway, never by Lambda past a reservation (config.ts, DEFAULTS).
+    checkBurstFitsConcurrency(config, [
+      ...names.map((name) => ({ name, methods: routeTable.filter((r) => r.function === name).length, reservedConcurrency: config.reservedConcurrency })),
+      { name: AUTHORIZER_FUNCTION, methods: routeTable.filter((r) => r.role !== null).length, reservedConcurrency: config.authorizerReservedConcurrency },
+    ]);
     const address = new PublicAddress(this, 'PublicAddress', {
       stage: this.gateway.api.deploymentStage,
       domain: config.domainName ? { domainName: config.domainName, certificateArn: config.certificateArn, hostedZone: config.hostedZone } : undefined,
@@ -86,6 +107,7 @@ export class ApiStack extends Stack {
       webAcl: waf.webAcl,
       ...(config.alarmEmail ? { alarmEmail: config.alarmEmail } : {}),
     });
+    this.deployments.notify(monitoring.alarmTopic);
 
     new CfnOutput(this, 'TfeAddress', {
       value: address.url,

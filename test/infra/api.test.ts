@@ -25,6 +25,12 @@ const contractHeaders = { 'Content-Type': 'application/vnd.api+json', ...COMMON_
 /** Served by a mock at the host root beside /api/v2 (test/infra/edge.test.ts). */
 const DISCOVERY = '/.well-known/terraform.json';
 const routeTableMethods = () => deployedMethods(synth.template).filter((m) => m.path !== DISCOVERY);
+/** The Lambda function an integration URI invokes: through the alias it names (`Ref`), that alias's function. */
+const lambdaInvokedBy = (uri: unknown): any => {
+  const aliasId = JSON.stringify(uri).match(/functions\/",\{"Ref":"(\w+)"\}/)![1]!;
+  const alias = resourcesOf(synth.template, 'AWS::Lambda::Alias')[aliasId]!;
+  return resourcesOf(synth.template, 'AWS::Lambda::Function')[alias.Properties.FunctionName.Ref];
+};
 /** A concrete URL path for a route path: `{run_id}` → `run-x`. */
 const concrete = (path: string) => path.replace(/\{(\w+)\}/g, 'x-1');
 
@@ -36,14 +42,12 @@ describe('routes', () => {
     expect(deployed).toHaveLength(table.length);
   });
 
-  it('sends each route to its function’s Lambda; the PATCH and DELETE aliases share one', () => {
-    const lambdas = resourcesOf(synth.template, 'AWS::Lambda::Function');
+  it('sends each route to its function’s Lambda (its live alias: deployments.test.ts); the PATCH and DELETE paths share one', () => {
     const methods = deployedMethods(synth.template);
     for (const route of routes) {
       const method = methods.find((m) => m.method === route.method && m.path === underBase(route.path))!;
       expect(method.properties.Integration.Type).toBe('AWS_PROXY');
-      const target = JSON.stringify(method.properties.Integration.Uri).match(/"Fn::GetAtt":\["(\w+)","Arn"\]/)![1]!;
-      expect((lambdas[target] as any).Properties.Description).toMatch(new RegExp(`functions/${route.function}\\.ts$`));
+      expect(lambdaInvokedBy(method.properties.Integration.Uri).Properties.Description).toMatch(new RegExp(`functions/${route.function}\\.ts$`));
     }
   });
 
@@ -51,8 +55,7 @@ describe('routes', () => {
     const method = deployedMethods(synth.template).find((m) => m.method === 'POST' && m.path === '/api/v2/run-notifications/{organization_name}')!;
     expect(method.properties.AuthorizationType).toBe('NONE');
     expect(method.properties.AuthorizerId).toBeUndefined();
-    const target = JSON.stringify(method.properties.Integration.Uri).match(/"Fn::GetAtt":\["(\w+)","Arn"\]/)![1]!;
-    expect((resourcesOf(synth.template, 'AWS::Lambda::Function')[target] as any).Properties.Description).toMatch(/functions\/run-notifications\/receive\.ts$/);
+    expect(lambdaInvokedBy(method.properties.Integration.Uri).Properties.Description).toMatch(/functions\/run-notifications\/receive\.ts$/);
   });
 
   it('guards every route with a role by the REQUEST authorizer, and only those', () => {
@@ -191,12 +194,13 @@ describe('the stage', () => {
     expect(stage.Properties.TracingEnabled).toBe(true);
     expect(stage.Properties.MethodSettings).toEqual([expect.objectContaining({
       HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false, MetricsEnabled: true,
-      ThrottlingRateLimit: 250, ThrottlingBurstLimit: 125,
+      ThrottlingRateLimit: 50, ThrottlingBurstLimit: 5,
     })]);
     // API Gateway applies it to each method: all methods at their limit fit in the account's
     // 10,000 req/s (shared by every API and stage of the region) with room for a second stage.
+    // Sized against the functions' reservations: deployments.test.ts.
     const methods = Object.keys(resourcesOf(synth.template, 'AWS::ApiGateway::Method')).length;
-    expect(methods * 250 * 2).toBeLessThanOrEqual(10_000);
+    expect(methods * 50 * 2).toBeLessThanOrEqual(10_000);
   });
 
   it('writes JSON access logs with the request facts and never a token', () => {

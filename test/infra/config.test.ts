@@ -13,15 +13,16 @@ describe('stage settings from context', () => {
     expect(parse({})).toEqual({
       stage: 'prod',
       memorySize: 1024,
-      throttleRateLimit: 250,
-      throttleBurstLimit: 125,
+      throttleRateLimit: 50,
+      throttleBurstLimit: 5,
       accountThrottleRateLimit: 10_000,
       reservedConcurrency: 25,
-      authorizerReservedConcurrency: 50,
+      authorizerReservedConcurrency: 100,
       accountConcurrency: 1_000,
       logRetentionDays: 30,
       authorizerCacheTtlSeconds: 60,
       alarmEmail: undefined,
+      deploymentConfig: 'LambdaCanary10Percent5Minutes',
       runbookUrl: 'docs/runbooks.md',
       domainName: undefined,
       certificateArn: undefined,
@@ -54,6 +55,8 @@ describe('stage settings from context', () => {
     [{ alarmEmail: 'ops' }, 'Invalid context "alarmEmail" = "ops": an e-mail address'],
     [{ tableName: 'a b' }, 'Invalid context "tableName" = "a b": a DynamoDB table name: 3-255 of A-Z a-z 0-9 _ - .'],
     [{ apiGatewayCloudWatchRole: 'yes' }, 'Invalid context "apiGatewayCloudWatchRole" = "yes": true or false'],
+    [{ deploymentConfig: 'LambdaAllAtOnce' }, 'Invalid context "deploymentConfig" = "LambdaAllAtOnce": for prod (never all at once), one of LambdaCanary10Percent5Minutes, LambdaCanary10Percent10Minutes, LambdaCanary10Percent15Minutes, LambdaCanary10Percent30Minutes, LambdaLinear10PercentEvery1Minute, LambdaLinear10PercentEvery2Minutes, LambdaLinear10PercentEvery3Minutes, LambdaLinear10PercentEvery10Minutes'],
+    [{ deploymentConfig: 'Canary' }, 'Invalid context "deploymentConfig" = "Canary": for prod (never all at once), one of LambdaCanary10Percent5Minutes,'],
     [{ runbookUrl: 'ftp://x' }, 'Invalid context "runbookUrl" = "ftp://x": an https:// address or a path of the repository, such as docs/runbooks.md'],
     [{ certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc' }, 'Invalid context "certificateArn" = "arn:aws:acm:us-east-1:123456789012:certificate/abc": needs domainName'],
     [{ domainName: 'api.example.com', hostedZoneId: 'Z0123456789ABC' }, 'Invalid context "hostedZoneId" = "Z0123456789ABC": hostedZoneId and hostedZoneName go together'],
@@ -70,6 +73,21 @@ describe('stage settings from context', () => {
   it('refuses a stage name API Gateway or CloudFormation would refuse', () => {
     expect(() => parse({}, 'Prod_1')).toThrow('Invalid context "stage" = "Prod_1": lowercase letters, digits and "-", starting with a letter, at most 31 characters');
   });
+
+  it('gives the local stage (npm start, the tests) the throttle of 250 a second, burst 125, and no reservations', () => {
+    expect(parse({}, 'local')).toMatchObject({ throttleRateLimit: 250, throttleBurstLimit: 125, reservedConcurrency: undefined, authorizerReservedConcurrency: undefined });
+    expect(parse({ reservedConcurrency: '10' }, 'local').reservedConcurrency).toBe(10);
+    expect(parse({}, 'dev')).toMatchObject({ throttleRateLimit: 50, throttleBurstLimit: 5, reservedConcurrency: 25, authorizerReservedConcurrency: 100 });
+  });
+
+  it('deploys all at once by default except prod, which shifts 10% first; any stage may choose another CodeDeploy configuration', () => {
+    expect(parse({}, 'dev').deploymentConfig).toBe('LambdaAllAtOnce');
+    expect(parse({}, 'local').deploymentConfig).toBe('LambdaAllAtOnce');
+    expect(parse({}, 'prod').deploymentConfig).toBe('LambdaCanary10Percent5Minutes');
+    expect(parse({ deploymentConfig: 'CodeDeployDefault.LambdaLinear10PercentEvery2Minutes' }, 'prod').deploymentConfig).toBe('LambdaLinear10PercentEvery2Minutes');
+    expect(parse({ deploymentConfig: 'LambdaCanary10Percent15Minutes' }, 'dev').deploymentConfig).toBe('LambdaCanary10Percent15Minutes');
+    expect(() => parse({ deploymentConfig: 'AllAtOnce' }, 'dev')).toThrow('Invalid context "deploymentConfig" = "AllAtOnce": one of LambdaAllAtOnce, LambdaCanary10Percent5Minutes,');
+  });
 });
 
 describe('capacity checked at synth against the account', () => {
@@ -77,13 +95,13 @@ describe('capacity checked at synth against the account', () => {
     // 1,000 req/s on each method: with the route table's methods that is well past 10,000.
     expect(() => synthesize({ context: { throttleRateLimit: 1000 } }))
       .toThrow(/^Invalid context "throttleRateLimit" = 1000: \d+ methods × 1000 req\/s = \d+ req\/s exceeds accountThrottleRateLimit 10000$/);
-    // A raised account quota, stated in context, lets it through.
-    expect(() => synthesize({ context: { throttleRateLimit: 1000, accountThrottleRateLimit: 50_000 } })).not.toThrow();
+    // A raised account quota, stated in context, lets it through (with reservations that hold the rate: see deployments.test.ts).
+    expect(() => synthesize({ context: { throttleRateLimit: 1000, accountThrottleRateLimit: 50_000, reservedConcurrency: 'none', authorizerReservedConcurrency: 'none' } })).not.toThrow();
   });
 
   it('refuses reservations that would leave the account fewer than 100 unreserved executions', () => {
     expect(() => synthesize({ context: { reservedConcurrency: 200 } }))
-      .toThrow('Invalid context "reservedConcurrency" = 200: 9 functions × 200 + authorizer 50 = 1850 exceeds accountConcurrency 1000 − 100 unreserved');
+      .toThrow('Invalid context "reservedConcurrency" = 200: 9 functions × 200 + authorizer 100 = 1900 exceeds accountConcurrency 1000 − 100 unreserved');
   });
 });
 
@@ -92,7 +110,7 @@ describe('settings reach the template', () => {
     const { template } = synthesize({
       context: {
         stages: { test: { memorySize: 2048, logRetentionDays: 90, authorizerCacheTtlSeconds: 300 } },
-        throttleRateLimit: '100', throttleBurstLimit: '50', reservedConcurrency: 'none',
+        throttleRateLimit: '100', throttleBurstLimit: '50', reservedConcurrency: 'none', authorizerReservedConcurrency: '600',
       },
     });
     for (const fn of Object.values(resourcesOf(template, 'AWS::Lambda::Function'))) {
@@ -104,7 +122,8 @@ describe('settings reach the template', () => {
     expect(Object.values(resourcesOf(template, 'AWS::ApiGateway::Stage'))[0]!.Properties.MethodSettings)
       .toEqual([expect.objectContaining({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 50 })]);
     const reservations = Object.values(resourcesOf(template, 'AWS::Lambda::Function')).map((f) => f.Properties.ReservedConcurrentExecutions);
-    expect(reservations.filter((r) => r === undefined)).toHaveLength(reservations.length - 1); // all but the authorizer's 50
+    expect(reservations.filter((r) => r === undefined)).toHaveLength(reservations.length - 1); // all but the authorizer's
+    expect(reservations).toContain(600); // 9 methods with a token × (50 + 100 × 0.1) = 540 ≤ 600
   });
 
   it('subscribes the alarm e-mail to the alarm topic', () => {

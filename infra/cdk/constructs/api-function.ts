@@ -71,6 +71,9 @@ export class ApiFunction extends NodejsFunction {
       memorySize: props.memorySize ?? ApiFunction.MEMORY_MB,
       ...(props.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: props.reservedConcurrency }),
       timeout: ApiFunction.TIMEOUT,
+      // Each deploy publishes a version for the `live` alias (constructs/deployment.ts); CloudFormation
+      // deletes the one it replaces once the alias has moved, so old versions do not pile up.
+      currentVersionOptions: { removalPolicy: RemovalPolicy.DESTROY },
       tracing: Tracing.ACTIVE,
       logGroup,
       role,

@@ -19,10 +19,11 @@ import {
 export interface JsonApiGatewayProps {
   stage: string;
   routes: readonly Route[];
-  /** The Lambda of each route-table function, by name. */
+  /** What API Gateway invokes for each route-table function, by name: its `live` alias (constructs/deployment.ts). */
   functions: ReadonlyMap<string, IFunction>;
+  /** The authorizer's `live` alias. */
   authorizer: IFunction;
-  /** Stage-wide throttling: the guard above the per-token WAF limit (see stack.ts). */
+  /** Each method's throttling, sized so a burst never reaches a function past its reservation (config.ts, DEFAULTS). */
   throttle: { rateLimit: number; burstLimit: number };
   /** How long API Gateway reuses an authorizer answer per token (default AUTHORIZER_CACHE_TTL_SECONDS). */
   authorizerCacheTtlSeconds?: number;
