@@ -461,6 +461,19 @@ describe('Lambda: init and invocation', () => {
     expect(response.status).toBe(200);
     expect(await response.text()).toBe('ready');
   });
+
+  it('stops an init past its 10 s and retries it with the invocation, within the function’s timeout', async () => {
+    const stack = await serve({
+      functions: { StuckInit: { code: `await new Promise((r) => setTimeout(r, 10_500)); export const handler = async () => ({ statusCode: 200, body: 'ready' });`, timeout: 1 } },
+      methods: [{ method: 'GET', path: '/stuck', function: 'StuckInit' }],
+    });
+    const started = Date.now();
+    const response = await fetch(`${stack.url}/stuck`);
+    // 10 s of init, then the retried init runs out the 1 s timeout: a function error.
+    expect(response.status).toBe(502);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(11_000);
+    expect(stack.lambda.started.get('StuckInit')).toBe(2);
+  }, 30_000);
 });
 
 describe('Lambda: versions and aliases', () => {
