@@ -274,7 +274,7 @@ function timelinePanel(r: FunctionResult, i: number): string {
   const bins = Array.from({ length: Math.ceil(spanMs / binMs) }, (_, b) => r.timeline.filter(([at]) => at >= b * binMs && at < (b + 1) * binMs));
   const medians = bins.map((bin, b) => [b, median(bin.filter(([, , status]) => status >= 200 && status < 300).map(([, ms]) => ms))] as const)
     .filter((m): m is readonly [number, number] => m[1] !== undefined)
-    .map(([b, ms]) => `${px((b + 0.5) * binMs).toFixed(1)},${py(ms).toFixed(1)}`).join(' ');
+    .map(([b, ms]) => `${px(Math.min((b + 0.5) * binMs, spanMs)).toFixed(1)},${py(ms).toFixed(1)}`).join(' ');
 
   const rates = bins.map((bin) => bin.length / (binMs / 1000));
   const rateTicks = linearTicks(Math.max(...rates, (r.targetRate ?? 0) * 1.1, 1), 2);
@@ -326,10 +326,10 @@ export function html(results: FunctionResult[], header: Record<string, string | 
   return `<!doctype html><html><head><meta charset="utf-8"><title>Load test ${escape(String(header.date ?? ''))}</title>
 <style>body{font:14px system-ui,sans-serif;margin:2em;color:#111}table{border-collapse:collapse}td,th{padding:4px 10px;border-bottom:1px solid #ddd;text-align:right}
 td:first-child,th:first-child{text-align:left}dl.run{display:grid;grid-template-columns:max-content auto;gap:2px 12px}dl.run dt{color:#555}dl.run dd{margin:0;font-weight:600}
-.panels{display:flex;flex-wrap:wrap;gap:8px}.panel{margin:0}figcaption{margin-left:60px}
+.panels{display:flex;flex-wrap:wrap;gap:8px}.panel{margin:0}figcaption{margin-left:60px}.timeline figcaption{max-width:370px}
 tr.missed td:nth-child(4),span.missed{color:#B00000;font-weight:700}p.missed{color:#B00000}p.source{background:#f4f4f4;padding:6px 10px;max-width:60em}</style></head><body>
 <h1>Load test</h1>
-<dl class="run">${Object.entries(header).map(([k, v]) => `<dt>${escape(k)}</dt><dd>${escape(String(v))}</dd>`).join('')}</dl>
+<dl class="run">${Object.entries(header).filter(([k]) => k !== 'latencies').map(([k, v]) => `<dt>${escape(k)}</dt><dd>${escape(String(v))}</dd>`).join('')}</dl>
 ${header.latencies === undefined ? '' : `<p class="source">Latencies: ${escape(String(header.latencies))}.</p>`}
 <table><tr><th>function</th><th>requests</th><th>seconds</th><th>req/s</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>non-2xx</th><th>errors</th></tr>${rows}</table>
 <p class="rule">req/s is requests over the run's actual duration. A percentile pN is shown only when at least ${MIN_SAMPLES_ABOVE} samples lie above it

@@ -208,7 +208,7 @@ writeFileSync(htmlFile, html(results, meta));
 console.log(`\nReports: ${jsonFile}\n         ${htmlFile}`);
 
 const missed = results.filter(missedRate);
-if (missed.length > 0) console.error(`\nBelow the target rate: ${missedRateLine(missed)}.`);
+if (missed.length > 0) console.error(`\n! ${missedRateLine(missed)}.`);
 
 const breaches = breachesOf(results, gates, maxErrorRate);
 if (breaches.length > 0) {

@@ -63,7 +63,7 @@ describe('load report', () => {
 
   it('says where, on what, from which code and how it ran', () => {
     const header = page.slice(page.indexOf('<dl class="run">'), page.indexOf('</dl>'));
-    for (const field of ['machine', 'node', 'commit', 'date', 'target', 'latencies', 'connections', 'duration', 'target rate']) expect(header).toContain(`<dt>${field}</dt>`);
+    for (const field of ['machine', 'node', 'commit', 'date', 'target', 'connections', 'duration', 'target rate']) expect(header).toContain(`<dt>${field}</dt>`);
     expect(header).toMatch(/<dd>[^<]+, \d+ cores, \d+ GiB<\/dd>/);
     expect(header).toContain(`<dd>${process.version}</dd>`);
     expect(page).toContain('A percentile pN is shown only when at least 10 samples lie above it');
