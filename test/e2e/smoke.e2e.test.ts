@@ -1,9 +1,9 @@
-import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
-import { runToEnd } from '../support/processes';
+import { freePort, run, runToEnd, TSX } from '../support/processes';
 import { written } from '../support/written';
 import { ensureAssembly, PROJECT_ROOT } from '#infra/local/assembly';
 import { startLocalStack, type LocalStack } from '#infra/local/local-stack';
@@ -119,4 +119,23 @@ describe('npm run smoke against a stack with one route broken', () => {
     const keys = await api.get('/organizations/smoke-org/reserved-tag-keys', { token });
     expect(keys.json.data).toEqual([]);
   }, 60_000);
+});
+
+describe('npm run smoke against npm start', () => {
+  it('passes with the seed\'s token and an organization notification secret from the admin CLI', async () => {
+    const dataDir = mkdtempSync(join(process.env.TMPDIR!, 'smoke-start-'));
+    const env = { DATA_DIR: dataDir, PORT: String(await freePort()), DDB_PORT: String(await freePort()), TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined };
+    const start = run(['npm', 'start'], env);
+    try {
+      const [, base] = await start.waitFor(/API ready in [\d.]+ s at (\S+)\/api\/v2/, 90_000);
+      const [, token] = await start.waitFor(/TOKEN=(tfcapi_\w+)/);
+      const notifications = await runToEnd([TSX, 'infra/admin/main.ts', 'notifications', 'create', '--org', 'example-org', '--json'], env);
+      const secret = JSON.parse(notifications.output.split('\n').find((line) => line.startsWith('{'))!).token as string;
+      const { code, output } = await runToEnd(['npm', 'run', '--silent', 'smoke', '--', '--target', base!, '--org', 'example-org'], { TFE_TOKEN: token, SMOKE_NOTIFICATION_SECRET: secret });
+      expect({ code, summary: /^smoke: .*$/m.exec(output.split('\n').slice(1).join('\n'))?.[0] }).toEqual({ code: 0, summary: expect.stringMatching(/^smoke: 14 ok, 0 failed, 0 skipped in [\d.]+ s$/) });
+    } finally {
+      start.child.kill('SIGTERM');
+      await start.exited;
+    }
+  }, 150_000);
 });
