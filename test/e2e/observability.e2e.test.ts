@@ -118,7 +118,7 @@ describe('metrics (CloudWatch EMF)', () => {
       const from = logs.length;
       const response = await api.get(`/organizations/${ORG}/reserved-tag-keys`, { token });
       expect(response.status).toBe(401);
-      expect(response.json).toEqual({ errors: [{ status: '401', title: 'unauthorized' }] });
+      expect(response.json).toEqual({ errors: [{ status: '401', title: 'unauthorized', detail: 'token not accepted: it is unknown, revoked or expired' }] });
 
       const emf = await emfSince(from, (all) => all.some((e) => metricNames(e).includes('AuthorizationOutcome')));
       const outcome = emf.find((e) => metricNames(e).includes('AuthorizationOutcome'))!;
@@ -201,7 +201,7 @@ describe('a cached authorizer answer', () => {
     const from = logs.length;
     const late = await api.get(`/organizations/${ORG}/reserved-tag-keys`, { token });
     expect(late.status).toBe(401);
-    expect(late.json).toEqual({ errors: [{ status: '401', title: 'unauthorized' }] });
+    expect(late.json).toEqual({ errors: [{ status: '401', title: 'unauthorized', detail: 'token not accepted: it is unknown, revoked or expired' }] });
     // The authorizer was not asked again (its Allow is cached for the stage's TTL): the function refused.
     const emf = await emfSince(from, (all) => all.some((e) => metricNames(e).includes('AuthorizationOutcome')));
     expect(invocations()).toBe(before + 1);
