@@ -52,8 +52,9 @@ const PAUSE_MAX_MS = 250;
  * The pause is full jitter over a window that doubles with each lost round, starting from the last
  * attempt's duration (a round's length where this runs: milliseconds on DynamoDB, more on DynamoDB
  * Local), so writers spread out to about as many rounds as there are writers. It is fair: the
- * window shrinks as the request's wait nears its end, so the writers that have waited longest try
- * most often and win the next rounds, instead of newcomers with short windows taking them.
+ * window narrows (to half at most) as the request's wait nears its end, so the writers that have
+ * waited longest try more often and take the next rounds rather than newcomers; it never narrows
+ * below half a round, so writers near their end do not flood the item with attempts.
  */
 export async function whileContended<T>(hotSpot: HotSpot, where: Record<string, string>, attempt: () => Promise<T | typeof LOST_ROUND>): Promise<T> {
   // A wait inside another (a transaction retried within an update that re-reads its key) is part
@@ -88,7 +89,7 @@ export async function whileContended<T>(hotSpot: HotSpot, where: Record<string, 
     const round = Math.min(PAUSE_MAX_MS, Math.max(PAUSE_MIN_MS, now - attemptStarted));
     const window = Math.min(PAUSE_MAX_MS, round * 2 ** Math.min(lost - 1, 8));
     const urgency = Math.min(1, (now - wait.started) / patience);
-    const pause = Math.random() * Math.max(PAUSE_MIN_MS, window * (1 - urgency));
+    const pause = Math.random() * window * (1 - urgency / 2);
     if (now + pause + STORE_CALL_MAX_MS > deadline) {
       finish(true);
       throw new Contended(hotSpot, wait.attempts, now - wait.started);
