@@ -39,13 +39,16 @@ export class Contended extends Error {
 
 /** What an attempt returns to be tried again: it lost a round, and nothing was written. */
 export const LOST_ROUND = Symbol('lost round');
+/** Like LOST_ROUND, but the next attempt should go at once (it is this writer's turn). */
+export const RETRY_NOW = Symbol('retry now');
 
 /** The shortest and longest pause between attempts (ms). */
 const PAUSE_MIN_MS = 2;
-const PAUSE_MAX_MS = 250;
+const PAUSE_MAX_MS = 1_000;
 
 /**
- * Runs `attempt` on a hot spot (`where` names it in the log: { runId } or { organization }) until it returns something other than LOST_ROUND, pausing between attempts; throws
+ * Runs `attempt` on a hot spot (`where` names it in the log: { runId } or { organization }) until
+ * it returns something other than LOST_ROUND or RETRY_NOW, pausing between attempts; throws
  * Contended when another attempt could not end before the deadline. Records the wait (attempts,
  * time waited, outcome) when there was one.
  *
@@ -56,13 +59,18 @@ const PAUSE_MAX_MS = 250;
  * waited longest try more often and take the next rounds rather than newcomers; it never narrows
  * below half a round, so writers near their end do not flood the item with attempts.
  */
-export async function whileContended<T>(hotSpot: HotSpot, where: Record<string, string>, attempt: () => Promise<T | typeof LOST_ROUND>): Promise<T> {
+export async function whileContended<T>(
+  hotSpot: HotSpot, where: Record<string, string>, attempt: () => Promise<T | typeof LOST_ROUND | typeof RETRY_NOW>,
+  /** The longest an attempt's calls can take beyond one store call at its slowest. */
+  { extraMsPerAttempt = 0 } = {},
+): Promise<T> {
   // A wait inside another (a transaction retried within an update that re-reads its key) is part
   // of it: one request, one record.
   const outer = waits.getStore();
   const wait = outer ?? { started: Date.now(), attempts: 0 };
   const deadline = deadlines.getStore() ?? wait.started + DEFAULT_BUDGET_MS;
-  const patience = Math.max(1, deadline - STORE_CALL_MAX_MS - wait.started);
+  const attemptMaxMs = STORE_CALL_MAX_MS + extraMsPerAttempt;
+  const patience = Math.max(1, deadline - attemptMaxMs - wait.started);
   /** The outermost wait records itself once: attempts, time waited, and whether it gave up. */
   const finish = (gaveUp: boolean) => {
     if (outer || wait.attempts < 2) return;
@@ -74,7 +82,7 @@ export async function whileContended<T>(hotSpot: HotSpot, where: Record<string, 
   for (let lost = 1; ; lost++) {
     const attemptStarted = Date.now();
     wait.attempts++;
-    let outcome: T | typeof LOST_ROUND;
+    let outcome: T | typeof LOST_ROUND | typeof RETRY_NOW;
     try {
       outcome = await waits.run(wait, attempt);
     } catch (error) {
@@ -82,15 +90,15 @@ export async function whileContended<T>(hotSpot: HotSpot, where: Record<string, 
       throw error;
     }
     const now = Date.now();
-    if (outcome !== LOST_ROUND) {
+    if (outcome !== LOST_ROUND && outcome !== RETRY_NOW) {
       finish(false);
       return outcome;
     }
     const round = Math.min(PAUSE_MAX_MS, Math.max(PAUSE_MIN_MS, now - attemptStarted));
     const window = Math.min(PAUSE_MAX_MS, round * 2 ** Math.min(lost - 1, 8));
     const urgency = Math.min(1, (now - wait.started) / patience);
-    const pause = Math.random() * window * (1 - urgency / 2);
-    if (now + pause + STORE_CALL_MAX_MS > deadline) {
+    const pause = outcome === RETRY_NOW ? 0 : Math.random() * window * (1 - urgency / 2);
+    if (now + pause + attemptMaxMs > deadline) {
       finish(true);
       throw new Contended(hotSpot, wait.attempts, now - wait.started);
     }

@@ -88,14 +88,17 @@ describe('many writers on one run', () => {
       [...new Set(answers.filter((a) => a.status !== 201).map((a) => a.json.errors[0].detail))]);
     for (const answer of answers.filter((a) => a.status !== 201)) expectRetryLater(answer);
     await expectExactlyCreated(runId, answers.filter((a) => a.status === 201));
-    // Every give-up is visible: a log line naming the run, and the HotSpot metrics by hotSpot.
+    // Every give-up is visible: a log line naming the run, and the HotSpot metrics by hotSpot. The
+    // other 503s (none on an idle machine) are a store too slow to answer (DynamoDB Local starved
+    // by 60 Lambda instances on two cores): the generic 503, which also wrote nothing.
+    const busy = answers.filter((a) => a.status === 503 && /busy with other writes/.test(a.json.errors[0].detail ?? '')).length;
+    for (const answer of answers.filter((a) => a.status === 503)) expect(answer.json.errors[0].detail ?? 'generic').toMatch(/busy with other writes|generic/);
     const lines = logs.slice(logged).map((line) => line.replace(/^\[[^\]]+\] /, '')).filter((line) => line.startsWith('{'));
     const gaveUp = lines.map((line) => JSON.parse(line)).filter((entry) => entry.message === 'gave up waiting on a busy hot spot');
-    expect(gaveUp).toHaveLength(counts[503] ?? 0);
+    expect(gaveUp).toHaveLength(busy);
     for (const entry of gaveUp) expect(entry).toMatchObject({ level: 'WARN', hotSpot: 'run', runId, attempts: expect.any(Number) });
     const waits = lines.map((line) => JSON.parse(line)).filter((entry) => entry.HotSpotWaits !== undefined);
-    expect(waits.length).toBeGreaterThanOrEqual(counts[503] ?? 0);
-    expect(waits.filter((entry) => entry.HotSpotGaveUp === 1)).toHaveLength(counts[503] ?? 0);
+    expect(waits.filter((entry) => entry.HotSpotGaveUp === 1)).toHaveLength(busy);
     for (const entry of waits) expect(entry).toMatchObject({ hotSpot: 'run', HotSpotAttempts: expect.any(Number), HotSpotWaitTime: expect.any(Number) });
   }, 120_000);
 
@@ -109,7 +112,8 @@ describe('many writers on one run', () => {
           answers.push(await api.post(`/runs/${runId}/comments`, { token: owner, body: comment(`writer ${writer} #${n}`) }));
         }
       }));
-      console.log(`${writers} continuous writers on one run for ${seconds} s:`, statuses(answers));
+      console.log(`${writers} continuous writers on one run for ${seconds} s:`, statuses(answers),
+        answers.filter((a) => a.status !== 201).map((a) => `${a.status} ${a.json?.errors?.[0]?.detail}`));
       expect(statuses(answers)).toEqual({ 201: answers.length });
       await expectExactlyCreated(runId, answers);
     }, 120_000);
