@@ -199,7 +199,7 @@ describe('the bundles', () => {
     const { handler } = (await import(pathToFileURL(bundleOf(AUTHORIZER_FUNCTION)).href)) as { handler: (e: unknown) => Promise<any> };
     const result = await handler({ type: 'REQUEST', methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:api/test/GET/api/v2/comments/x', headers: {} });
     expect(result.policyDocument.Statement).toEqual([{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:api/test/*' }]);
-    expect(result.context).toEqual({ reason: 'malformed' });
+    expect(result.context).toEqual({ reason: 'malformed', detail: 'no Authorization header: send Authorization: Bearer <token>' });
   });
 });
 
