@@ -47,7 +47,7 @@ if (values.target && (!values.token?.length || !values.org || (values.run?.lengt
   process.exit(2);
 }
 
-interface Answer { status: number; ms: number; retryAfter: string | null }
+interface Answer { status: number; ms: number; retryAfter: string | null; detail?: string }
 
 async function send(target: Target, token: string, method: string, path: string, body?: unknown): Promise<Answer & { json: any }> {
   const started = performance.now();
@@ -57,7 +57,8 @@ async function send(target: Target, token: string, method: string, path: string,
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();
-  return { status: response.status, ms: performance.now() - started, retryAfter: response.headers.get('retry-after'), json: text ? JSON.parse(text) : undefined };
+  const json = text ? JSON.parse(text) : undefined;
+  return { status: response.status, ms: performance.now() - started, retryAfter: response.headers.get('retry-after'), json, detail: json?.errors?.[0]?.detail };
 }
 
 /** `writers` clients each sending `request(writer, n)` in a loop until the time is up. */
@@ -72,6 +73,8 @@ async function writeFor(writers: number, request: (writer: number, n: number) =>
 }
 
 const rows: string[][] = [];
+/** Why answers were not 2xx: each distinct status and detail, counted over the whole run. */
+const reasons = new Map<string, number>();
 let wrong = 0;
 function report(spot: string, writers: number, { answers, elapsed }: { answers: Answer[]; elapsed: number }): void {
   const sorted = answers.map((a) => a.ms).sort((a, b) => a - b);
@@ -79,6 +82,10 @@ function report(spot: string, writers: number, { answers, elapsed }: { answers: 
   const statuses = Object.entries(answers.reduce<Record<number, number>>((c, a) => ({ ...c, [a.status]: (c[a.status] ?? 0) + 1 }), {}))
     .map(([status, count]) => `${status}×${count}`).join(' ');
   const not2xx = answers.filter((a) => a.status >= 300).length;
+  for (const a of answers.filter((answer) => answer.status >= 300)) {
+    const reason = `${a.status} ${a.detail ?? '(no detail)'}`;
+    reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+  }
   const unearned = answers.filter((a) => a.status >= 500 && !(a.status === 503 && a.retryAfter));
   wrong += unearned.length;
   rows.push([spot, String(writers), String(answers.length), (answers.length / elapsed).toFixed(1), at(50), at(90), at(99),
@@ -125,6 +132,7 @@ async function main(): Promise<void> {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   for (const row of [header, ...rows]) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  '));
   console.log('(— : too few samples for that percentile)');
+  for (const [reason, count] of reasons) console.log(`${String(count).padStart(6)} × ${reason}`);
   if (wrong > 0) {
     console.error(`hot-spots: ${wrong} wrong answers (a 5xx other than 503 with Retry-After, or comments answered 201 but not listed)`);
     process.exit(1);
