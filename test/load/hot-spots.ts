@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { parseArgs } from 'node:util';
 import { startLocalTarget, type Target } from './target';
 import { supported } from './report';
@@ -49,16 +50,30 @@ if (values.target && (!values.token?.length || !values.org || (values.run?.lengt
 
 interface Answer { status: number; ms: number; retryAfter: string | null; detail?: string }
 
-async function send(target: Target, token: string, method: string, path: string, body?: unknown): Promise<Answer & { json: any }> {
+/**
+ * One request. Against the local stack each writer is its own client address (127.0.0.N), as
+ * separate clients are: the web ACL's per-address limit (100 req/s) would otherwise count every
+ * writer of this one machine together, and throttle the measurement instead of the hot spot.
+ */
+async function send(target: Target, token: string, method: string, path: string, body?: unknown, client = 0): Promise<Answer & { json: any }> {
   const started = performance.now();
-  const response = await fetch(`${target.apiUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/vnd.api+json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
+  const url = new URL(`${target.apiUrl}${path}`);
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/vnd.api+json' };
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const { status, retryAfter, text } = url.protocol === 'http:' && url.hostname === '127.0.0.1'
+    ? await new Promise<{ status: number; retryAfter: string | null; text: string }>((resolve, reject) => {
+      const request = httpRequest(url, { method, headers, localAddress: `127.0.0.${2 + (client % 250)}` }, (response) => {
+        let received = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => { received += chunk; }).on('end', () => resolve({
+          status: response.statusCode!, retryAfter: (response.headers['retry-after'] as string | undefined) ?? null, text: received,
+        }));
+      }).on('error', reject);
+      request.end(payload);
+    })
+    : await fetch(url, { method, headers, ...(payload === undefined ? {} : { body: payload }) })
+      .then(async (response) => ({ status: response.status, retryAfter: response.headers.get('retry-after'), text: await response.text() }));
   const json = text ? JSON.parse(text) : undefined;
-  return { status: response.status, ms: performance.now() - started, retryAfter: response.headers.get('retry-after'), json, detail: json?.errors?.[0]?.detail };
+  return { status, ms: performance.now() - started, retryAfter, json, detail: json?.errors?.[0]?.detail };
 }
 
 /** `writers` clients each sending `request(writer, n)` in a loop until the time is up. */
@@ -95,8 +110,12 @@ function report(spot: string, writers: number, { answers, elapsed }: { answers: 
 async function main(): Promise<void> {
   const target: Target = values.target
     ? { apiUrl: values.target.replace(/\/$/, ''), tokens: values.token!, organization: values.org!, runId: values.run![0]!, commentRunIds: values.run!, stop: async () => {} }
-    : await startLocalTarget(Math.max(...writerCounts, writerCounts.length));
-  const token = (writer: number) => target.tokens[writer % target.tokens.length]!;
+    // A token per writer of every step and one to list with: the WAF limits each token to 30 req/s
+    // over a minute, which one writer alone would pass.
+    : await startLocalTarget(writerCounts.reduce((sum, n) => sum + n, 1));
+  let firstOfStep = 1;
+  const token = (writer: number) => target.tokens[(firstOfStep + writer) % target.tokens.length]!;
+  const lister = target.tokens[0]!;
   const unique = Date.now().toString(36);
   console.log(`${seconds} s per writer count, writers ${writerCounts.join(', ')}, against ${values.target ?? 'a local stack (npm start) on this machine: the emulator\'s latencies, not AWS\'s'}`);
   try {
@@ -105,12 +124,13 @@ async function main(): Promise<void> {
       const created: string[] = [];
       const onRun = await writeFor(writers, async (writer, n) => {
         const answer = await send(target, token(writer), 'POST', `/runs/${runId}/comments`,
-          { data: { type: 'comments', attributes: { body: `hot spot ${unique}: writer ${writer} #${n}` } } });
+          { data: { type: 'comments', attributes: { body: `hot spot ${unique}: writer ${writer} #${n}` } } }, firstOfStep + writer);
         if (answer.status === 201) created.push(answer.json.data.id);
         return [answer];
       });
       report('one run', writers, onRun);
-      const listed = await send(target, token(0), 'GET', `/runs/${runId}/comments?page[size]=1`);
+      const listed = await send(target, lister, 'GET', `/runs/${runId}/comments?page[size]=1`);
+      if (listed.status !== 200) throw new Error(`listing run ${runId} answered ${listed.status}: ${JSON.stringify(listed.json)}`);
       const total = listed.json.meta.pagination['total-count'];
       if (total !== created.length) {
         console.error(`run ${runId}: ${created.length} comments answered 201, ${total} listed`);
@@ -118,12 +138,13 @@ async function main(): Promise<void> {
       }
       const inOrg = await writeFor(writers, async (writer, n) => {
         const create = await send(target, token(writer), 'POST', `/organizations/${target.organization}/reserved-tag-keys`,
-          { data: { type: 'reserved-tag-keys', attributes: { key: `hot-${unique}-${writers}-${writer}-${n}` } } });
+          { data: { type: 'reserved-tag-keys', attributes: { key: `hot-${unique}-${writers}-${writer}-${n}` } } }, firstOfStep + writer);
         if (create.status !== 201) return [create];
-        return [create, await send(target, token(writer), 'DELETE', `/reserved-tags/${create.json.data.id}`)];
+        return [create, await send(target, token(writer), 'DELETE', `/reserved-tags/${create.json.data.id}`, undefined, firstOfStep + writer)];
       });
       report('one organization', writers, inOrg);
       console.log(`  ${writers} writers: done`);
+      firstOfStep += writers;
     }
   } finally {
     await target.stop();
