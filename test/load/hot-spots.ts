@@ -110,9 +110,9 @@ function report(spot: string, writers: number, { answers, elapsed }: { answers: 
 async function main(): Promise<void> {
   const target: Target = values.target
     ? { apiUrl: values.target.replace(/\/$/, ''), tokens: values.token!, organization: values.org!, runId: values.run![0]!, commentRunIds: values.run!, stop: async () => {} }
-    // A token per writer of every step and one to list with: the WAF limits each token to 30 req/s
-    // over a minute, which one writer alone would pass.
-    : await startLocalTarget(writerCounts.reduce((sum, n) => sum + n, 1));
+    // A token per writer of every phase (run, organization) and one to list with: the WAF limits each
+    // token to 30 req/s over a minute, which one writer alone would pass.
+    : await startLocalTarget(2 * writerCounts.reduce((sum, n) => sum + n, 0) + 1);
   let firstOfStep = 1;
   const token = (writer: number) => target.tokens[(firstOfStep + writer) % target.tokens.length]!;
   const lister = target.tokens[0]!;
@@ -129,6 +129,7 @@ async function main(): Promise<void> {
         return [answer];
       });
       report('one run', writers, onRun);
+      firstOfStep += writers;
       const listed = await send(target, lister, 'GET', `/runs/${runId}/comments?page[size]=1`);
       if (listed.status !== 200) throw new Error(`listing run ${runId} answered ${listed.status}: ${JSON.stringify(listed.json)}`);
       const total = listed.json.meta.pagination['total-count'];
