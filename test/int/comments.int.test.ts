@@ -2,6 +2,9 @@ import { describe, expect, it } from '@jest/globals';
 import { findComment, insertComment, listStoredComments } from '#shared/store/comments';
 import { registerNewRun } from '#shared/store/runs';
 import { newId } from '#shared/ids';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, tableName } from '#shared/store/client';
+import { keys } from '#shared/store/keys';
 
 async function registeredRun(organization = 'acme') {
   return (await registerNewRun(organization)).runId;
@@ -58,5 +61,33 @@ describe('comments store', () => {
     expect((await listStoredComments(runId, page(1, 2)))?.page.items).toEqual(written.slice(0, 2));
     expect((await listStoredComments(runId, page(3, 2)))?.page).toEqual({ items: written.slice(4), totalCount: 5 });
     expect((await listStoredComments(runId, page(4, 2)))?.page).toEqual({ items: [], totalCount: 5 });
+  });
+});
+
+describe('fair turns on a busy run', () => {
+  /** What an older writer's claim leaves on the run's record: its start, and when the claim lapses. */
+  const claimTurn = (runId: string, since: number, until: number) => documentClient.send(new UpdateCommand({
+    TableName: tableName(), Key: keys.run(runId),
+    UpdateExpression: 'SET turnSince = :since, turnUntil = :until', ExpressionAttributeValues: { ':since': since, ':until': until },
+  }));
+
+  it('holds a younger writer back while an older one holds the turn, until the claim lapses', async () => {
+    const runId = await registeredRun();
+    const started = Date.now();
+    await claimTurn(runId, started - 5_000, started + 700);
+    const comment = await insertComment({ runId, organization: 'acme', body: 'after my elder', createdBy: 'user-young' });
+    expect(comment).toMatchObject({ body: 'after my elder' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(700);
+    expect((await listStoredComments(runId, page(1, 20)))?.page.totalCount).toBe(1);
+  });
+
+  it('writes at once past a lapsed claim or a younger one', async () => {
+    for (const [since, until] of [[Date.now() - 5_000, Date.now() - 1], [Date.now() + 60_000, Date.now() + 60_000]] as const) {
+      const runId = await registeredRun();
+      await claimTurn(runId, since, until);
+      const started = Date.now();
+      expect(await insertComment({ runId, organization: 'acme', body: 'no one older waits', createdBy: 'user-old' })).toMatchObject({ body: 'no one older waits' });
+      expect(Date.now() - started).toBeLessThan(500);
+    }
   });
 });

@@ -41,9 +41,11 @@ export class ApiFunction extends NodejsFunction {
    *  512 MB for ~$0.1 more per million requests at the ~15 ms a warm request takes. */
   static readonly MEMORY_MB = DEFAULTS.memorySize;
   /** A request is at most two DynamoDB round trips (docs/design.md); 10 s leaves room for the SDK's
-   *  retries with backoff when the table throttles, stays well under API Gateway's 29 s
-   *  integration timeout (so the client gets our 5xx, not a hung socket) and caps the cost of a
-   *  stuck call. */
+   *  retries with backoff when the table throttles, and for a writer waiting its turn on a busy run
+   *  or organization: the handler stops waiting when one more store call at its slowest (4 s)
+   *  would end past 9.5 s, and answers 503 (shared/store/contention.ts), so no request meets this
+   *  timeout. Init gets its own 10 s, so even a cold request (≤ 20 s) stays under API Gateway's
+   *  29 s integration timeout: the client gets our answer, not the gateway's. */
   static readonly TIMEOUT = Duration.seconds(10);
   static readonly LOG_RETENTION = DEFAULTS.logRetentionDays as RetentionDays;
 
