@@ -140,7 +140,8 @@ function jsonApiResponses(): MiddlewareObj<Event, APIGatewayProxyResult> {
         if (error instanceof ExpiredToken) countAuthorization('expired');
         if (error instanceof GatewayTimeout) logger.error('gave up shortly before the function timeout');
       } else if (error instanceof Contended) {
-        // Logged and counted where it gave up (contention.ts).
+        // Which run or organization goes in the log line, never in a metric dimension (counted in contention.ts).
+        logger.warn('gave up waiting on a busy hot spot', { hotSpot: error.hotSpot, ...error.where, attempts: error.attempts, waitedMs: error.waitedMs });
         apiError = new Unavailable(`The ${error.hotSpot} is busy with other writes right now; this request waited its turn for as long as it could and wrote nothing. Retry it after Retry-After.`);
       } else if (isStoreUnavailable(error)) {
         logger.warn('store unavailable', { error: error as Error });

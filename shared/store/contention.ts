@@ -1,6 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { logger } from '../observability/logger';
 import { countContention, type HotSpot } from '../observability/metrics';
 import { STORE_CALL_MAX_MS } from './client';
 
@@ -27,13 +26,22 @@ const DEFAULT_BUDGET_MS = 9_500;
 /** Runs `work` with its store retries bounded by `deadline` (epoch ms). */
 export const withStoreDeadline = <T>(deadline: number, work: () => Promise<T>): Promise<T> => deadlines.run(deadline, work);
 
-/** Nothing was written: the hot spot stayed busy for as long as this request could wait. */
+/**
+ * Nothing was written: the hot spot stayed busy for as long as this request could wait. The
+ * handler answers 503 and logs it with what it carries (which run or organization, how long).
+ */
 export class Contended extends Error {
   readonly hotSpot: HotSpot;
-  constructor(hotSpot: HotSpot, attempts: number, waitedMs: number) {
+  readonly where: Record<string, string>;
+  readonly attempts: number;
+  readonly waitedMs: number;
+  constructor(hotSpot: HotSpot, where: Record<string, string>, attempts: number, waitedMs: number) {
     super(`gave up after ${attempts} attempts and ${waitedMs} ms on a busy ${hotSpot}`);
     this.name = 'Contended';
     this.hotSpot = hotSpot;
+    this.where = where;
+    this.attempts = attempts;
+    this.waitedMs = waitedMs;
   }
 }
 
@@ -71,13 +79,10 @@ export async function whileContended<T>(
   const deadline = deadlines.getStore() ?? wait.started + DEFAULT_BUDGET_MS;
   const attemptMaxMs = STORE_CALL_MAX_MS + extraMsPerAttempt;
   const patience = Math.max(1, deadline - attemptMaxMs - wait.started);
-  /** The outermost wait records itself once: attempts, time waited, and whether it gave up. */
+  /** The outermost wait counts itself once: attempts, time waited, and whether it gave up. */
   const finish = (gaveUp: boolean) => {
     if (outer || wait.attempts < 2) return;
-    const waitedMs = Date.now() - wait.started;
-    countContention(hotSpot, { attempts: wait.attempts, waitedMs, gaveUp });
-    // Which run or organization goes in the log line, never in a metric dimension.
-    if (gaveUp) logger.warn('gave up waiting on a busy hot spot', { hotSpot, ...where, attempts: wait.attempts, waitedMs });
+    countContention(hotSpot, { attempts: wait.attempts, waitedMs: Date.now() - wait.started, gaveUp });
   };
   for (let lost = 1; ; lost++) {
     const attemptStarted = Date.now();
@@ -100,7 +105,7 @@ export async function whileContended<T>(
     const pause = outcome === RETRY_NOW ? 0 : Math.random() * window * (1 - urgency / 2);
     if (now + pause + attemptMaxMs > deadline) {
       finish(true);
-      throw new Contended(hotSpot, wait.attempts, now - wait.started);
+      throw new Contended(hotSpot, where, wait.attempts, now - wait.started);
     }
     await sleep(pause);
   }
