@@ -30,6 +30,13 @@ describe('docs/cost.md', () => {
     expect({ upToDate: committed === page, hint: 'run npm run cost' }).toEqual({ upToDate: true, hint: 'run npm run cost' });
   });
 
+  it("is summed up in the README with the computation's own totals", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+    const [read, create] = frontCost.perMillionUsd;
+    expect(readme).toContain(`**${usd(frontCost.fixedUsd)} a month** before traffic`);
+    expect(readme).toContain(`**${usd(read!)} per million reads and ${usd(create!)} per million creates**`);
+  });
+
   it('states the totals the computation gives', () => {
     const page = readFileSync(COST_PAGE, 'utf8');
     expect(page).toContain(`| **Total** | | **${usd(frontCost.fixedUsd)}** |`);
