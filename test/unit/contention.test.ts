@@ -17,7 +17,7 @@ describe('whileContended', () => {
     expect(attemptStarts.length).toBeGreaterThan(6);
     // …and none started too late for a slow store call to end before the deadline.
     expect(Math.max(...attemptStarts)).toBeLessThanOrEqual(deadline - STORE_CALL_MAX_MS);
-    expect(Date.now()).toBeLessThan(deadline - STORE_CALL_MAX_MS + 50);
+    expect(Date.now()).toBeLessThan(deadline - STORE_CALL_MAX_MS + 200); // + a loaded event loop's delay
   });
 
   it('returns the first attempt that did not lose, after as many rounds as it took', async () => {
