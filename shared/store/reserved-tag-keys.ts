@@ -5,7 +5,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isSameReceipt, receiptPut, replayFrom, type Receipt, type Replay } from './receipts';
 import { transactWrite, transactWriteOnce } from './transactions';
-import { LOST_ROUND, whileContended } from './contention';
+import { LOST_ROUND, RETRY_NOW, whileContended } from './contention';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ReservedTagKey, ReservedTagKeyChanges } from '../reserved-tag-keys/reserved-tag-key';
 import { newId, now } from '../ids';
@@ -172,22 +172,27 @@ export async function updateStoredReservedTagKey(current: ReservedTagKey, change
  * Removes all three items and decrements the counter; 'gone' when it was already deleted. The
  * key's window leaves the counter with its last key, so the counter holds only windows with live
  * keys (it would otherwise grow with every key ever created, up to DynamoDB's 400 KB item limit).
- * Most keys are alone in their window: the first attempt expects that, and a key created in the
- * same 100 ms as another costs a second transaction.
+ * Most keys are alone in their window: the first attempt expects that (the window is 1, and goes),
+ * and a key created in the same 100 ms as another takes a second transaction that expects others
+ * to remain (the window is above 1, and drops by one). Two keys of one window deleted at once may
+ * each find the other still there, then each be the last: every attempt states which it expects,
+ * and one whose expectation failed tries the other, so the window always goes with its last key.
  */
 export async function deleteStoredReservedTagKey(current: ReservedTagKey): Promise<undefined | WriteRefusal> {
-  for (const lastInWindow of [true, false]) {
-    const refused = await transactWrite('organization', { organization: current.organization }, [
+  let lastInWindow = true;
+  return whileContended('organization', { organization: current.organization }, async () => {
+    const refused = await transactWriteOnce([
       { Delete: { TableName: tableName(), Key: memberKey(current), ConditionExpression: 'attribute_exists(PK)' } },
       { Delete: { TableName: tableName(), Key: keys.reservedTagKeyById(current.id) } },
       { Delete: { TableName: tableName(), Key: nameKey(current), ConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': current.id } } },
       lastInWindow ? counterRelease(current) : counterChange(current, -1),
     ]);
+    if (refused === LOST_ROUND) return LOST_ROUND;
     if (!refused) return undefined;
-    const keyStillThere = refused.slice(0, 3).every((reason) => reason.Code !== 'ConditionalCheckFailed');
-    if (!(lastInWindow && keyStillThere)) return 'gone';
-  }
-  return 'gone';
+    if (refused.slice(0, 3).some((reason) => reason.Code === 'ConditionalCheckFailed')) return 'gone';
+    lastInWindow = !lastInWindow;
+    return RETRY_NOW;
+  });
 }
 
 /** The organization's count and the count of the key's creation window; a create needs room in the window. */
@@ -197,9 +202,10 @@ function counterChange(record: ReservedTagKey, delta: 1 | -1) {
       TableName: tableName(),
       Key: keys.reservedTagKeyCounter(record.organization),
       UpdateExpression: 'SET entity = :entity ADD itemCount :delta, #window :delta',
-      ...(delta > 0 ? { ConditionExpression: 'attribute_not_exists(#window) OR #window < :capacity' } : {}),
+      // A create needs room in its window; a delete that is not the window's last leaves others in it.
+      ConditionExpression: delta > 0 ? 'attribute_not_exists(#window) OR #window < :capacity' : '#window > :one',
       ExpressionAttributeNames: { '#window': windowOf(record.createdAt) },
-      ExpressionAttributeValues: { ':entity': Entity.ReservedTagKeyCounter, ':delta': delta, ...(delta > 0 ? { ':capacity': WINDOW_CAPACITY } : {}) },
+      ExpressionAttributeValues: { ':entity': Entity.ReservedTagKeyCounter, ':delta': delta, ...(delta > 0 ? { ':capacity': WINDOW_CAPACITY } : { ':one': 1 }) },
     },
   };
 }

@@ -31,6 +31,18 @@ describe('the key counter', () => {
     expect(await listReservedTagKeys(organization, { offset: 0, limit: 20 })).toEqual({ items: [], totalCount: 0 });
   });
 
+  it('drops a window when the last two keys in it are deleted at the same moment', async () => {
+    for (let round = 0; round < 8; round++) {
+      const organization = newOrganization();
+      // Created together, so in one 100 ms window (a round whose keys straddle two windows proves less).
+      const [a, b] = await Promise.all(['x', 'y'].map((key) => insertReservedTagKey(organization, { key, disableOverrides: false }).then(written)));
+      await Promise.all([deleteStoredReservedTagKey(a!), deleteStoredReservedTagKey(b!)]);
+      // Each delete could find the other still there and take one from the window, leaving it at 0.
+      expect(await windowsOf(organization)).toBe(0);
+      expect(await listReservedTagKeys(organization, { offset: 0, limit: 20 })).toEqual({ items: [], totalCount: 0 });
+    }
+  });
+
   it('keeps a window while another key created in it lives, and pages stay right', async () => {
     const organization = newOrganization();
     // Created together: most likely in one 100 ms window.
