@@ -155,7 +155,8 @@ export async function insertComment(input: NewComment, receipt?: Receipt): Promi
  * lapses): while a claim holds, only that writer (or an older one) may take a number, and its
  * comment's transaction releases the claim. A writer claims after losing a round, when no older
  * writer holds a claim. A claim lapses after TURN_LEASE_MS, so a writer that gave up or crashed
- * holds the others back for no longer; the holder renews it by claiming again when it loses.
+ * holds the others back for no longer; a holder whose claim lapsed and was taken by a younger
+ * writer finds out on its next attempt, and claims it back.
  */
 interface Turn {
   /** When this request started waiting: the older, the sooner its turn. */
