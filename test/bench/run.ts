@@ -17,7 +17,7 @@ import { bundle, deployedFunctions, initCost, type InitCost } from './bundles';
 import { TRACER_CANDIDATES, tracerSwap } from './tracers/candidates';
 import { benchTracersWarm, type WarmRow } from './tracers-warm';
 import type { DynamoDbCall } from '../support/round-trips';
-import { GOALS, missedGoals } from './goals';
+import { GOALS, kb, missedGoals } from './goals';
 
 /**
  * `npm run bench`: per function, in one process and one run —
@@ -311,7 +311,6 @@ const initOnlyRows = initOnly.map((name) => ({ function: name, ...initRow(name) 
 const nodeOptions = [...new Set([...deployed.values()].map((fn) => nodeOptionsOf(fn.environment)))].join(', ');
 
 const f = (v: number | null, digits = 2) => (v === null ? '—' : v.toFixed(digits));
-const kb = (bytes: number) => (bytes / 1024).toFixed(0);
 function printTable(header: string[], table: string[][], leftColumns = 1): void {
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
