@@ -14,8 +14,8 @@ export function isStoreUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (error instanceof TransactionCanceledException) {
     // The SDK's metadata describes the call, not its items: each item's fate is DynamoDB's documented
-    // cancellation reason code (TransactWriteItems, "CancellationReasons"). Throttled, or still
-    // contended after our retries (see transactions.ts): ask the client to retry.
+    // cancellation reason code (TransactWriteItems, "CancellationReasons"). Throttled, or a conflict
+    // that escaped the hot-spot retries (which end in Contended, contention.ts): ask the client to retry.
     return (error.CancellationReasons ?? []).some((r) =>
       r.Code === 'ThrottlingError' || r.Code === 'ProvisionedThroughputExceeded' || r.Code === 'TransactionConflict');
   }
