@@ -9,16 +9,18 @@ import { withOriginalStack } from '#shared/observability/stack-traces';
 import { closeInvocationTrace, openInvocationTrace } from '#shared/observability/tracer';
 import { AUTHORIZER_FUNCTION } from '#shared/routes';
 import { isStoreUnavailable } from '#shared/store/errors';
+import { IssuerUnavailable } from '#shared/workload-identity/issuer-keys';
 
 /** Where a Deny's reason (for logs) travels: API Gateway exposes it as `$context.authorizer.reason`. */
 export const REJECTION_CONTEXT_KEY = 'reason';
 
 /**
- * REQUEST authorizer: `Authorization: Bearer <token>` → principal. Both answers cover the whole
+ * REQUEST authorizer: `Authorization: Bearer <token>` → principal; the token is an operator token
+ * or a workload identity JWT that a trust accepts (shared/workload-identity/). Both answers cover the whole
  * API, never just this method: API Gateway caches them per token and reuses them for every route.
  * A refused token is a Deny policy (API Gateway answers its ACCESS_DENIED response), not an error:
  * a thrown error is a function error in Lambda's metrics and API Gateway's AUTHORIZER_FAILURE. Only
- * a store failure throws, and the store client's timeouts bound how long that takes.
+ * a store failure or an unreachable issuer throws, and timeouts bound how long either takes.
  * https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-lambda-authorizer-output.html
  * A Deny's context carries the 401's detail, which the ACCESS_DENIED gateway response's template
  * reads as `$context.authorizer.detail` (shared/http/gateway-responses.ts). It depends on the
@@ -34,7 +36,7 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent, context?:
     const check = await checkToken(headerValue(event.headers, 'authorization'));
     if ('rejected' in check) {
       outcome = check.rejected;
-      logger.info('token rejected', { reason: check.rejected }); // never the token itself
+      logger.info('token rejected', { reason: check.rejected, ...(check.why ? { why: check.why } : {}) }); // never the token itself
       countAuthorization(check.rejected);
       return policy('rejected', 'Deny', event.methodArn, { [REJECTION_CONTEXT_KEY]: check.rejected, [DETAIL_CONTEXT_KEY]: check.detail });
     }
@@ -48,12 +50,16 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent, context?:
       outcome = 'store-unavailable';
       logger.warn('store unavailable', { error: error as Error });
       countMetric(METRIC.storeUnavailable);
+    } else if (error instanceof IssuerUnavailable) {
+      // The issuer's keys could not be had: never an allow, a 503 with Retry-After (AUTHORIZER_FAILURE).
+      outcome = 'issuer-unavailable';
+      logger.warn('issuer unavailable', { detail: error.message });
     } else {
       logger.error('unhandled error', { error: withOriginalStack(error) as Error });
     }
     throw error;
   } finally {
-    closeInvocationTrace(trace, outcome, outcome === 'failed' || outcome === 'store-unavailable' ? 500 : undefined);
+    closeInvocationTrace(trace, outcome, outcome === 'failed' || outcome.endsWith('-unavailable') ? 500 : undefined);
     flushMetrics(AUTHORIZER_FUNCTION);
   }
 }

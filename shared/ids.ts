@@ -9,12 +9,13 @@ export function randomAlphanumeric(length: number): string {
   return out;
 }
 
-type IdPrefix = 'rtk' | 'wsc' | 'at' | 'run';
+const ID_PREFIXES = ['rtk', 'wsc', 'at', 'run', 'trust'] as const;
+type IdPrefix = (typeof ID_PREFIXES)[number];
 
 /** Resource ids in the HCP Terraform shape: a type prefix and 16 alphanumerics. */
 export const newId = (prefix: IdPrefix) => `${prefix}-${randomAlphanumeric(16)}`;
 
-const ID_PATTERNS = Object.fromEntries((['rtk', 'wsc', 'at', 'run'] as const).map((p) => [p, new RegExp(`^${p}-[A-Za-z0-9]{16}$`)])) as Record<IdPrefix, RegExp>;
+const ID_PATTERNS = Object.fromEntries(ID_PREFIXES.map((p) => [p, new RegExp(`^${p}-[A-Za-z0-9]{16}$`)])) as Record<IdPrefix, RegExp>;
 
 export const isId = (prefix: IdPrefix, value: string | undefined): value is string => value !== undefined && ID_PATTERNS[prefix].test(value);
 

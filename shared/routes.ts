@@ -88,8 +88,15 @@ export const routes: readonly Route[] = [
 
 /** The REQUEST authorizer guarding every route whose role is not null. */
 export const AUTHORIZER_FUNCTION = 'authorizer';
-/** It looks a token up by id: one GetItem in the tokens partition, the only function that may. */
-export const AUTHORIZER_TABLE_ACCESS: TableAccess = { actions: ['dynamodb:GetItem'], partitions: [PARTITION.tokens] };
+/**
+ * It looks a token up by id (one GetItem in the tokens partition, never a Query that would list
+ * them) or a JWT's issuer up among the trusts (one Query of the trusts partition): the only
+ * function that may read either.
+ */
+export const AUTHORIZER_TABLE_ACCESS: readonly TableAccess[] = [
+  { actions: ['dynamodb:GetItem'], partitions: [PARTITION.tokens] },
+  { actions: ['dynamodb:Query'], partitions: [PARTITION.trusts] },
+];
 
 /** Distinct handler files: two routes may share one function (the PATCH and DELETE aliases). */
 export const functionNames = (table: readonly Route[] = routes) => [...new Set(table.map((r) => r.function))];

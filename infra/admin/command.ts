@@ -1,7 +1,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isOrganizationName, ORGANIZATION_NAME_RULE } from '#shared/organizations';
 
-export type Values = Record<string, string | boolean | undefined>;
+/** Parsed flags; a flag declared `multiple` gives every value it was given. */
+export type Values = Record<string, string | boolean | string[] | undefined>;
 export interface CommandArgs { positionals: string[]; values: Values }
 
 /** One operator command: `npm run admin -- <group> <action> [args] [--json]`. */
@@ -15,6 +16,8 @@ export interface Command {
    * DynamoDB Local start. `deployed`: TABLE_NAME is set, the command works on a deployed table.
    */
   check?(args: CommandArgs, where: { deployed: boolean }): void;
+  /** False for a command that never touches the store: none is opened for it. */
+  usesStore?: false;
   /** Returns the JSON object printed with --json, and the lines printed without it. */
   run(args: CommandArgs, store: StoreInUse): Promise<{ json: unknown; text: string[] }>;
 }

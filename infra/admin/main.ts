@@ -3,6 +3,7 @@ import { closest, parseCommandArgs, UsageError, type Command } from './command';
 import { notificationCommands } from './notifications';
 import { runCommands } from './runs';
 import { tokenCommands } from './tokens';
+import { issuerCommands, trustCommands } from './trusts';
 
 /**
  * The operator CLI. Against the local store by default (the running `npm start`, or a temporary
@@ -10,7 +11,9 @@ import { tokenCommands } from './tokens';
  * usual settings (credentials, AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB). Every mistake in the command
  * line is reported, in one line and exit code 2, before any store is opened.
  */
-const groups: Record<string, Record<string, Command>> = { token: tokenCommands, run: runCommands, notifications: notificationCommands };
+const groups: Record<string, Record<string, Command>> = {
+  token: tokenCommands, trust: trustCommands, issuer: issuerCommands, run: runCommands, notifications: notificationCommands,
+};
 
 function usage(): string {
   const lines = Object.values(groups).flatMap((commands) => Object.values(commands).map((c) => `  npm run admin -- ${c.usage} [--json]`));
@@ -83,7 +86,7 @@ async function main(argv: string[]): Promise<number> {
   }
   let store;
   try {
-    store = await openStore();
+    if (command.usesStore !== false) store = await openStore();
   } catch (error) {
     if (!(error instanceof LocalStoreRefused)) throw error;
     console.error(`admin: ${error.message}`);

@@ -27,7 +27,7 @@ function gracePeriod(values: CommandArgs['values']): number {
 }
 
 /** The API's address: --url (a deployed stage's TfeAddress output), else the local stack's. */
-function apiAddress(values: Record<string, string | boolean | undefined>, store: StoreInUse): string {
+function apiAddress(values: CommandArgs['values'], store: StoreInUse): string {
   if (hasUrl(values)) return (values.url as string).replace(/\/+$/, '');
   if (store.apiAddress === undefined) throw new UsageError(NEEDS_URL);
   return store.apiAddress;

@@ -12,7 +12,7 @@ const describe = ({ tokenHash: _hash, ...visible }: TokenRecord) => visible;
 const subjectOf = (values: Values) => (values.subject as string | undefined) ?? `user-${userInfo().username}`;
 
 /** `2026-11-22 09:30 UTC`-style, to the minute: what a person compares in a list. */
-const shortTime = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)}`;
+export const shortTime = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)}`;
 
 function stateOf(token: Omit<TokenRecord, 'tokenHash'>, now = Date.now()): string {
   if (token.revokedAt) return `revoked ${shortTime(token.revokedAt)}`;
@@ -21,18 +21,21 @@ function stateOf(token: Omit<TokenRecord, 'tokenHash'>, now = Date.now()): strin
 }
 
 /** Columns padded to their widest cell, under a header. */
-function columns(header: string[], rows: string[][]): string[] {
+export function columns(header: string[], rows: string[][]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
   return [line(header), ...rows.map(line)];
 }
 
-/** What revoking cannot do on its own: API Gateway's cached answers for the token, and how to end them. */
-function cacheLines(tokenId: string, store: { apiAddress?: string; stackRunning?: boolean }): string[] {
+/**
+ * What revoking (a token, or a trust) cannot do on its own: API Gateway's cached answers for the
+ * tokens it accepted, and how to end them. `what`: what may still be accepted (`at-…`, `tokens of trust-…`).
+ */
+export function cacheLines(what: string, store: { apiAddress?: string; stackRunning?: boolean }): string[] {
   const why = 'API Gateway caches the authorizer\'s answer for each token';
   if (store.apiAddress === undefined) {
     return [
-      `A deployed stage may still accept ${tokenId} for up to authorizerCacheTtlSeconds (${AUTHORIZER_CACHE_TTL_SECONDS} s by default): ${why}.`,
+      `A deployed stage may still accept ${what} for up to authorizerCacheTtlSeconds (${AUTHORIZER_CACHE_TTL_SECONDS} s by default): ${why}.`,
       'To refuse it now, flush the stage\'s authorizer cache:',
       '  aws apigateway flush-stage-authorizers-cache --rest-api-id <id> --stage-name <stage>',
       `  (<id>: aws apigateway get-rest-apis --query "items[?name=='${APP_NAME}-<stage>'].id" --output text)`,
@@ -40,7 +43,7 @@ function cacheLines(tokenId: string, store: { apiAddress?: string; stackRunning?
   }
   if (store.stackRunning) {
     return [
-      `The running npm start may still accept ${tokenId} for up to ${AUTHORIZER_CACHE_TTL_SECONDS} s: ${why}.`,
+      `The running npm start may still accept ${what} for up to ${AUTHORIZER_CACHE_TTL_SECONDS} s: ${why}.`,
       'To refuse it now, restart npm start (a deployed stage: aws apigateway flush-stage-authorizers-cache).',
     ];
   }

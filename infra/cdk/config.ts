@@ -125,7 +125,9 @@ export const LOCAL_STAGE_DEFAULTS = {
   reservedConcurrency: undefined,
   authorizerReservedConcurrency: undefined,
 } as const;
-const defaultsFor = (stage: string) => (stage === 'local' ? { ...DEFAULTS, ...LOCAL_STAGE_DEFAULTS } : DEFAULTS);
+/** The stage `npm start` synthesizes and serves on the local stack. */
+export const LOCAL_STAGE = 'local';
+const defaultsFor = (stage: string) => (stage === LOCAL_STAGE ? { ...DEFAULTS, ...LOCAL_STAGE_DEFAULTS } : DEFAULTS);
 
 /** A setting that cannot work: the message names the key and what it accepts. */
 export class ConfigError extends Error {

@@ -3,10 +3,11 @@ import { AttributeType, Billing, TableEncryptionV2, TableV2, type ITableV2 } fro
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { APP_NAME } from '#shared/config';
+import { LOOPBACK_ISSUERS_ENV } from '#shared/workload-identity/issuer-keys';
 import { AUTHORIZER_FUNCTION, AUTHORIZER_TABLE_ACCESS, functionNames, routeOf, routes, type Route } from '#shared/routes';
 import { TABLE_KEYS, TTL_ATTRIBUTE } from '#shared/store/table';
 import {
-  checkBurstFitsConcurrency, checkReservationsFitAccount, checkThrottleFitsAccount, stageConfigFrom, validStage, type StageConfig,
+  checkBurstFitsConcurrency, checkReservationsFitAccount, checkThrottleFitsAccount, LOCAL_STAGE, stageConfigFrom, validStage, type StageConfig,
 } from './config';
 import { ApiFunction } from './constructs/api-function';
 import { Deployments } from './constructs/deployment';
@@ -63,6 +64,8 @@ export class ApiStack extends Stack {
     }
     const authorizer = new ApiFunction(this, constructId(AUTHORIZER_FUNCTION), {
       ...common, name: AUTHORIZER_FUNCTION, tableAccess: AUTHORIZER_TABLE_ACCESS, reservedConcurrency: config.authorizerReservedConcurrency,
+      // Only the local stack's issuer is http:// on 127.0.0.1; every deployed stage trusts https:// issuers alone.
+      ...(stage === LOCAL_STAGE ? { environment: { [LOOPBACK_ISSUERS_ENV]: 'allowed' } } : {}),
     });
     this.functions = functions;
 

@@ -2,13 +2,14 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { LOCAL_STAGE } from '../cdk/config';
 
 /**
  * The cloud assembly of the `local` stage: what `cdk synth -c stage=local` writes (template and
  * asset bundles), synthesized again only when a source it is built from changed.
  */
 export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
-export const LOCAL_STAGE = 'local';
+export { LOCAL_STAGE };
 /** Inside cdk.out (git-ignored), apart from what `npm run synth` writes there. */
 export const ASSEMBLY_DIR = join(PROJECT_ROOT, 'cdk.out', LOCAL_STAGE);
 

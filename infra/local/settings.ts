@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 export const localSettings = () => ({
   port: Number(process.env.PORT || 3000),
   ddbPort: Number(process.env.DDB_PORT || 8000),
+  /** The local OpenID issuer's port (infra/local/oidc-issuer.ts): its address is a trust's issuer, so it stays put. */
+  issuerPort: Number(process.env.ISSUER_PORT || 3001),
   dataDir: resolve(process.env.DATA_DIR || '.data'),
   tableName: process.env.TABLE_NAME || 'tfc-tags-comments-local',
 });

@@ -11,6 +11,8 @@ export interface StackRecord {
   ddbPort: number;
   tableName: string;
   apiUrl: string;
+  /** The local OpenID issuer it serves (infra/local/oidc-issuer.ts). */
+  issuerUrl?: string;
 }
 
 const recordFile = (dataDir: string) => join(dataDir, 'npm-start.json');

@@ -5,6 +5,8 @@ import { portInUse } from './ports';
 import { localSettings, SEED_TOKEN_FILE } from './settings';
 import { removeStackRecord, runningStack, writeStackRecord } from './stack-record';
 import type { Seed } from './seed';
+import { localIssuerKeys, startOidcIssuer } from './oidc-issuer';
+import { LOOPBACK_ISSUERS_ENV } from '#shared/workload-identity/issuer-keys';
 
 /**
  * `npm start`: the `local` stage's cloud assembly (synthesized when its sources changed) served by
@@ -15,13 +17,14 @@ import type { Seed } from './seed';
  */
 const USAGE = `Usage: npm start      serve the synthesized local stage (npm run dev: the TypeScript handlers in-process)
 Environment: PORT (3000) the API on 127.0.0.1, DDB_PORT (8000) DynamoDB Local, DATA_DIR (.data) its files,
-             TABLE_NAME (tfc-tags-comments-local) the local table.
+             TABLE_NAME (tfc-tags-comments-local) the local table, ISSUER_PORT (3001) the local OpenID
+             issuer whose tokens trusts can accept (npm run admin -- issuer token mints them).
              TRACES=print prints each request's X-Ray trace (functions, DynamoDB calls) after it;
              TRACES=<folder> saves each as <folder>/<trace id>.json. Off by default.
 Logs: one access line per request, and each function's log lines labelled with its route. The functions'
              EMF metric lines (what CloudWatch turns into metrics) are hidden: npm start -- --metrics,
              or LOG_METRICS=1, prints them too.
-Refuses to start when PORT or DDB_PORT is taken, or when another npm start serves DATA_DIR.`;
+Refuses to start when PORT, DDB_PORT or ISSUER_PORT is taken, or when another npm start serves DATA_DIR.`;
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
   console.log(USAGE);
   process.exit(0);
@@ -32,6 +35,8 @@ const settings = localSettings();
 const dev = process.argv.includes('--dev');
 const showMetrics = process.argv.includes('--metrics') || ['1', 'true'].includes(process.env.LOG_METRICS ?? '');
 if (dev) process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+// The dev gateway's in-process authorizer trusts the local issuer as the local stage's does (infra/cdk/stack.ts).
+if (dev) process.env[LOOPBACK_ISSUERS_ENV] = 'allowed';
 // The dev gateway's handlers print to this process's stdout: their metrics are off unless asked for.
 if (dev && !showMetrics) process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 const refuse = (line: string): never => {
@@ -45,6 +50,9 @@ async function refuseWhatIsTaken(): Promise<void> {
   if (other) refuse(`another npm start (pid ${other.pid}, ${other.apiUrl}) already serves ${settings.dataDir}; stop it first, or give this one its own DATA_DIR.`);
   if (await portInUse(settings.port)) {
     refuse(`PORT ${settings.port} (127.0.0.1:${settings.port}) is already in use by a process this start did not start; stop it, or choose a free port: PORT=<port> npm start`);
+  }
+  if (await portInUse(settings.issuerPort)) {
+    refuse(`ISSUER_PORT ${settings.issuerPort} (127.0.0.1:${settings.issuerPort}, for the local OpenID issuer) is already in use by a process this start did not start; stop it, or choose a free port: ISSUER_PORT=<port> npm start`);
   }
   if (await portInUse(settings.ddbPort)) {
     refuse(`DDB_PORT ${settings.ddbPort} (127.0.0.1:${settings.ddbPort}, for DynamoDB Local) is already in use by a process this start did not start; stop it, or choose a free port: DDB_PORT=<port> npm start`);
@@ -63,6 +71,12 @@ await ensureTable(dynamo.endpoint, settings.tableName);
 
 const { ensureSeed } = await import('./seed');
 const seed = await ensureSeed(settings.dataDir);
+// Workload identity with no external issuer: trusts name this address, its keys stay in DATA_DIR.
+const issuerKeys = await localIssuerKeys(settings.dataDir);
+const issuer = await startOidcIssuer({ port: settings.issuerPort, published: () => issuerKeys }).catch(async (error: Error) => {
+  await dynamo.stop();
+  return refuse(`could not serve the local OpenID issuer on 127.0.0.1:${settings.issuerPort}: ${error.message}`);
+});
 const onRequest = ({ method, path, status, ms, errorType }: { method: string; path: string; status: number; ms: number; errorType?: string }) =>
   console.log(`${method} ${path} ${status}${errorType ? ` ${errorType}` : ''} ${ms.toFixed(1)}ms`);
 // Imported only now: the handlers' SDK client (in-process in dev mode) must see the local endpoint.
@@ -75,7 +89,7 @@ const gateway = await (assembly
 });
 
 const base = `${gateway.url}${API_BASE_PATH}`;
-writeStackRecord(settings.dataDir, { pid: process.pid, port: settings.port, ddbPort: dynamo.port, tableName: settings.tableName, apiUrl: base });
+writeStackRecord(settings.dataDir, { pid: process.pid, port: settings.port, ddbPort: dynamo.port, tableName: settings.tableName, apiUrl: base, issuerUrl: issuer.url });
 process.once('exit', () => removeStackRecord(settings.dataDir));
 const unevaluated: string[] = 'unevaluatedRuleGroups' in gateway ? gateway.unevaluatedRuleGroups as string[] : [];
 if (unevaluated.length > 0) console.log(`WAF managed rule groups passed through unevaluated: ${unevaluated.join(', ')}`);
@@ -85,6 +99,7 @@ console.log([
     ? `Serving the ${assembly.synthesized ? 'newly synthesized' : 'unchanged'} cloud assembly of the local stage (${assembly.directory})`
     : 'Dev mode: the TypeScript handlers in this process (no WAF, IAM or template gateway responses); npm start serves what deploys',
   `DynamoDB Local on ${dynamo.endpoint} (table ${settings.tableName}, data in ${settings.dataDir})`,
+  `OpenID issuer on ${issuer.url} (workload identity: npm run admin -- trust create, issuer token; docs/operating.md)`,
   ...seedLines(seed),
   'Try:',
   `  curl -i $API/ping`,
@@ -112,7 +127,7 @@ async function traceOutput() {
   };
 }
 
-/** Exactly what the seed did, and the shell line that sets API, TOKEN and RUN: the same on every start over this folder. */
+/** Exactly what the seed did, and the shell line that sets API, TOKEN, RUN and ISSUER: the same on every start over this folder. */
 function seedLines(s: Seed): string[] {
   const run = s.runCreated ? `registered its run ${s.runId}` : `its run ${s.runId} exists`;
   const token = !s.tokenCreated
@@ -123,7 +138,7 @@ function seedLines(s: Seed): string[] {
   return [
     `Seed of ${s.organization}: ${token} and ${run}.`,
     `Paste this line into the shell where you try the API (any directory; every start over ${settings.dataDir} prints the same token, kept in its ${SEED_TOKEN_FILE} file):`,
-    `  export API=${base} TOKEN=${s.token} RUN=${s.runId}`,
+    `  export API=${base} TOKEN=${s.token} RUN=${s.runId} ISSUER=${issuer.url}`,
   ];
 }
 
@@ -133,6 +148,7 @@ async function shutdown(signal: string) {
   stopping = true;
   console.log(`\n${signal}: stopping`);
   await gateway.close();
+  await issuer.close();
   await dynamo.stop();
   process.exit(0);
 }

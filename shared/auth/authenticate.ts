@@ -3,8 +3,16 @@ import { tokenIdOf, tokenMatchesHash } from './token-secret';
 import { findToken } from '../store/tokens';
 import type { TokenRejection } from '../observability/metrics';
 import { UNAUTHORIZED_DETAIL } from './unauthorized';
+import { checkWorkloadIdentity, looksLikeJwt, type JwtRefusal } from '../workload-identity/verify';
 
-export type TokenCheck = { principal: Principal } | { rejected: TokenRejection; detail: string };
+/** `why` says more than the metric's reason, for the log line: which check refused a JWT. */
+export type TokenCheck = { principal: Principal } | { rejected: TokenRejection; detail: string; why?: JwtRefusal };
+
+/** A refused JWT counts under the reason an operator token would: shape, unknown, or expired. */
+const JWT_REJECTION: Record<JwtRefusal, TokenRejection> = {
+  'too-long': 'malformed', unreadable: 'malformed', invalid: 'malformed',
+  'untrusted-issuer': 'unknown', 'no-trust-matches': 'unknown', expired: 'expired',
+};
 
 /**
  * Exactly `Bearer` (any case), one or more spaces or tabs, the token, nothing after it (RFC 9110
@@ -15,13 +23,18 @@ const BEARER = /^bearer[ \t]+([^ \t]+)$/i;
 
 /**
  * Checks an `Authorization` header: the principal of a live token, or why it is refused (for the
- * metric) with what the client is told. One GetItem at most; a malformed token costs no read at
- * all. Store failures are thrown, not refusals.
+ * metric) with what the client is told. An operator token costs one GetItem at most, a JWT one
+ * Query of its issuer's trusts (shared/workload-identity/verify.ts); a malformed token costs no
+ * read at all. Store failures, and an issuer whose keys cannot be had, are thrown, not refusals.
  */
 export async function checkToken(authorization: string | undefined, at = new Date()): Promise<TokenCheck> {
   if (!authorization) return { rejected: 'malformed', detail: UNAUTHORIZED_DETAIL.missing };
   const token = BEARER.exec(authorization)?.[1];
   if (!token) return { rejected: 'malformed', detail: UNAUTHORIZED_DETAIL.notBearer };
+  if (looksLikeJwt(token)) {
+    const check = await checkWorkloadIdentity(token, at);
+    return 'principal' in check ? { principal: check.principal } : { rejected: JWT_REJECTION[check.refused], detail: UNAUTHORIZED_DETAIL.notAccepted, why: check.refused };
+  }
   const tokenId = tokenIdOf(token);
   // A Bearer token of the wrong shape is a token this service does not accept, like an unknown one.
   if (!tokenId) return { rejected: 'malformed', detail: UNAUTHORIZED_DETAIL.notAccepted };

@@ -7,26 +7,39 @@ export type Role = (typeof ROLES)[number];
 
 export const isRole = (value: unknown): value is Role => ROLES.includes(value as Role);
 
-/** Who is calling: the subject a token was issued to and its role in each organization. */
+/**
+ * Who is calling: the subject a token was issued to (or a workload identity token's `sub`) and its
+ * role in each organization.
+ */
 export interface Principal {
   subject: string;
+  /** The operator token's id, or the ids of the trusts that accepted a workload identity token. */
   tokenId: string;
   grants: Record<string, Role>;
+  /** Organizations where a run-scoped trust lets the caller act on one run only: its id. */
+  runs?: Record<string, string>;
   /** When the token stops working (ISO-8601); absent for a token that never expires. */
   expiresAt?: string;
 }
 
 /** What an action needs, in the words a 403 detail uses. */
-const ROLE_RANK: Record<Role, number> = { reader: 0, member: 1, owner: 2 };
+export const ROLE_RANK: Record<Role, number> = { reader: 0, member: 1, owner: 2 };
 
 /**
  * Checks that the principal holds at least `minimum` in `organization`. An organization the
  * principal has no role in is a 404, exactly as if it did not exist, and so is a name no
- * organization can have (shared/organizations.ts); a role too low is a 403.
+ * organization can have (shared/organizations.ts); a role too low is a 403. A principal bound to
+ * one run of the organization sees no other run (404) and nothing but runs (403): `run` names the
+ * run the request is about, if it is about one.
  */
-export function authorize(principal: Principal, organization: string, minimum: Role): Role {
+export function authorize(principal: Principal, organization: string, minimum: Role, run?: string): Role {
   const role = isOrganizationName(organization) && Object.hasOwn(principal.grants, organization) ? principal.grants[organization] : undefined;
   if (role === undefined || !isRole(role)) throw new NotFound();
+  const boundRun = principal.runs && Object.hasOwn(principal.runs, organization) ? principal.runs[organization] : undefined;
+  if (boundRun !== undefined && run !== boundRun) {
+    if (run !== undefined) throw new NotFound();
+    throw new Forbidden(`this token acts only on run ${boundRun} in organization ${organization}: its comments, nothing else`);
+  }
   if (ROLE_RANK[role] < ROLE_RANK[minimum]) {
     throw new Forbidden(`this action requires the ${minimum} role in organization ${organization}; the token has ${role}`);
   }

@@ -22,7 +22,7 @@ export async function listRunComments(runId: string | undefined, range: Range, c
   if (!isId('run', runId)) throw new NotFound();
   const found = await listStoredComments(runId, range);
   if (!found) throw new NotFound();
-  caller.authorize(found.organization);
+  caller.authorize(found.organization, runId);
   return found.page;
 }
 
@@ -30,7 +30,7 @@ export async function showComment(commentId: string | undefined, caller: Caller)
   if (!isId('wsc', commentId)) throw new NotFound();
   const comment = await findComment(commentId);
   if (!comment) throw new NotFound();
-  caller.authorize(comment.organization);
+  caller.authorize(comment.organization, comment.runId);
   return comment;
 }
 
@@ -43,7 +43,7 @@ export async function createComment(runId: string | undefined, attributes: Recor
   // From what this function has already seen of the run, else one GetItem.
   const organization = await findRunOrganization(runId);
   if (!organization) throw new NotFound();
-  caller.authorize(organization);
+  caller.authorize(organization, runId);
   const body = validateCommentBody(attributes.body);
   const comment = await insertComment({ runId, organization, body, createdBy: caller.principal.subject }, receipt);
   if (isReplay<Comment>(comment)) return replayed(receipt, comment);

@@ -29,8 +29,11 @@ export interface ApiRequest {
   /** Primary data of the request document, for endpoints that take a body. */
   data: RequestData;
   principal: Principal;
-  /** Throws 404 when the caller cannot see `organization`, 403 when its role is below this route's. */
-  authorize(organization: string): Role;
+  /**
+   * Throws 404 when the caller cannot see `organization` (or `run` of it), 403 when its role is
+   * below this route's or it is bound to one run and the request is not about a run.
+   */
+  authorize(organization: string, run?: string): Role;
   /** The absolute URL of this request without its query string: the base of list links. */
   url: string;
 }
@@ -77,7 +80,7 @@ export function jsonApiHandler(
           ? parseRequestDocument(bodyText(event), options.bodyType, options.idParameter && pathParameters[options.idParameter])
           : { type: '', attributes: {} },
         principal,
-        authorize: (organization) => countingRefusals(() => authorize(principal, organization, route.role ?? 'reader')),
+        authorize: (organization, run) => countingRefusals(() => authorize(principal, organization, route.role ?? 'reader', run)),
         url: publicUrl(event),
       }));
       return toResponse(result, event);

@@ -50,7 +50,8 @@ export function receiptFor(request: Pick<ApiRequest, 'event' | 'pathParameters' 
   if (key !== undefined && !KEY_PATTERN.test(key)) throw new BadRequest(`${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 printable ASCII characters`);
   const asked = hash(request.pathParameters, request.data);
   const now = Math.floor(Date.now() / 1000);
-  const token = request.principal.tokenId;
+  // A workload identity's tokenId names its trusts, which many workloads share: its subject tells them apart.
+  const token = [request.principal.tokenId, request.principal.subject];
   return key === undefined
     ? { id: hash(token, functionName, 'replay', asked), fingerprint: asked, expiresAt: now + REPLAY_WINDOW_SECONDS, keyed: false }
     : { id: hash(token, functionName, 'key', key), fingerprint: asked, expiresAt: now + KEYED_WINDOW_SECONDS, keyed: true };

@@ -28,6 +28,7 @@ export const Entity = {
   Comment: 'Comment',
   NotificationSecrets: 'NotificationSecrets',
   Receipt: 'Receipt',
+  Trust: 'Trust',
 } as const;
 
 /**
@@ -46,6 +47,8 @@ export const PARTITION = {
   receipt: 'RECEIPT#',
   /** Not a prefix: the one partition every token lives in. */
   tokens: 'TOKENS',
+  /** Not a prefix: the one partition every workload identity trust lives in, beside the tokens. */
+  trusts: 'TRUSTS',
 } as const;
 
 export const organizationPartition = (organization: string) => `${PARTITION.organization}${organization}`;
@@ -55,6 +58,14 @@ export const keys = {
   /** All tokens share one partition so the operator can list them with a Query. */
   token: (tokenId: string): Key => ({ PK: PARTITION.tokens, SK: `TOKEN#${tokenId}` }),
   tokensPrefix: { PK: PARTITION.tokens, SKPrefix: 'TOKEN#' },
+
+  /**
+   * Trusts are sorted by issuer, so the authorizer reads the trusts of a token's issuer with one
+   * Query (issuers hold no `#`: an issuer URL has no fragment) and the operator lists them all.
+   */
+  trust: (issuer: string, trustId: string): Key => ({ PK: PARTITION.trusts, SK: `ISSUER#${issuer}#${trustId}` }),
+  trustsOfIssuer: (issuer: string) => ({ PK: PARTITION.trusts, SKPrefix: `ISSUER#${issuer}#` }),
+  trustsPrefix: { PK: PARTITION.trusts, SKPrefix: 'ISSUER#' },
 
   /** The run's own record doubles as the counter of its comments collection. */
   run: (runId: string): Key => ({ PK: runPartition(runId), SK: 'COMMENTS' }),

@@ -50,12 +50,14 @@ describe('IAM from the template, enforced on every DynamoDB call', () => {
     await expect(show.send(getItem('ORG#acme', 'TAGKEYS'))).rejects.toMatchObject(denied);
   });
 
-  it('lets the authorizer read token items only', async () => {
+  it('lets the authorizer read a token by id and query the trusts, nothing else', async () => {
     const authorizer = clientOf('AuthorizerFunction');
     await expect(authorizer.send(getItem('TOKENS', 'TOKEN#at-0000000000000000'))).resolves.toBeDefined();
     await expect(authorizer.send(getItem('RUN#run-0000000000000000', 'COMMENTS'))).rejects.toMatchObject(denied);
-    const query = new QueryCommand({ TableName: tableName, KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': { S: 'TOKENS' } } });
-    await expect(authorizer.send(query)).rejects.toMatchObject(denied); // GetItem only: no Query, even on its own keys
+    const queryOf = (pk: string) => new QueryCommand({ TableName: tableName, KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': { S: pk } } });
+    await expect(authorizer.send(queryOf('TOKENS'))).rejects.toMatchObject(denied); // GetItem only: no Query listing the tokens
+    await expect(authorizer.send(queryOf('TRUSTS'))).resolves.toBeDefined();
+    await expect(authorizer.send(getItem('TRUSTS', 'ISSUER#https://x#trust-0000000000000000'))).rejects.toMatchObject(denied);
   });
 
   it('denies a read-only function any write, and the reserved tag key functions any other key space', async () => {

@@ -41,7 +41,8 @@ const allFunctions = () => [...functionNames(), AUTHORIZER_FUNCTION];
  * the route table: IAM actions (a TransactWriteItems is authorized per item by its Put/Update/
  * Delete action) and the partition-key prefixes of the items it touches.
  */
-const EXPECTED_TABLE_ACCESS: Record<string, { actions: string[]; partitions: string[] }> = {
+type Access = { actions: string[]; partitions: string[] };
+const EXPECTED_TABLE_ACCESS: Record<string, Access | Access[]> = {
   'ping': { actions: [], partitions: [] },
   'reserved-tag-keys/list': { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: ['ORG#*'] },
   // Creates also Put their receipt (what a retry is answered from) in the same transaction; a key's
@@ -54,7 +55,8 @@ const EXPECTED_TABLE_ACCESS: Record<string, { actions: string[]; partitions: str
   'comments/show': { actions: ['dynamodb:GetItem'], partitions: ['COMMENT#*'] },
   // The only reader of notification secrets; registers a run (its record and its listing under the organization).
   'run-notifications/receive': { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], partitions: ['NOTIFY#*', 'ORG#*', 'RUN#*'] },
-  'authorizer': { actions: ['dynamodb:GetItem'], partitions: ['TOKENS'] },
+  // Tokens by id only (no Query could list them), trusts by issuer.
+  'authorizer': [{ actions: ['dynamodb:GetItem'], partitions: ['TOKENS'] }, { actions: ['dynamodb:Query'], partitions: ['TRUSTS'] }],
 };
 
 /** IAM's StringLike: `*` matches any run of characters, `?` any one. */
@@ -108,30 +110,29 @@ describe('least privilege: each function its own actions on its own partitions',
   });
 
   it.each(allFunctions())('%s may do exactly what its code does, only on its partitions', (name) => {
-    const expected = EXPECTED_TABLE_ACCESS[name]!;
+    const expected = [EXPECTED_TABLE_ACCESS[name]!].flat().filter((access) => access.actions.length > 0);
     const statements = dynamoStatements(name);
-    if (expected.actions.length === 0) {
-      expect(statements).toEqual([]);
-      return;
-    }
-    expect(statements).toHaveLength(1);
-    const [statement] = statements;
-    expect(statement.Effect).toBe('Allow');
-    expect(actionsIn(statement).sort()).toEqual(expected.actions);
-    expect(statement.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^Table/), 'Arn'] });
-    // Every partition key the request touches must match (ForAllValues), never just one of them.
-    expect(statement.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': expect.any(Array) } });
-    expect([...statement.Condition['ForAllValues:StringLike']['dynamodb:LeadingKeys']].sort()).toEqual(expected.partitions);
+    expect(statements).toHaveLength(expected.length);
+    statements.forEach((statement, i) => {
+      expect(statement.Effect).toBe('Allow');
+      expect(actionsIn(statement).sort()).toEqual(expected[i]!.actions);
+      expect(statement.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^Table/), 'Arn'] });
+      // Every partition key the request touches must match (ForAllValues), never just one of them.
+      expect(statement.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': expect.any(Array) } });
+      expect([...statement.Condition['ForAllValues:StringLike']['dynamodb:LeadingKeys']].sort()).toEqual(expected[i]!.partitions);
+    });
   });
 
-  it('lets no function but the authorizer near a token, and the authorizer near nothing else', () => {
+  it('lets no function but the authorizer near a token or a trust, and the authorizer near nothing else', () => {
     const partitionsOf = (name: string): string[] =>
       dynamoStatements(name).flatMap((s) => s.Condition['ForAllValues:StringLike']['dynamodb:LeadingKeys']);
     for (const name of functionNames()) {
-      for (const pattern of partitionsOf(name)) expectWith(matchesLike(pattern, 'TOKENS'), `${name}: ${pattern}`).toBe(false);
+      for (const pattern of partitionsOf(name)) {
+        for (const secret of ['TOKENS', 'TRUSTS']) expectWith(matchesLike(pattern, secret), `${name}: ${pattern}`).toBe(false);
+      }
     }
     const authorizer = partitionsOf(AUTHORIZER_FUNCTION);
-    for (const other of ['ORG#my-org', 'RTK#rtk-jjnTseo8NN1jACbk', 'RUN#run-CZcmD7eagjhyX0vN', 'COMMENT#wsc-JdFX3u8o114F4CWf', 'TOKENSX']) {
+    for (const other of ['ORG#my-org', 'RTK#rtk-jjnTseo8NN1jACbk', 'RUN#run-CZcmD7eagjhyX0vN', 'COMMENT#wsc-JdFX3u8o114F4CWf', 'TOKENSX', 'TRUSTSX']) {
       expectWith(authorizer.some((pattern) => matchesLike(pattern, other)), other).toBe(false);
     }
   });
@@ -184,7 +185,7 @@ describe('the bundles', () => {
     expect(code.startsWith("import { createRequire } from 'node:module';")).toBe(true);
     expect(code).not.toMatch(/from\s*["']#shared\//); // package.json imports resolved by esbuild
     expect(code).not.toMatch(/(from\s*|import\()["']@aws-sdk\//); // bundled, never external
-    if (EXPECTED_TABLE_ACCESS[name]!.actions.length > 0) expect(code).toContain('dynamodb'); // the DynamoDB client is inside
+    if ([EXPECTED_TABLE_ACCESS[name]!].flat().some((access) => access.actions.length > 0)) expect(code).toContain('dynamodb'); // the DynamoDB client is inside
     expect(code.length / code.split('\n').length).toBeGreaterThan(1_000); // minified
   });
 

@@ -18,8 +18,8 @@ export interface ApiFunctionProps {
   /** The handler file under functions/, without extension (a route table `function`). */
   name: string;
   table: ITableV2;
-  /** The DynamoDB actions this function's role gets, on which partitions; no actions = no table access. */
-  tableAccess: TableAccess;
+  /** The DynamoDB actions this function's role gets, on which partitions (one statement each); no actions = no table access. */
+  tableAccess: TableAccess | readonly TableAccess[];
   /** Lambda memory in MB (the stage's `memorySize`). */
   memorySize?: number;
   /** Executions kept for this function alone, and its ceiling; undefined = unreserved. */
@@ -27,6 +27,8 @@ export interface ApiFunctionProps {
   logRetention?: RetentionDays;
   logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   description?: string;
+  /** Variables beyond the table's and Powertools' that this function alone needs. */
+  environment?: Record<string, string>;
 }
 
 /**
@@ -83,6 +85,7 @@ export class ApiFunction extends NodejsFunction {
         TABLE_NAME: props.table.tableName,
         POWERTOOLS_SERVICE_NAME: APP_NAME,
         POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',
+        ...props.environment,
         // No NODE_OPTIONS=--enable-source-maps: it parses the bundle's map at every cold start.
         // shared/observability/stack-traces.ts reads the map beside the bundle on the first error.
       },
@@ -103,7 +106,9 @@ export class ApiFunction extends NodejsFunction {
         logLevel: LogLevel.WARNING,
       },
     });
-    if (props.tableAccess.actions.length > 0) role.addToPrincipalPolicy(tableStatement(props.table, props.tableAccess));
+    for (const access of [props.tableAccess].flat()) {
+      if (access.actions.length > 0) role.addToPrincipalPolicy(tableStatement(props.table, access));
+    }
 
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',

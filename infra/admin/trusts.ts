@@ -1,0 +1,146 @@
+import { isRole, ROLES, type Role } from '#shared/auth/principal';
+import { isId } from '#shared/ids';
+import { createTrust, deleteTrust, listTrusts } from '#shared/store/trusts';
+import { audienceFault, claimNameFault, issuerFault, parseClaimPin, type Trust } from '#shared/workload-identity/trust';
+import { localIssuerKeys, mintToken, SIGNING_ALGORITHMS, type SigningAlgorithm } from '../local/oidc-issuer';
+import { localSettings } from '../local/settings';
+import { runningStack } from '../local/stack-record';
+import { cacheLines, columns, shortTime } from './tokens';
+import { requiredOption, UsageError, type Command, type CommandArgs, type Values } from './command';
+
+/** Every value a repeatable flag was given. */
+const all = (values: Values, name: string): string[] => [values[name] ?? []].flat().filter((v): v is string => typeof v === 'string');
+
+/** `--claim NAME=VALUE`s as pins, or the first fault. */
+function claimPins(values: Values): Record<string, string> {
+  const pins: Record<string, string> = {};
+  for (const pin of all(values, 'claim')) {
+    const parsed = parseClaimPin(pin);
+    if (typeof parsed === 'string') throw new UsageError(parsed);
+    const [name, value] = parsed;
+    if (Object.hasOwn(pins, name)) throw new UsageError(`--claim ${name} is given twice`);
+    pins[name] = value;
+  }
+  return pins;
+}
+
+const describeClaims = (trust: Trust) => Object.entries(trust.claims).map(([name, value]) => `${name}=${value}`).join(',') || '-';
+
+function describe(trust: Trust): string {
+  const scope = trust.runClaim ? `, only on the run its ${trust.runClaim} claim names` : '';
+  return `${trust.role} of ${trust.organization}${scope}, for tokens of ${trust.issuer} with audience ${trust.audience} and ${describeClaims(trust)}`;
+}
+
+function checkCreate({ values }: CommandArgs, { deployed }: { deployed: boolean }): void {
+  requiredOption(values, 'org');
+  const fault = issuerFault(requiredOption(values, 'issuer'), { loopback: !deployed })
+    ?? audienceFault(requiredOption(values, 'audience'));
+  if (fault) throw new UsageError(fault);
+  const role = requiredOption(values, 'role');
+  if (!isRole(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}, not ${role}`);
+  // The audience alone proves nothing: HCP Terraform and GitHub let any of their users choose it.
+  if (Object.keys(claimPins(values)).length === 0) {
+    throw new UsageError('pin at least one claim with --claim NAME=VALUE (e.g. terraform_organization_id=org-… or repository_owner=acme): anyone on the issuer can ask for a token with your audience');
+  }
+  const runClaim = values['run-claim'];
+  if (runClaim !== undefined) {
+    const runFault = typeof runClaim === 'string' ? claimNameFault(runClaim) : '--run-claim takes one claim name';
+    if (runFault) throw new UsageError(`--run-claim: ${runFault}`);
+  }
+}
+
+export const trustCommands: Record<string, Command> = {
+  create: {
+    usage: 'trust create --org ORG --issuer URL --audience AUD --role owner|member|reader [--claim NAME=VALUE]... [--run-claim NAME]',
+    options: {
+      org: { type: 'string' }, issuer: { type: 'string' }, audience: { type: 'string' }, role: { type: 'string' },
+      claim: { type: 'string', multiple: true }, 'run-claim': { type: 'string' },
+    },
+    check: checkCreate,
+    async run({ values }) {
+      const runClaim = values['run-claim'] as string | undefined;
+      const trust = await createTrust({
+        organization: requiredOption(values, 'org'),
+        issuer: requiredOption(values, 'issuer'),
+        audience: requiredOption(values, 'audience'),
+        role: requiredOption(values, 'role') as Role,
+        claims: claimPins(values),
+        ...(runClaim ? { runClaim } : {}),
+      });
+      return {
+        json: trust,
+        text: [
+          `Created trust ${trust.trustId}: ${describe(trust)}.`,
+          'Such a token is accepted as Authorization: Bearer <token>; a comment it writes is created by its sub claim.',
+        ],
+      };
+    },
+  },
+  list: {
+    usage: 'trust list --org ORG',
+    options: { org: { type: 'string' } },
+    check({ values }) { requiredOption(values, 'org'); },
+    async run({ values }) {
+      const trusts = await listTrusts(requiredOption(values, 'org'));
+      const rows = trusts.map((t) => [t.trustId, t.role, t.issuer, t.audience, describeClaims(t), t.runClaim ?? '-', shortTime(t.createdAt)]);
+      return {
+        json: { trusts },
+        text: trusts.length === 0 ? ['No trusts.'] : columns(['TRUST ID', 'ROLE', 'ISSUER', 'AUDIENCE', 'CLAIMS', 'RUN CLAIM', 'CREATED (UTC)'], rows),
+      };
+    },
+  },
+  delete: {
+    usage: 'trust delete TRUST_ID',
+    positionals: 1,
+    check({ positionals }) {
+      if (!isId('trust', positionals[0])) throw new UsageError('the trust id is required: trust delete trust-… (trust list shows the ids)');
+    },
+    async run({ positionals }, store) {
+      const [trustId] = positionals as [string];
+      const deleted = await deleteTrust(trustId);
+      if (deleted === 'not-found') throw new UsageError(`no trust ${trustId} (trust list --org ORG shows the ids)`);
+      return {
+        json: { trustId, deleted: true },
+        text: [`Deleted trust ${trustId} (${describe(deleted)}): the authorizer accepts no new token by it from now on.`, ...cacheLines(`tokens it accepted`, store)],
+      };
+    },
+  },
+};
+
+/** The local stack's own OpenID issuer (infra/local/oidc-issuer.ts): the running npm start's, else where the next one serves it. */
+function localIssuerUrl(): string {
+  const settings = localSettings();
+  return runningStack(settings.dataDir)?.issuerUrl ?? `http://127.0.0.1:${settings.issuerPort}`;
+}
+
+export const issuerCommands: Record<string, Command> = {
+  token: {
+    usage: 'issuer token --audience AUD [--subject SUB] [--claim NAME=VALUE]... [--alg RS256|ES256] [--expires-in-minutes N]',
+    options: {
+      audience: { type: 'string' }, subject: { type: 'string' }, claim: { type: 'string', multiple: true },
+      alg: { type: 'string' }, 'expires-in-minutes': { type: 'string' },
+    },
+    usesStore: false,
+    check({ values }, { deployed }) {
+      if (deployed) throw new UsageError('the local issuer signs for the local stack only; a deployed stage trusts real issuers (HCP Terraform, GitHub Actions)');
+      const fault = audienceFault(requiredOption(values, 'audience'));
+      if (fault) throw new UsageError(fault);
+      claimPins(values);
+      const alg = values.alg ?? 'RS256';
+      if (!SIGNING_ALGORITHMS.includes(alg as SigningAlgorithm)) throw new UsageError(`--alg must be one of ${SIGNING_ALGORITHMS.join(', ')}`);
+      const minutes = values['expires-in-minutes'] ?? '10';
+      if (typeof minutes !== 'string' || !/^\d+$/.test(minutes) || Number(minutes) < 1 || Number(minutes) > 1440) {
+        throw new UsageError(`--expires-in-minutes must be a whole number from 1 to 1440 (not ${String(minutes)})`);
+      }
+    },
+    async run({ values }) {
+      const alg = (values.alg ?? 'RS256') as SigningAlgorithm;
+      const key = (await localIssuerKeys(localSettings().dataDir)).find((k) => k.alg === alg)!;
+      const expiresInSeconds = Number(values['expires-in-minutes'] ?? '10') * 60;
+      const issuer = localIssuerUrl();
+      const subject = (values.subject as string | undefined) ?? 'local-workload';
+      const token = await mintToken(issuer, key, { audience: requiredOption(values, 'audience'), subject, claims: claimPins(values), expiresInSeconds });
+      return { json: { token, issuer, subject, expiresInSeconds }, text: [token] };
+    },
+  },
+};
