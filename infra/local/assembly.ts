@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { LOCAL_STAGE } from '../cdk/config';
+import { LOCAL_STAGE } from '#infra/cdk/config';
 
 /**
  * The cloud assembly of the `local` stage: what `cdk synth -c stage=local` writes (template and

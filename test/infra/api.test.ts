@@ -6,6 +6,7 @@ import { TABLE_KEYS } from '#shared/store/table';
 import { startGateway, type LocalGateway } from '#infra/local/gateway';
 import { ACCESS_LOG_FIELDS } from '#infra/cdk/constructs/json-api-gateway';
 import { deployedMethods, resourcesOf, synthesize, underBase, type Synthesized } from './synth';
+import { LOOPBACK_ISSUERS_ENV } from '#shared/workload-identity/issuer-keys';
 import { expectWith } from '../support/expect-with';
 
 /** The template without bundling (same resources; only asset hashes differ), synthesized once. */
@@ -176,6 +177,15 @@ describe('the REQUEST authorizer', () => {
     expect(authorizer.Properties.IdentitySource).toBe('method.request.header.Authorization');
     expect(authorizer.Properties.AuthorizerResultTtlInSeconds).toBe(AUTHORIZER_CACHE_TTL_SECONDS);
     expect(JSON.stringify(authorizer.Properties.AuthorizerUri)).toMatch(/AuthorizerFunction\w+/);
+    // A REQUEST authorizer has no identity validation expression: a JWT (dots and all) reaches it as an operator token does.
+    expect(authorizer.Properties.IdentityValidationExpression).toBeUndefined();
+  });
+
+  it('fetches loopback (http://127.0.0.1) issuers on the local stage only', () => {
+    const variablesOf = (template: typeof synth.template) => Object.values(resourcesOf(template, 'AWS::Lambda::Function'))
+      .find((fn) => JSON.stringify(fn.Properties.Description ?? '').includes('functions/authorizer.ts'))!.Properties.Environment.Variables;
+    expect(variablesOf(synth.template)[LOOPBACK_ISSUERS_ENV]).toBeUndefined();
+    expect(variablesOf(synthesize({ stage: 'local' }).template)[LOOPBACK_ISSUERS_ENV]).toBe('allowed');
   });
 
   it('may be invoked by this API only', () => {

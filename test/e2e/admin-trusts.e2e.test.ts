@@ -1,0 +1,84 @@
+import { describe, expect, it } from '@jest/globals';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { listTrusts } from '#shared/store/trusts';
+import { freePort, runToEnd, TSX } from '../support/processes';
+import { expectWith } from '../support/expect-with';
+
+/** The operator CLI's trust and issuer commands, as `npm run admin -- …` runs them. */
+const admin = (args: string[], env: Record<string, string | undefined>) => runToEnd([TSX, 'infra/admin/main.ts', ...args], env);
+const deployed = () => ({ TABLE_NAME: process.env.TABLE_NAME, AWS_ENDPOINT_URL_DYNAMODB: process.env.AWS_ENDPOINT_URL_DYNAMODB });
+const HCP = 'https://app.terraform.io';
+
+describe('npm run admin -- trust (against a table, as after a deploy)', () => {
+  it('creates a trust (--json names its id), lists it, deletes it, saying how long cached answers last', async () => {
+    const created = await admin(['trust', 'create', '--org', 'trust-org', '--issuer', HCP, '--audience', 'tfc-tags-comments', '--role', 'member',
+      '--claim', 'terraform_organization_id=org-ABC', '--claim', 'terraform_run_phase=apply', '--run-claim', 'terraform_run_id', '--json'], deployed());
+    expectWith(created.code, created.output).toBe(0);
+    const trust = JSON.parse(created.output.split('\n').find((line) => line.startsWith('{'))!);
+    expect(trust).toMatchObject({
+      trustId: expect.stringMatching(/^trust-[A-Za-z0-9]{16}$/), organization: 'trust-org', issuer: HCP, audience: 'tfc-tags-comments', role: 'member',
+      claims: { terraform_organization_id: 'org-ABC', terraform_run_phase: 'apply' }, runClaim: 'terraform_run_id',
+    });
+    expect((await listTrusts('trust-org')).map((t) => t.trustId)).toContain(trust.trustId);
+
+    const listed = await admin(['trust', 'list', '--org', 'trust-org'], deployed());
+    const row = listed.output.split('\n').find((line) => line.startsWith(trust.trustId))!;
+    expect(row.split(/\s{2,}/).slice(0, 6)).toEqual([trust.trustId, 'member', HCP, 'tfc-tags-comments', 'terraform_organization_id=org-ABC,terraform_run_phase=apply', 'terraform_run_id']);
+    const listedJson = JSON.parse((await admin(['trust', 'list', '--org', 'trust-org', '--json'], deployed())).output.split('\n').find((l) => l.startsWith('{'))!);
+    expect(listedJson.trusts.map((t: { trustId: string }) => t.trustId)).toContain(trust.trustId);
+
+    const deleted = await admin(['trust', 'delete', trust.trustId], deployed());
+    expectWith(deleted.code, deleted.output).toBe(0);
+    expect(deleted.output).toContain(`Deleted trust ${trust.trustId}`);
+    expect(deleted.output).toMatch(/may still accept tokens it accepted for up to authorizerCacheTtlSeconds \(60 s by default\)/);
+    expect((await listTrusts('trust-org')).map((t) => t.trustId)).not.toContain(trust.trustId);
+    const again = await admin(['trust', 'delete', trust.trustId, '--json'], deployed());
+    expect(again.code).toBe(2);
+    expect(again.output).toContain(`{"error":"no trust ${trust.trustId} (trust list --org ORG shows the ids)"}`);
+  }, 60_000);
+
+  it.each<[string[], string]>([
+    [['--role', 'admin'], '--role must be one of reader, member, owner, not admin'],
+    [['--audience', ''], '--audience is required'],
+    [['--issuer', 'http://127.0.0.1:3001'], 'an http:// issuer is accepted only by the local stack (stage local): a deployed stage needs https://'],
+    [['--issuer', 'http://idp.example.com'], 'the issuer must be an https:// URL, not http://idp.example.com'],
+    [['--issuer', 'https://idp.example.com/#x'], 'the issuer must have no query or fragment'],
+    [['--claim', 'no-equals-sign'], '--claim takes NAME=VALUE, not "no-equals-sign"'],
+    [['--claim', '__proto__=x'], 'a claim name must be a letter or _ then up to 127 letters, digits, or _ . : - (not "__proto__")'],
+    [['--run-claim', 'bad name'], '--run-claim: a claim name must be a letter or _ then up to 127 letters, digits, or _ . : - (not "bad name")'],
+  ])('refuses %j in one line, exit 2, writing nothing', async (change, line) => {
+    const base: Record<string, string> = { '--org': 'refused-org', '--issuer': HCP, '--audience': 'aud', '--role': 'reader', '--claim': 'terraform_organization_id=org-X' };
+    for (let i = 0; i < change.length; i += 2) base[change[i]!] = change[i + 1]!;
+    const result = await admin(['trust', 'create', ...Object.entries(base).flat()], deployed());
+    expectWith(result.code, result.output).toBe(2);
+    expect(result.output.split('\n')).toContain(`admin: ${line}`);
+    expect(await listTrusts('refused-org')).toEqual([]);
+  }, 30_000);
+
+  it('refuses a trust that pins no claim: the audience alone is the caller\'s to choose', async () => {
+    const result = await admin(['trust', 'create', '--org', 'refused-org', '--issuer', HCP, '--audience', 'aud', '--role', 'reader'], deployed());
+    expect(result.code).toBe(2);
+    expect(result.output).toContain('pin at least one claim with --claim NAME=VALUE');
+  }, 30_000);
+});
+
+describe('npm run admin -- issuer token (the local issuer)', () => {
+  it('mints a token of the local issuer with the claims asked for, without opening a store', async () => {
+    const env = { DATA_DIR: mkdtempSync(join(tmpdir(), 'tfc-issuer-')), ISSUER_PORT: String(await freePort()), DDB_PORT: String(await freePort()), TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined };
+    const result = await admin(['issuer', 'token', '--audience', 'tfc-tags-comments', '--subject', 'run-phase', '--claim', 'terraform_run_id=run-AAAAAAAAAAAAAAAA', '--alg', 'ES256'], env);
+    expectWith(result.code, result.output).toBe(0);
+    const token = result.output.trim().split('\n').at(-1)!;
+    expect(decodeProtectedHeader(token)).toMatchObject({ alg: 'ES256', typ: 'JWT', kid: expect.any(String) });
+    expect(decodeJwt(token)).toMatchObject({ iss: `http://127.0.0.1:${env.ISSUER_PORT}`, aud: 'tfc-tags-comments', sub: 'run-phase', terraform_run_id: 'run-AAAAAAAAAAAAAAAA' });
+    expect(result.output).not.toContain('DynamoDB Local');
+  }, 30_000);
+
+  it('refuses to mint for a deployed table', async () => {
+    const result = await admin(['issuer', 'token', '--audience', 'x'], deployed());
+    expect(result.code).toBe(2);
+    expect(result.output).toContain('the local issuer signs for the local stack only');
+  }, 30_000);
+});
