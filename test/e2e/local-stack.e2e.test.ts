@@ -29,7 +29,7 @@ afterAll(async () => {
 }, 30_000);
 
 async function start(env: Record<string, string>) {
-  const proc = run([TSX, 'infra/local/start.ts'], { DATA_DIR: dataDir, POWERTOOLS_LOG_LEVEL: undefined, TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined, ...env });
+  const proc = run([TSX, 'infra/local/start.ts'], { DATA_DIR: dataDir, ISSUER_PORT: String(await freePort()), POWERTOOLS_LOG_LEVEL: undefined, TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined, ...env });
   started.push(proc);
   const [, base] = await proc.waitFor(/API ready in [\d.]+ s at (\S+)/);
   const [, ddb] = await proc.waitFor(/DynamoDB Local on http:\/\/127\.0\.0\.1:(\d+)/);
@@ -50,10 +50,10 @@ describe('npm start', () => {
     expect(first.base).toBe(`http://127.0.0.1:${port}/api/v2`);
     const token = (await first.proc.waitFor(/TOKEN=(tfcapi_\w+)/))[1]!;
     expect(first.proc.output()).toMatch(new RegExp(`Seed of example-org: created its owner token at-\\w+ and registered its run run-\\w+\\.`));
-    expect(first.proc.output()).toMatch(new RegExp(`  export API=${first.base} TOKEN=${token} RUN=run-\\w{16}\n`));
+    expect(first.proc.output()).toMatch(new RegExp(`  export API=${first.base} TOKEN=${token} RUN=run-\\w{16} ISSUER=http://127\\.0\\.0\\.1:\\d+\n`));
 
     // A second start over the same folder is refused while this one serves it.
-    const twin = await runToEnd([TSX, 'infra/local/start.ts'], { DATA_DIR: dataDir, PORT: String(await freePort()), DDB_PORT: String(await freePort()) });
+    const twin = await runToEnd([TSX, 'infra/local/start.ts'], { DATA_DIR: dataDir, PORT: String(await freePort()), DDB_PORT: String(await freePort()), ISSUER_PORT: String(await freePort()) });
     expect(twin.code).toBe(1);
     expect(twin.output.trim()).toMatch(new RegExp(`^npm start: another npm start \\(pid \\d+, ${first.base}\\) already serves ${dataDir}; stop it first, or give this one its own DATA_DIR\\.$`));
 
@@ -103,7 +103,7 @@ describe('npm start', () => {
     // the line to paste is the first start's, the token in it (kept in the data folder).
     const second = await start({ PORT: port, DDB_PORT: ddbPort, LOG_METRICS: '1' });
     expect(second.proc.output()).toMatch(/Seed of example-org: its owner token at-\w+ exists and its run run-\w+ exists\./);
-    const line = /^  (export API=\S+ TOKEN=\S+ RUN=\S+)$/m.exec(second.proc.output())![1]!;
+    const line = /^  (export API=\S+ TOKEN=\S+ RUN=\S+ ISSUER=\S+)$/m.exec(second.proc.output())![1]!;
     expect(line).toContain(`TOKEN=${token} `);
     // Pasted in another directory (a second terminal), it sets a TOKEN the API accepts.
     const pasted = await runToEnd(['sh', '-c', `cd / && ${line} && printf '%s' "$TOKEN"`], {});
@@ -122,7 +122,7 @@ describe('npm start and what it did not start', () => {
     const theirs = await startDynamoDbLocal();
     try {
       const port = await freePort();
-      const refused = await runToEnd([TSX, 'infra/local/start.ts'], { DATA_DIR: mkdtempSync(join(tmpdir(), 'tfc-start-')), PORT: String(port), DDB_PORT: String(theirs.port) });
+      const refused = await runToEnd([TSX, 'infra/local/start.ts'], { DATA_DIR: mkdtempSync(join(tmpdir(), 'tfc-start-')), PORT: String(port), DDB_PORT: String(theirs.port), ISSUER_PORT: String(await freePort()) });
       expect(refused.code).toBe(1);
       expect(refused.output.trim()).toBe(`npm start: DDB_PORT ${theirs.port} (127.0.0.1:${theirs.port}, for DynamoDB Local) is already in use by a process this start did not start; stop it, or choose a free port: DDB_PORT=<port> npm start`);
       const client = new DynamoDBClient({ endpoint: theirs.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
@@ -141,7 +141,7 @@ describe('npm start and what it did not start', () => {
     try {
       const dataDir = mkdtempSync(join(tmpdir(), 'tfc-start-'));
       const ddbPort = await freePort();
-      const refused = await runToEnd([TSX, 'infra/local/start.ts'], { DATA_DIR: dataDir, PORT: String(port), DDB_PORT: String(ddbPort) });
+      const refused = await runToEnd([TSX, 'infra/local/start.ts'], { DATA_DIR: dataDir, PORT: String(port), DDB_PORT: String(ddbPort), ISSUER_PORT: String(await freePort()) });
       expect(refused.code).toBe(1);
       expect(refused.output.trim()).toBe(`npm start: PORT ${port} (127.0.0.1:${port}) is already in use by a process this start did not start; stop it, or choose a free port: PORT=<port> npm start`);
       expect(readdirSync(dataDir)).toEqual([]);

@@ -36,11 +36,11 @@ describe('the README and docs, pasted in order after npm start', () => {
 
   it('runs every walkthrough command without a 401, a 404 or a store other than the stack’s', async () => {
     const env = {
-      PORT: String(await freePort()), DDB_PORT: String(await freePort()), DATA_DIR: mkdtempSync(join(tmpdir(), 'tfc-readme-')),
+      PORT: String(await freePort()), DDB_PORT: String(await freePort()), ISSUER_PORT: String(await freePort()), DATA_DIR: mkdtempSync(join(tmpdir(), 'tfc-readme-')),
       TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined, POWERTOOLS_LOG_LEVEL: undefined,
     };
     stack = run([TSX, 'infra/local/start.ts'], env);
-    const [, exported] = await stack.waitFor(/^ {2}export (API=\S+ TOKEN=tfcapi_\w+ RUN=run-\w+)$/m, 120_000);
+    const [, exported] = await stack.waitFor(/^ {2}export (API=\S+ TOKEN=tfcapi_\w+ RUN=run-\w+ ISSUER=http:\/\/127\.0\.0\.1:\d+)$/m, 120_000);
     const script = [
       'set -euo pipefail',
       `curl() { command curl -w '%{stderr}HTTP %{http_code} %{url_effective}\\n' "$@"; }`,
@@ -64,5 +64,8 @@ describe('the README and docs, pasted in order after npm start', () => {
     // A run announced by a signed notification, then commented on.
     expect(result.output).toMatch(/HTTP\/1\.1 204/);
     expect(result.output).toContain('"body":"Seen it arrive."');
+    // A run's own workload identity token, trusted by the walkthrough, comments on the run as its sub.
+    expect(result.output).toMatch(/"body":"Applied without a stored secret\.".*"created-by":\{"data":\{"id":"organization:example-org:project:Default Project:workspace:networking:run_phase:apply"/);
+    expect(result.output).toMatch(/Created trust trust-\w{16}: member of example-org, only on the run its terraform_run_id claim names/);
   }, SLOW);
 });

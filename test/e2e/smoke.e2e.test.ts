@@ -124,7 +124,7 @@ describe('npm run smoke against a stack with one route broken', () => {
 describe('npm run smoke against npm start', () => {
   it('passes with the seed\'s token and an organization notification secret from the admin CLI', async () => {
     const dataDir = mkdtempSync(join(process.env.TMPDIR!, 'smoke-start-'));
-    const env = { DATA_DIR: dataDir, PORT: String(await freePort()), DDB_PORT: String(await freePort()), TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined };
+    const env = { DATA_DIR: dataDir, PORT: String(await freePort()), DDB_PORT: String(await freePort()), ISSUER_PORT: String(await freePort()), TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined };
     // start.ts itself, not through npm: npm does not pass SIGTERM on to the script, which outlived the test.
     const start = run([TSX, 'infra/local/start.ts'], env);
     try {

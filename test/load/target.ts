@@ -30,7 +30,7 @@ export interface Target {
 export async function startLocalTarget(tokenCount: number): Promise<Target> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tfc-load-'));
   const proc = run([TSX, 'infra/local/start.ts'], {
-    PORT: String(await freePort()), DDB_PORT: String(await freePort()), DATA_DIR: dataDir,
+    PORT: String(await freePort()), DDB_PORT: String(await freePort()), ISSUER_PORT: String(await freePort()), DATA_DIR: dataDir,
     TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined, POWERTOOLS_LOG_LEVEL: 'ERROR',
   });
   // A start after a source change synthesizes first: about 20 s, longer on a busy machine.
