@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { startLocalStack, type LocalStack } from '#infra/local/local-stack';
 import { fixtureAssembly, type FixtureApi } from '../support/fixture-assembly';
@@ -485,6 +486,25 @@ describe('Lambda: init and invocation', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(11_000);
     expect(stack.lambda.started.get('StuckInit')).toBe(2);
   }, 30_000);
+});
+
+describe('refusing to start', () => {
+  // npm start prints the refusal after "npm start: ": what is refused comes first, a template setting or the port.
+  it('names the port it could not take in its one line; a template refusal names the setting first', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const { port } = holder.address() as { port: number };
+    try {
+      const assembly = fixtureAssembly({ functions: { Echo: { code: echo } }, methods: [{ method: 'GET', path: '/things', function: 'Echo' }] });
+      const started = startLocalStack({ assembly, port, dynamoDbEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!, tableName: process.env.TABLE_NAME!, log: () => undefined });
+      await expect(started).rejects.toThrow(new RegExp(`^could not serve on 127\\.0\\.0\\.1:${port}: listen EADDRINUSE`));
+      assembly.remove();
+    } finally {
+      holder.close();
+    }
+    await expect(serve({ functions: { Echo: { code: echo, properties: { SnapStart: { ApplyOn: 'PublishedVersions' } } } }, methods: [{ method: 'GET', path: '/things', function: 'Echo' }] }))
+      .rejects.toThrow(/^Lambda Echo: SnapStart not emulated by the local stack$/);
+  });
 });
 
 describe('Lambda: an init that failed', () => {
