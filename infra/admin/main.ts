@@ -1,4 +1,5 @@
 import { LocalStoreRefused, openLocalStore } from '../local/store';
+import { AwsRefused, awsFailureLines, deployedRegion } from './aws';
 import { closest, parseCommandArgs, UsageError, type Command } from './command';
 import { notificationCommands } from './notifications';
 import { runCommands } from './runs';
@@ -32,7 +33,7 @@ const own = <T>(record: Record<string, T>, key: string | undefined): T | undefin
 async function openStore(): Promise<{ apiAddress?: string; stackRunning?: boolean; close(): Promise<void> } | undefined> {
   const table = process.env.TABLE_NAME;
   if (!table) return openLocalStore((line) => console.error(line));
-  const region = process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'your profile\'s';
+  const region = deployedRegion(process.env);
   console.error(`admin: table ${table} (TABLE_NAME), region ${region}, endpoint ${process.env.AWS_ENDPOINT_URL_DYNAMODB ?? 'DynamoDB\'s own'}`);
   return undefined;
 }
@@ -88,7 +89,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     if (command.usesStore !== false) store = await openStore();
   } catch (error) {
-    if (!(error instanceof LocalStoreRefused)) throw error;
+    if (!(error instanceof LocalStoreRefused || error instanceof AwsRefused)) throw error;
     console.error(`admin: ${error.message}`);
     return 1;
   }
@@ -97,6 +98,11 @@ async function main(argv: string[]): Promise<number> {
     console.log(args.values.json ? JSON.stringify(output) : text.join('\n'));
     return 0;
   } catch (error) {
+    const aws = process.env.TABLE_NAME ? awsFailureLines(error, process.env.TABLE_NAME, process.env) : undefined;
+    if (aws) {
+      for (const line of aws) console.error(`admin: ${line}`);
+      return 1;
+    }
     if (!(error instanceof UsageError)) throw error;
     return refuse(error.message, commandUsage(command));
   } finally {

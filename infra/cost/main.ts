@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { costOf, costPage } from './model';
 import { CUSTOM_DOMAIN, stageTemplate } from './template';
 
@@ -10,6 +11,12 @@ import { CUSTOM_DOMAIN, stageTemplate } from './template';
 export const COST_PAGE = join(resolve(import.meta.dirname, '../..'), 'docs', 'cost.md');
 export const COST_STAGE = 'prod';
 
+const USAGE = `Usage: npm run cost [-- --check]
+
+Writes docs/cost.md from the synthesized ${COST_STAGE} template and infra/cost/prices.ts.
+  --check      write nothing; exit 1 when docs/cost.md is not what they give
+  -h, --help   this text`;
+
 export const renderCostPage = () => costPage({
   stage: COST_STAGE,
   front: costOf(stageTemplate(COST_STAGE)),
@@ -17,8 +24,20 @@ export const renderCostPage = () => costPage({
 });
 
 if (process.argv[1] && resolve(process.argv[1]) === import.meta.filename) {
+  let values;
+  try {
+    ({ values } = parseArgs({ options: { check: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
+  } catch (error) {
+    // Refused before synthesizing, so a mistyped flag never rewrites the page.
+    console.error(`cost: ${(error as Error).message}. npm run cost -- --help says more.`);
+    process.exit(2);
+  }
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
   const page = renderCostPage();
-  if (process.argv.includes('--check')) {
+  if (values.check) {
     const current = (() => { try { return readFileSync(COST_PAGE, 'utf8'); } catch { return ''; } })();
     if (current !== page) {
       console.error('cost: docs/cost.md is not what the template and infra/cost/prices.ts give: run npm run cost');

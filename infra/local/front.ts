@@ -1,6 +1,6 @@
 import { runInNewContext } from 'node:vm';
 import type { HttpRequest } from './apigateway';
-import type { Stack } from './cloudformation';
+import { LOCAL_REGION, type Stack } from './cloudformation';
 
 /**
  * The local stand-in for the CloudFront front the stack puts before the stage when it has no
@@ -30,6 +30,7 @@ export class LocalFront {
       throw new Error('The local front plays one origin with the default behavior only');
     }
     assertPassThrough(config);
+    assertOriginIsTheStage(stack, config.Origins[0]);
     const associations = (config.DefaultCacheBehavior.FunctionAssociations ?? []) as Array<{ EventType: string; FunctionARN: unknown }>;
     if (associations.some((a) => a.EventType !== 'viewer-request')) throw new Error('The local front runs viewer-request functions only');
     const viewerRequest = associations.map((association) => {
@@ -98,6 +99,24 @@ function assertPassThrough(config: any): void {
     const replaced = Object.keys(response).filter((key) => !['ErrorCode', 'ErrorCachingMinTTL'].includes(key));
     if (replaced.length > 0) refuse(`custom error response ${response.ErrorCode} (${replaced.join(', ')})`);
   }
+}
+
+/**
+ * This server hands the request to the template's one stage, served at its root: that is what the
+ * distribution does only when its origin is that API's execute-api domain with the stage as origin
+ * path. Another path reaches no stage (API Gateway answers 403), another domain another server.
+ */
+function assertOriginIsTheStage(stack: Stack, origin: { DomainName: unknown; OriginPath?: unknown }): void {
+  const refuse = (what: string) => { throw new Error(`CloudFront distribution: ${what} is not emulated by the local front`); };
+  const apis = stack.resourcesOf('AWS::ApiGateway::RestApi');
+  const stages = stack.resourcesOf('AWS::ApiGateway::Stage');
+  if (apis.length !== 1 || stages.length !== 1) refuse(`an origin with ${apis.length} REST APIs and ${stages.length} stages in the template`);
+  const apiDomain = `${stack.ref(apis[0]![0])}.execute-api.${LOCAL_REGION}.amazonaws.com`;
+  const stagePath = `/${stack.string(stages[0]![1].Properties.StageName)}`;
+  const domain = stack.string(origin.DomainName);
+  const path = origin.OriginPath === undefined ? '' : stack.string(origin.OriginPath);
+  if (domain !== apiDomain) refuse(`origin domain ${JSON.stringify(domain)} (only the stage's API, ${apiDomain})`);
+  if (path !== stagePath) refuse(`origin path ${JSON.stringify(path)} (only the stage's, ${stagePath})`);
 }
 
 /** CloudFront Functions see header names in lower case, one value each. */

@@ -55,6 +55,7 @@ process.on('message', async ({ id, event, context }) => {
 });
 // The Init phase ends when the handler module has loaded (or failed to): only then is the instance
 // ready, and only then does the emulator start the invocation's timeout.
-init.then(() => process.send({ ready: true }), () => process.send({ ready: true }));
+// A failed Init is said too: Lambda does not keep such an instance, it runs Init again on the next invocation.
+init.then(() => process.send({ ready: true }), () => process.send({ ready: true, initFailed: true }));
 // The emulator is gone (however it died): an instance never outlives it.
 process.on('disconnect', () => process.exit(0));

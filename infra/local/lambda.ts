@@ -204,7 +204,9 @@ export class LambdaService {
       }
       const settled = outcome as Outcome;
       this.options.onInvoked?.({ name: fn.name, traceHeader, startedAt, endedAt: Date.now(), ok: settled.ok });
-      if (instance.alive) pool.push(instance);
+      // An instance whose Init failed is not reused: the next invocation starts a fresh one, as Lambda runs Init again.
+      if (instance.alive && !instance.initFailed) pool.push(instance);
+      else if (instance.initFailed) void instance.stop();
       return { ...settled, coldStart: !warm, instanceId: instance.id };
     } finally {
       this.busy.delete(instance);
@@ -270,6 +272,8 @@ type Outcome = Pick<InvocationResult, 'ok' | 'result' | 'error'>;
 class Instance {
   readonly id = randomUUID();
   alive = true;
+  /** Its Init (loading the handler module) threw. */
+  initFailed = false;
   private readonly child: ChildProcess;
   /** The runtime's first message, sent once its Init (loading the handler module) has ended. */
   private readonly ready: Promise<void>;
@@ -285,7 +289,10 @@ class Instance {
     for (const stream of [this.child.stdout!, this.child.stderr!]) {
       createInterface({ input: stream }).on('line', (line) => log(fn.name, line));
     }
-    this.ready = new Promise((resolve) => this.child.once('message', () => resolve()));
+    this.ready = new Promise((resolve) => this.child.once('message', (message: { initFailed?: boolean }) => {
+      this.initFailed = message.initFailed === true;
+      resolve();
+    }));
     this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
     this.child.on('message', (message: { id?: string; ok?: boolean; result?: unknown; error?: Outcome['error'] }) => {
       if (message.id && message.id === this.pending?.id) this.pending.settle(tooLarge(message) ?? { ok: message.ok!, result: message.result, error: message.error });

@@ -51,14 +51,16 @@ export interface LocalStack {
   close(): Promise<void>;
 }
 
+/** Refuses to start with one line that begins with what is refused: a template setting it does not play, or the port. */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const assembly = options.assembly ?? await ensureAssembly();
   const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 });
   server.keepAliveTimeout = 65_000;
   answerParserRefusals(server);
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => { server.removeListener('error', reject); resolve(); });
+    const refused = (error: Error) => reject(new Error(`could not serve on 127.0.0.1:${options.port ?? 0}: ${error.message}`));
+    server.once('error', refused);
+    server.listen(options.port ?? 0, '127.0.0.1', () => { server.removeListener('error', refused); resolve(); });
   });
 
   try {

@@ -85,7 +85,7 @@ const gateway = await (assembly
   : (await import('./gateway')).startGateway({ port: settings.port, onRequest })
 ).catch(async (error: Error) => {
   await dynamo.stop();
-  return refuse(`could not serve on 127.0.0.1:${settings.port}: ${error.message}`);
+  return refuse(error.message);
 });
 
 const base = `${gateway.url}${API_BASE_PATH}`;

@@ -87,15 +87,9 @@ export function preflight(input: PreflightInput): Preflight {
     problems.push({ what: error.message, fix: 'correct it in -c or in cdk.json' });
   }
 
-  const files = awsFiles(env, home);
-  const credentials = findCredentials(env, files, profileArg, home, now, problems);
-  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || files.profileSetting(credentials?.profile ?? profileArg ?? env.AWS_PROFILE ?? 'default', 'region');
-  if (!region) {
-    problems.push({
-      what: 'no AWS region (AWS_REGION, AWS_DEFAULT_REGION, or region in the profile)',
-      fix: 'export AWS_REGION=<region>, e.g. eu-west-1 (else the CDK CLI would pick us-east-1 on its own)',
-    });
-  }
+  const { credentials, region, problems: awsProblems } = awsSetup({ env, home, now, ...(profileArg ? { profile: profileArg } : {}) });
+  problems.push(...awsProblems);
+  if (!region) problems.push({ what: NO_REGION, fix: 'export AWS_REGION=<region>, e.g. eu-west-1 (else the CDK CLI would pick us-east-1 on its own)' });
   return {
     problems,
     ...(credentials ? { credentials } : {}),
@@ -105,6 +99,23 @@ export function preflight(input: PreflightInput): Preflight {
     ...(config ? { config } : {}),
     stackName: `${APP_NAME}-${stage}`,
   };
+}
+
+export const NO_REGION = 'no AWS region (AWS_REGION, AWS_DEFAULT_REGION, or region in the profile)';
+
+/**
+ * The credentials and the region the AWS SDK would find, read offline, with what is wrong with the
+ * credentials (a missing region is the caller's to word: CDK and the SDK each do without one differently).
+ * Also the operator CLI's (infra/admin/aws.ts), before and after it reaches a deployed table.
+ */
+export function awsSetup(input: { env: NodeJS.ProcessEnv; home?: string; now?: Date; profile?: string }): { credentials?: Credentials; region?: string; problems: Problem[] } {
+  const { env, profile } = input;
+  const home = input.home ?? homedir();
+  const problems: Problem[] = [];
+  const files = awsFiles(env, home);
+  const credentials = findCredentials(env, files, profile, home, input.now ?? new Date(), problems);
+  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || files.profileSetting(credentials?.profile ?? profile ?? env.AWS_PROFILE ?? 'default', 'region');
+  return { ...(credentials ? { credentials } : {}), ...(region ? { region } : {}), problems };
 }
 
 /** The SDK's order (AWS SDK for JavaScript v3, defaultProvider): a named profile wins over the environment's keys. */

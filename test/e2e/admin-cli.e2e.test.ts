@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToken } from '#shared/store/tokens';
@@ -72,5 +72,52 @@ describe('npm run admin against a deployed table (TABLE_NAME)', () => {
     expect(revoked.output).toContain(`  (<id>: aws apigateway get-rest-apis --query "items[?name=='tfc-tags-comments-<stage>'].id" --output text)`);
     const listed = await admin(['token', 'list'], env());
     expect(listed.output).toMatch(new RegExp(`${record.tokenId} .* revoked \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d\\n`));
+  });
+});
+
+describe('npm run admin against a deployed table: what the AWS SDK lacks, in one line', () => {
+  /**
+   * No AWS set-up of this machine: no AWS variables, empty config and credentials files, no EC2
+   * instance metadata. The endpoint is always the test's DynamoDB Local: nothing here reaches AWS.
+   */
+  const bare = () => {
+    const home = mkdtempSync(join(tmpdir(), 'tfc-admin-home-'));
+    const empty = join(home, 'empty');
+    writeFileSync(empty, '');
+    return {
+      HOME: home, AWS_CONFIG_FILE: empty, AWS_SHARED_CREDENTIALS_FILE: empty, AWS_EC2_METADATA_DISABLED: 'true',
+      AWS_PROFILE: undefined, AWS_DEFAULT_PROFILE: undefined, AWS_REGION: undefined, AWS_DEFAULT_REGION: undefined,
+      AWS_ACCESS_KEY_ID: undefined, AWS_SECRET_ACCESS_KEY: undefined, AWS_SESSION_TOKEN: undefined,
+      AWS_WEB_IDENTITY_TOKEN_FILE: undefined, AWS_ROLE_ARN: undefined, AWS_CONTAINER_CREDENTIALS_RELATIVE_URI: undefined, AWS_CONTAINER_CREDENTIALS_FULL_URI: undefined,
+      AWS_ENDPOINT_URL_DYNAMODB: process.env.AWS_ENDPOINT_URL_DYNAMODB, TABLE_NAME: process.env.TABLE_NAME,
+    };
+  };
+  const create = ['token', 'create', '--org', 'acme', '--role', 'owner'];
+  const lines = (output: string) => output.split('\n').filter((line) => line.trim() !== '');
+
+  it('no region: refused before the SDK starts, one line naming the variable', async () => {
+    const result = await admin(create, bare());
+    expectWith(result.code, result.output).toBe(1);
+    expect(lines(result.output)).toEqual([
+      'admin: no AWS region (AWS_REGION, AWS_DEFAULT_REGION, or region in the profile): export AWS_REGION=<the stage\'s region> (a table lives in one region)',
+    ]);
+  });
+
+  it('no credentials: the line npm run deploy prints, naming how to get them', async () => {
+    const result = await admin(create, { ...bare(), AWS_REGION: 'eu-west-1' });
+    expectWith(result.code, result.output).toBe(1);
+    expect(lines(result.output)).toEqual([
+      expect.stringMatching(/^admin: table \S+ \(TABLE_NAME\), region eu-west-1, endpoint http:\/\/127\.0\.0\.1:\d+$/),
+      'admin: no AWS credentials (no AWS_PROFILE, no AWS_ACCESS_KEY_ID, no default profile in ~/.aws): aws configure sso, then export AWS_PROFILE=<that profile> (or export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY).',
+    ]);
+  });
+
+  it('a mistyped table: one line naming the table, the region and where its name comes from', async () => {
+    const result = await admin(create, { ...bare(), AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', TABLE_NAME: 'tfc-tags-comments-dev-Tabel' });
+    expectWith(result.code, result.output).toBe(1);
+    expect(lines(result.output)).toEqual([
+      expect.stringMatching(/^admin: table tfc-tags-comments-dev-Tabel \(TABLE_NAME\), region eu-west-1, endpoint /),
+      expect.stringMatching(/^admin: no table tfc-tags-comments-dev-Tabel in eu-west-1 at http:\/\/127\.0\.0\.1:\d+ \(TABLE_NAME\): set TABLE_NAME to the stage's TableName output \(aws cloudformation describe-stacks --stack-name tfc-tags-comments-<stage> .*\), and AWS_REGION to the stage's region\.$/),
+    ]);
   });
 });

@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { startLocalStack, type LocalStack } from '#infra/local/local-stack';
 import { fixtureAssembly, type FixtureApi } from '../support/fixture-assembly';
@@ -359,7 +360,9 @@ describe('API Gateway: per-method throttling', () => {
 describe('CloudFront: the distribution’s behaviour', () => {
   const CACHING_DISABLED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
   const ALL_VIEWER_EXCEPT_HOST = 'b689b0a8-53d0-40ab-baf2-68738e2966ac';
-  const fronted = (behavior: Record<string, unknown> = {}, config: Record<string, unknown> = {}): FixtureApi => ({
+  // The fixture's API, as CDK writes a RestApi origin's domain.
+  const API_DOMAIN = { 'Fn::Join': ['', [{ Ref: 'Api' }, '.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }]] };
+  const fronted = (behavior: Record<string, unknown> = {}, config: Record<string, unknown> = {}, origin: Record<string, unknown> = {}): FixtureApi => ({
     functions: { Echo: { code: echo } },
     methods: [{ method: 'GET', path: '/things', function: 'Echo' }],
     resources: {
@@ -368,7 +371,7 @@ describe('CloudFront: the distribution’s behaviour', () => {
         Properties: {
           DistributionConfig: {
             Enabled: true,
-            Origins: [{ Id: 'stage', DomainName: 'api.example', OriginPath: '/test', CustomOriginConfig: { OriginProtocolPolicy: 'https-only' }, OriginCustomHeaders: [{ HeaderName: 'X-Origin', HeaderValue: 'front' }] }],
+            Origins: [{ Id: 'stage', DomainName: API_DOMAIN, OriginPath: '/test', CustomOriginConfig: { OriginProtocolPolicy: 'https-only' }, OriginCustomHeaders: [{ HeaderName: 'X-Origin', HeaderValue: 'front' }], ...origin }],
             DefaultCacheBehavior: {
               TargetOriginId: 'stage', ViewerProtocolPolicy: 'https-only', CachePolicyId: CACHING_DISABLED, OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST,
               AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'], ...behavior,
@@ -394,6 +397,15 @@ describe('CloudFront: the distribution’s behaviour', () => {
     [{}, { WebACLId: 'arn:aws:wafv2:us-east-1:000000000000:global/webacl/x/y' }, 'CloudFront distribution: WebACLId is not emulated by the local front'],
   ])('refuses to start, in one line, on a behaviour %j %j it does not play', async (behavior, config, message) => {
     await expect(serve(fronted(behavior, config))).rejects.toThrow(new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+  });
+
+  // The front serves the stage at its root: another origin path (API Gateway would answer 403, no such stage) or domain it cannot follow.
+  it.each([
+    [{ OriginPath: '/not-the-stage' }, 'CloudFront distribution: origin path "/not-the-stage" (only the stage\'s, /test) is not emulated by the local front'],
+    [{ OriginPath: undefined }, 'CloudFront distribution: origin path "" (only the stage\'s, /test) is not emulated by the local front'],
+    [{ DomainName: 'api.example' }, 'CloudFront distribution: origin domain "api.example" (only the stage\'s API, Api.execute-api.us-east-1.amazonaws.com) is not emulated by the local front'],
+  ])('refuses to start, in one line, on an origin %j that is not the stage', async (origin, message) => {
+    await expect(serve(fronted({}, {}, origin))).rejects.toThrow(new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
   });
 });
 
@@ -474,6 +486,41 @@ describe('Lambda: init and invocation', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(11_000);
     expect(stack.lambda.started.get('StuckInit')).toBe(2);
   }, 30_000);
+});
+
+describe('refusing to start', () => {
+  // npm start prints the refusal after "npm start: ": what is refused comes first, a template setting or the port.
+  it('names the port it could not take in its one line; a template refusal names the setting first', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const { port } = holder.address() as { port: number };
+    try {
+      const assembly = fixtureAssembly({ functions: { Echo: { code: echo } }, methods: [{ method: 'GET', path: '/things', function: 'Echo' }] });
+      const started = startLocalStack({ assembly, port, dynamoDbEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!, tableName: process.env.TABLE_NAME!, log: () => undefined });
+      await expect(started).rejects.toThrow(new RegExp(`^could not serve on 127\\.0\\.0\\.1:${port}: listen EADDRINUSE`));
+      assembly.remove();
+    } finally {
+      holder.close();
+    }
+    await expect(serve({ functions: { Echo: { code: echo, properties: { SnapStart: { ApplyOn: 'PublishedVersions' } } } }, methods: [{ method: 'GET', path: '/things', function: 'Echo' }] }))
+      .rejects.toThrow(/^Lambda Echo: SnapStart not emulated by the local stack$/);
+  });
+});
+
+describe('Lambda: an init that failed', () => {
+  it('is run again on the next invocation, in a fresh instance: an init that throws once fails one request only', async () => {
+    // Throws on its first init only (a marker file beside the bundle), as a store or secret briefly unreachable at start would.
+    const flaky = `import { existsSync, writeFileSync } from 'node:fs';
+const marker = new URL('./init-failed-once', import.meta.url);
+if (!existsSync(marker)) { writeFileSync(marker, ''); throw new Error('init failed once'); }
+export const handler = async () => ({ statusCode: 200, body: String(process.pid) });`;
+    const stack = await serve({ functions: { Flaky: { code: flaky } }, methods: [{ method: 'GET', path: '/flaky', function: 'Flaky' }] });
+    const failed = await fetch(`${stack.url}/flaky`);
+    expect(failed.status).toBe(502); // the init's error is the invocation's: INTEGRATION_FAILURE when not customized
+    const after = await fetch(`${stack.url}/flaky`);
+    expectWith(after.status, await after.text()).toBe(200);
+    expect(stack.lambda.started.get('Flaky')).toBe(2);
+  });
 });
 
 describe('Lambda: versions and aliases', () => {

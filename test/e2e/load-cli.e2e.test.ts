@@ -31,6 +31,8 @@ describe('npm run load', () => {
       expect(typeof result.belowTargetRate).toBe('boolean');
     }
     expect(json.latencies).toMatch(/against the local emulator .* not AWS's$/);
+    expect(json['load average before']).toMatch(/^\d+\.\d\d \d+\.\d\d \d+\.\d\d \(1, 5, 15 min; \d+ cores\)$/);
+    expect(json['load average after']).toMatch(/^\d+\.\d\d /);
     expect(ok.output).toContain('Latencies: measured by autocannon on this machine');
     const html = readFileSync(join(reports, readdirSync(reports).find((f) => f.endsWith('.html'))!), 'utf8');
     expect(html).toContain('<svg');

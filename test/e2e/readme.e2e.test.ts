@@ -34,6 +34,20 @@ describe('the README and docs, pasted in order after npm start', () => {
     expect(pages.filter((file) => !ORDER.includes(file) && blocksOf(file).length > 0)).toEqual([]);
   });
 
+  it('prints each answer on lines of its own, a bodiless answer its status, and keeps the variables npm start set', () => {
+    const lines = blocks.join('\n').replace(/\\\n/g, ' ').split('\n');
+    // An answer printed to the terminal (not taken into a variable) ends with a newline, or the next prompt glues onto its JSON.
+    const printed = lines.filter((line) => /^\s*curl\b/.test(line));
+    expect(printed.length).toBeGreaterThanOrEqual(8);
+    expect(printed.filter((line) => !/ -i\b/.test(line) && !/ -w '[^']*\\n'/.test(line))).toEqual([]);
+    // A DELETE answers 204 with no body: shown only by its status.
+    const deletes = printed.filter((line) => /-X DELETE/.test(line));
+    expect(deletes.length).toBeGreaterThanOrEqual(1);
+    expect(deletes.filter((line) => !/ -i\b|%\{http_code\}/.test(line))).toEqual([]);
+    // API, TOKEN and RUN are npm start's: a block that reassigned one would change what every later block calls.
+    expect(lines.filter((line) => /^\s*(export\s+)?(API|TOKEN|RUN)=/.test(line))).toEqual([]);
+  });
+
   it('runs every walkthrough command without a 401, a 404 or a store other than the stack’s', async () => {
     const env = {
       PORT: String(await freePort()), DDB_PORT: String(await freePort()), ISSUER_PORT: String(await freePort()), DATA_DIR: mkdtempSync(join(tmpdir(), 'tfc-readme-')),
@@ -43,7 +57,12 @@ describe('the README and docs, pasted in order after npm start', () => {
     const [, exported] = await stack.waitFor(/^ {2}export (API=\S+ TOKEN=tfcapi_\w+ RUN=run-\w+ ISSUER=http:\/\/127\.0\.0\.1:\d+)$/m, 120_000);
     const script = [
       'set -euo pipefail',
-      `curl() { command curl -w '%{stderr}HTTP %{http_code} %{url_effective}\\n' "$@"; }`,
+      // curl takes its last -w only: a block's own -w (a trailing newline, the status) is kept, the status line added after it.
+      'curl() {',
+      `  local format='' args=()`,
+      '  while [ $# -gt 0 ]; do if [ "$1" = -w ]; then format=$2; shift 2; else args+=("$1"); shift; fi; done',
+      `  command curl -w "$format%{stderr}HTTP %{http_code} %{url_effective}\\n" "\${args[@]}"`,
+      '}',
       `export ${exported}`,
       ...blocks,
     ].join('\n');
@@ -63,6 +82,8 @@ describe('the README and docs, pasted in order after npm start', () => {
     expect(result.output).toContain('"body":"Approved after review."');
     // A run announced by a signed notification, then commented on.
     expect(result.output).toMatch(/HTTP\/1\.1 204/);
+    // The DELETE prints its status on a line of its own.
+    expect(result.output).toMatch(/^204$/m);
     expect(result.output).toContain('"body":"Seen it arrive."');
     // A run's own workload identity token, trusted by the walkthrough, comments on the run as its sub.
     expect(result.output).toMatch(/"body":"Applied without a stored secret\.".*"created-by":\{"data":\{"id":"organization:example-org:project:Default Project:workspace:networking:run_phase:apply"/);

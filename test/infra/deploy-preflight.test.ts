@@ -172,3 +172,13 @@ describe('what destroy says it keeps, and how a later deploy adopts it', () => {
     ]);
   });
 });
+
+describe('the CDK CLI\'s telemetry', () => {
+  it('is off for this project (cdk.json), so synth, deploy, diff and destroy send it nothing', async () => {
+    expect(cdkJson.context['cli-telemetry']).toBe(false);
+    // The endpoint points at a closed local port, should the switch ever be lost: no test reaches AWS.
+    const { code, output } = await runToEnd(['node_modules/.bin/cdk', 'cli-telemetry', '--status'], { ...noAws(emptyHome()), TELEMETRY_ENDPOINT: 'http://127.0.0.1:9/metrics' });
+    expect(code).toBe(0);
+    expect(output).toContain('CLI Telemetry is disabled');
+  });
+});

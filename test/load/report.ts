@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 
 /** One function's load result, as printed, saved as JSON and charted. */
 export interface FunctionResult {
@@ -114,8 +114,14 @@ export function latencySource(target: string | undefined): string {
 const ms = (value: number) => value.toFixed(value < 10 ? 2 : 1);
 const shown = (r: FunctionResult, percentile: number, value: number) => (supported(percentile, r.samples) ? ms(value) : '—');
 
-/** What a reader needs to compare two runs: where, on what, from which code, when, and how. */
-export function runHeader(options: Record<string, string | number>): Record<string, string | number> {
+/** The machine's 1, 5 and 15 minute load averages against its cores: a report that travels alone shows a busy machine. */
+export const loadAverage = () => `${loadavg().map((n) => n.toFixed(2)).join(' ')} (1, 5, 15 min; ${cpus().length} cores)`;
+
+/**
+ * What a reader needs to compare two runs: where, on what, from which code, when, and how; the
+ * load average taken before the run (`loadBefore`) and now, at its end.
+ */
+export function runHeader(options: Record<string, string | number>, loadBefore: string): Record<string, string | number> {
   const cpu = cpus();
   const git = (...args: string[]) => {
     try { return execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(); } catch { return ''; }
@@ -127,6 +133,8 @@ export function runHeader(options: Record<string, string | number>): Record<stri
     node: process.version,
     commit: commit ? `${commit}${dirty ? ' (with uncommitted changes)' : ''}` : 'unknown',
     date: new Date().toISOString(),
+    'load average before': loadBefore,
+    'load average after': loadAverage(),
     ...options,
   };
 }

@@ -14,7 +14,7 @@ import { anyToken, apiPath, call, cleanUp, fillDeletable, prepareFixture, startL
 /** Under the per-address limit, with room for set-up and clean-up in the same window. */
 const DEFAULT_RATE = 50;
 import {
-  breachesOf, html, latencySource, missedRate, missedRateLine, percentile, percentilesOf, runHeader, samplesNeeded, table, throughputOf,
+  breachesOf, html, latencySource, loadAverage, missedRate, missedRateLine, percentile, percentilesOf, runHeader, samplesNeeded, table, throughputOf,
   type FunctionResult,
 } from './report';
 
@@ -89,6 +89,8 @@ if (strictest && rate * duration < needed) {
   process.exit(2);
 }
 
+// Before the local stack starts: what else loaded the machine, not our own start.
+const loadBefore = loadAverage();
 let target: Target;
 if (values.target) {
   if (!values.token || !values.org || !values.run) { console.error(`--target needs --token, --org and --run\n${USAGE}`); process.exit(2); }
@@ -197,7 +199,7 @@ const meta = runHeader({
   target: values.target ?? 'local (npm start)', latencies: latencySource(values.target), functions: selected.join(', '), connections,
   duration: `${duration} s per function`, 'target rate': `${rate} req/s`,
   ...Object.fromEntries(gates.map((g) => [`max p${g.percentile}`, `${g.ms} ms`])), ...(maxErrorRate === undefined ? {} : { 'max error rate': maxErrorRate }),
-});
+}, loadBefore);
 const jsonFile = join(reportDir, `load-${stamp}.json`);
 const htmlFile = join(reportDir, `load-${stamp}.html`);
 writeFileSync(jsonFile, JSON.stringify({

@@ -93,3 +93,28 @@ describe('the documentation reads on any screen', () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe('the README\'s deploy block', () => {
+  const block = /## Deploying, and what it costs[\s\S]*?```sh\n([\s\S]*?)```/.exec(text('README.md'))![1]!;
+  const commands = block.split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+
+  it('gives the smoke test its token and notification secret, from the operator CLI on the stage\'s table', () => {
+    const smoke = commands.findIndex((line) => line.startsWith('npm run smoke'));
+    const before = commands.slice(0, smoke).join('\n');
+    // Without the secret (or a run), 4 of its 14 steps are skipped and it still exits 0.
+    expect(before).toMatch(/export .*\bTFE_TOKEN=.*\bSMOKE_NOTIFICATION_SECRET=/);
+    expect(before).toMatch(/^export TABLE_NAME=/m);
+    expect(before).toMatch(/^npm run admin -- token create --org (\S+) --role owner/m);
+    const org = /token create --org (\S+)/.exec(before)![1]!;
+    expect(before).toContain(`npm run admin -- notifications create --org ${org} `);
+    expect(commands[smoke]).toContain(`--org ${org}`);
+  });
+
+  it('names only the variables and commands the tools take', () => {
+    const smokeUsage = text('infra/ops/smoke.ts');
+    for (const name of ['TFE_TOKEN', 'SMOKE_NOTIFICATION_SECRET', '--outputs', '--org']) expect(smokeUsage).toContain(name);
+    const admin = `${text('infra/admin/tokens.ts')}\n${text('infra/admin/notifications.ts')}`;
+    expect(admin).toContain("usage: 'token create --org ORG --role owner|member|reader [--subject NAME]");
+    expect(admin).toContain("usage: 'notifications create --org ORG [--url ADDRESS]'");
+  });
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import {
-  breachesOf, html, latencySource, linearTicks, logTicks, missedRate, percentilesOf, runHeader, samplesNeeded, supported, table, throughputOf, type FunctionResult,
+  breachesOf, html, latencySource, linearTicks, loadAverage, logTicks, missedRate, percentilesOf, runHeader, samplesNeeded, supported, table, throughputOf, type FunctionResult,
 } from '../load/report';
 
 /** What `npm run load` writes to reports/load-*.html, checked for what a reader relies on. */
@@ -16,7 +16,7 @@ const result = (name: string, samples: number, base: number, throughput = 50): F
 const results = [result('ping', 200_000, 0.5), result('reserved-tag-keys/list', 6_000, 23), result('reserved-tag-keys/create', 2_000, 73, 24),
   result('reserved-tag-keys/update', 3_600, 42), result('reserved-tag-keys/delete', 900, 72), result('comments/list', 14_000, 9),
   result('comments/create', 3_100, 51), result('comments/show', 16_000, 9)];
-const page = html(results, runHeader({ target: 'local (npm start)', latencies: latencySource(undefined), connections: 16, duration: '10 s per function', 'target rate': '50 req/s' }));
+const page = html(results, runHeader({ target: 'local (npm start)', latencies: latencySource(undefined), connections: 16, duration: '10 s per function', 'target rate': '50 req/s' }, loadAverage()));
 const isRound = (value: number) => value === 0 || /^[125]$/.test(String(Number((value / 10 ** Math.floor(Math.log10(value))).toPrecision(6))));
 
 describe('load report', () => {
@@ -63,7 +63,9 @@ describe('load report', () => {
 
   it('says where, on what, from which code and how it ran', () => {
     const header = page.slice(page.indexOf('<dl class="run">'), page.indexOf('</dl>'));
-    for (const field of ['machine', 'node', 'commit', 'date', 'target', 'connections', 'duration', 'target rate']) expect(header).toContain(`<dt>${field}</dt>`);
+    for (const field of ['machine', 'node', 'commit', 'date', 'load average before', 'load average after', 'target', 'connections', 'duration', 'target rate']) expect(header).toContain(`<dt>${field}</dt>`);
+    // A run on a busy machine says so: the load averages beside the cores they load.
+    expect(header).toMatch(/<dt>load average before<\/dt><dd>\d+\.\d\d \d+\.\d\d \d+\.\d\d \(1, 5, 15 min; \d+ cores\)<\/dd>/);
     expect(header).toMatch(/<dd>[^<]+, \d+ cores, \d+ GiB<\/dd>/);
     expect(header).toContain(`<dd>${process.version}</dd>`);
     expect(page).toContain('A percentile pN is shown only when at least 10 samples lie above it');
