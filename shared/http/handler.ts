@@ -16,6 +16,7 @@ import { withOriginalStack } from '../observability/stack-traces';
 import { closeInvocationTrace, openInvocationTrace, type InvocationTrace } from '../observability/tracer';
 import { routeOf, type Route } from '../routes';
 import { publicUrl } from './public-address';
+import { mergeSpellings } from './headers';
 import { decodeUtf8Body } from './request-body';
 import { errorResponse, REQUEST_ID_HEADER, responseHeaders } from './responses';
 
@@ -62,6 +63,7 @@ export function jsonApiHandler(
     .use(observability(functionName, route))
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(jsonApiResponses())
+    .use(everyHeaderValue())
     .use(httpHeaderNormalizer())
     .use(contentNegotiation(options.bodyType !== undefined))
     .handler(async (event, context) => {
@@ -174,6 +176,18 @@ function observability(functionName: string, route: Route): MiddlewareObj<Event,
     },
     after: (request) => end(request.response?.statusCode ?? 500),
     onError: (request) => end(request.response?.statusCode ?? 500),
+  };
+}
+
+/**
+ * multiValueHeaders keeps every value of a header sent under several spellings (the normalizer
+ * after it keeps one key per lower-cased name, the last): a credential sent twice stays visible.
+ */
+function everyHeaderValue(): MiddlewareObj<Event, APIGatewayProxyResult> {
+  return {
+    before: ({ event }) => {
+      if (event.multiValueHeaders) event.multiValueHeaders = mergeSpellings(event.multiValueHeaders);
+    },
   };
 }
 
