@@ -29,8 +29,12 @@ export const KEYED_WINDOW_SECONDS = 24 * 60 * 60;
  */
 export const PYTHON_TFE_LONGEST_RETRY_SECONDS = 6 * 30 + 5 * 60;
 export const REPLAY_WINDOW_SECONDS = 600;
-/** Stripe's bound; printable ASCII so the key is a header value anywhere. */
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+/**
+ * Stripe's bound; printable ASCII (0x20-0x7e, so `retry 1 of job 42` is a key) so the key is a
+ * header value anywhere. Spaces around a header value are not part of it (RFC 9110 §5.5: the
+ * server's HTTP parser strips them), so ` k ` is the key `k`, and a key of spaces alone is empty.
+ */
+const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 
 /** JSON with object members in a fixed order, so the same request always hashes the same. */
 function canonical(value: unknown): string {

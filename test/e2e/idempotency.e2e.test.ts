@@ -71,10 +71,24 @@ describe('Idempotency-Key on a comment create', () => {
     expect(corrected.status).toBe(201);
   });
 
+  it('takes any printable ASCII key, inner spaces included; spaces around it are not part of it (HTTP strips them)', async () => {
+    const runId = await newRun();
+    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('spaced'), headers: keyed('retry 1 of job 42') });
+    expect(first.status).toBe(201);
+    const retry = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('spaced'), headers: keyed('  retry 1 of job 42 ') });
+    expect(retry.status).toBe(201);
+    expect(retry.json.data.id).toBe(first.json.data.id);
+    const everyCharacter = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('all'), headers: keyed(String.fromCharCode(...Array.from({ length: 95 }, (_, i) => 0x20 + i)).trim()) });
+    expect(everyCharacter.status).toBe(201);
+    expect(await commentsOf(runId)).toHaveLength(2);
+  });
+
   it('refuses a key that is not 1 to 255 printable ASCII characters (400)', async () => {
     const runId = await newRun();
-    const response = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('x'), headers: keyed('k'.repeat(256)) });
-    expect(response.json).toEqual(errorBody(400, 'bad request', 'Idempotency-Key must be 1 to 255 printable ASCII characters'));
+    for (const key of ['k'.repeat(256), 'tab\there', 'clé', '   ']) {
+      const response = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('x'), headers: keyed(key) });
+      expect([JSON.stringify(key), response.json]).toEqual([JSON.stringify(key), errorBody(400, 'bad request', 'Idempotency-Key must be 1 to 255 printable ASCII characters')]);
+    }
     expect(await commentsOf(runId)).toEqual([]);
   });
 
