@@ -36,7 +36,8 @@ export interface ApiRequest {
   url: string;
 }
 
-export type ApiResult = { status: 200 | 201; document: unknown } | { status: 204 };
+/** `headers`: the answer's own, beside the contract's (a replayed create's Idempotent-Replayed). */
+export type ApiResult = { status: 200 | 201; document: unknown; headers?: Record<string, string> } | { status: 204 };
 
 export interface HandlerOptions {
   /** The JSON:API type the request body must carry (POST and PATCH). */
@@ -119,7 +120,7 @@ function bodyText(event: Event): string | null {
 function toResponse(result: ApiResult, event: Event): APIGatewayProxyResult {
   const headers = { ...responseHeaders(result.status !== 204), ...requestIdHeader(event) };
   if (result.status === 204) return { statusCode: 204, headers, body: '' };
-  return { statusCode: result.status, headers, body: JSON.stringify(result.document) };
+  return { statusCode: result.status, headers: { ...headers, ...result.headers }, body: JSON.stringify(result.document) };
 }
 
 /** API Gateway's id of this request, the one its access log and gateway responses carry. */

@@ -60,10 +60,23 @@ export function receiptFor(request: Pick<ApiRequest, 'event' | 'pathParameters' 
     : { id: hash(token, functionName, 'key', key), fingerprint: asked, expiresAt: now + KEYED_WINDOW_SECONDS, keyed: true };
 }
 
+/** What a create answers with: the record, and whether a retry's answer came from the first create's receipt. */
+export interface Created<T> {
+  record: T;
+  replayed: boolean;
+}
+
+/** A create that ran: its own first answer. */
+export const firstAnswer = <T>(record: T): Created<T> => ({ record, replayed: false });
+
 /** What a retry is answered with: the first create's record, unless the key was reused for something else. */
-export function replayed<T>(receipt: Receipt, replay: Replay<T>): T {
+export function replayed<T>(receipt: Receipt, replay: Replay<T>): Created<T> {
   if (replay.replayOf.fingerprint !== receipt.fingerprint) {
     throw new InvalidAttribute(`${IDEMPOTENCY_KEY_HEADER} has already been used for a different request (another body or path)`);
   }
-  return replay.replayOf.record;
+  return { record: replay.replayOf.record, replayed: true };
 }
+
+/** Stripe's header: an answer given from a receipt says so, so a folded repeat is never invisible; a first answer has none. */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+export const replayHeaders = (answer: Created<unknown>): Record<string, string> => (answer.replayed ? { [REPLAYED_HEADER]: 'true' } : {});
