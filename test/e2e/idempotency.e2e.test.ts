@@ -203,19 +203,26 @@ describe('a client that sends no key (python-tfe replays POSTs on 502, 503, 504)
     const first = await api.post(path, { token: owner, body: tagKey('replaced') });
     expect((await api.delete(`/reserved-tag-keys/${first.json.data.id}`, { token: owner })).status).toBe(204);
     const again = await api.post(path, { token: owner, body: tagKey('replaced') });
-    expect(again.status).toBe(201);
+    expect([again.status, replayedHeader(again)]).toEqual([201, null]);
     expect(again.json.data.id).not.toBe(first.json.data.id);
+    // And a replay of that second create is answered with it.
+    const replay = await api.post(path, { token: owner, body: tagKey('replaced') });
+    expect([replay.status, replayedHeader(replay), replay.json.data.id]).toEqual([201, 'true', again.json.data.id]);
     const listed = (await api.get(`${path}?page%5Bsize%5D=100`, { token: owner })).json.data as Array<{ id: string }>;
     expect(listed.map((k) => k.id)).toContain(again.json.data.id);
   });
 
-  it('answers a replay whose key was renamed meanwhile with the key as it is now', async () => {
+  it('answers a replay whose key another owner renamed meanwhile with the key as it is now, and makes no second key', async () => {
     const path = '/organizations/acme/reserved-tag-keys';
+    // python-tfe creates a key and its answer is lost; another owner renames the key; python-tfe replays.
     const first = await api.post(path, { token: owner, body: tagKey('renamed-later') });
-    await api.patch(`/reserved-tag-keys/${first.json.data.id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'renamed-now' } } } });
-    // The name is free again: an identical create makes a new key with it.
-    const again = await api.post(path, { token: owner, body: tagKey('renamed-later') });
-    expect(again.status).toBe(201);
-    expect(again.json.data.id).not.toBe(first.json.data.id);
+    const otherOwner = await tokenFor({ acme: 'owner' }, 'user-renamer');
+    const renamed = await api.patch(`/reserved-tag-keys/${first.json.data.id}`, { token: otherOwner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'renamed-now' } } } });
+    expect(renamed.status).toBe(200);
+    const replay = await api.post(path, { token: owner, body: tagKey('renamed-later') });
+    expect([replay.status, replayedHeader(replay)]).toEqual([201, 'true']);
+    expect(replay.json).toEqual(renamed.json);
+    const listed = (await api.get(`${path}?page%5Bsize%5D=100`, { token: owner })).json.data as Array<{ attributes: { key: string } }>;
+    expect(listed.map((k) => k.attributes.key).filter((key) => key.startsWith('renamed-'))).toEqual(['renamed-now']);
   });
 });
