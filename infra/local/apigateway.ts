@@ -260,7 +260,7 @@ export class ApiGateway {
       const refused = await this.authorize(method, event, state);
       if (refused) return refused;
     }
-    if (method.integration.Type === 'MOCK') return this.mock(method, request, state);
+    if (method.integration.Type === 'MOCK') return this.mock(method, state);
     return this.proxy(method, event, state);
   }
 
@@ -466,7 +466,7 @@ export class ApiGateway {
   }
 
   /** A MOCK integration: its request template picks the status, an integration response answers. */
-  private mock(method: Method, request: HttpRequest, state: RequestState): HttpResponse {
+  private mock(method: Method, state: RequestState): HttpResponse {
     const integration = method.integration;
     const contentType = (headerValue(state.headers, 'content-type') ?? 'application/json').split(';')[0]!.trim().toLowerCase();
     const templates: Record<string, string> = integration.RequestTemplates ?? {};
@@ -476,12 +476,20 @@ export class ApiGateway {
     if (template === undefined && (behavior === 'NEVER' || (behavior === 'WHEN_NO_TEMPLATES' && Object.keys(templates).length > 0))) {
       return this.gatewayResponse('UNSUPPORTED_MEDIA_TYPE', state);
     }
-    let statusCode = 200;
-    try { statusCode = Number(JSON.parse(renderTemplate(template ?? request.body.toString('utf8'), this.vtlContext(state))).statusCode ?? 200); } catch { statusCode = 500; }
     const responses: any[] = integration.IntegrationResponses ?? [];
-    const chosen = responses.find((r) => r.SelectionPattern && new RegExp(`^${r.SelectionPattern}$`).test(String(statusCode)))
-      ?? responses.find((r) => !r.SelectionPattern);
+    const byDefault = responses.find((r) => !r.SelectionPattern);
+    // A body passed through is not a template: the mock answers its default integration response
+    // (https://docs.aws.amazon.com/apigateway/latest/developerguide/how-to-mock-integration.html).
+    if (template === undefined) return byDefault ? this.mockResponse(byDefault, state) : this.gatewayResponse('API_CONFIGURATION_ERROR', state);
+    let statusCode = 200;
+    try { statusCode = Number(JSON.parse(renderTemplate(template, this.vtlContext(state))).statusCode ?? 200); } catch { statusCode = 500; }
+    const chosen = responses.find((r) => r.SelectionPattern && new RegExp(`^${r.SelectionPattern}$`).test(String(statusCode))) ?? byDefault;
     if (!chosen) return this.gatewayResponse('API_CONFIGURATION_ERROR', state);
+    return this.mockResponse(chosen, state);
+  }
+
+  /** A mock's integration response, with its mapped headers and the template `Accept` picks. */
+  private mockResponse(chosen: any, state: RequestState): HttpResponse {
     const headers: Record<string, string> = {};
     for (const [target, expression] of Object.entries((chosen.ResponseParameters ?? {}) as Record<string, string>)) {
       const name = target.replace(/^method\.response\.header\./, '');

@@ -6,7 +6,7 @@ import { findComment, findRunOrganization, insertComment, listStoredComments } f
 import { validateCommentBody, type Comment } from './comment';
 import { countMetric, METRIC } from '../observability/metrics';
 import { isReplay, type Receipt } from '../store/receipts';
-import { replayed } from '../http/safe-retries';
+import { firstAnswer, replayed, type Created } from '../http/safe-retries';
 
 /** Who is asking: the route's role check and the token's subject. */
 export type Caller = Pick<ApiRequest, 'authorize' | 'principal'>;
@@ -38,7 +38,7 @@ export async function showComment(commentId: string | undefined, caller: Caller)
  * Authorized before anything is written: a forbidden or invalid request changes nothing. A retry
  * of a create that committed (same receipt) gets the comment it made (see shared/http/safe-retries.ts).
  */
-export async function createComment(runId: string | undefined, attributes: Record<string, unknown>, caller: Caller, receipt: Receipt): Promise<Comment> {
+export async function createComment(runId: string | undefined, attributes: Record<string, unknown>, caller: Caller, receipt: Receipt): Promise<Created<Comment>> {
   if (!isId('run', runId)) throw new NotFound();
   // From what this function has already seen of the run, else one GetItem.
   const organization = await findRunOrganization(runId);
@@ -49,5 +49,5 @@ export async function createComment(runId: string | undefined, attributes: Recor
   if (isReplay<Comment>(comment)) return replayed(receipt, comment);
   if (comment === 'run-not-found') throw new NotFound();
   countMetric(METRIC.commentCreated, { commentId: comment.id, runId });
-  return comment;
+  return firstAnswer(comment);
 }

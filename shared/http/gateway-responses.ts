@@ -55,7 +55,7 @@ export const GATEWAY_ERRORS = {
   /** WAF blocked without a custom response: a managed rule, or a call that bypassed the published address. */
   WAF_FILTERED: () => new errors.Forbidden('the request was blocked by the web application firewall'),
   REQUEST_TOO_LARGE: () => new errors.PayloadTooLarge(MAX_BODY_BYTES),
-  /** A body of a type the 405 and discovery mocks have no template for (passthrough NEVER). */
+  /** Never expected: the 405 and discovery mocks pass a body of a type they have no template for through (WHEN_NO_MATCH). */
   UNSUPPORTED_MEDIA_TYPE: () => new errors.UnsupportedMediaType('the request body has a media type this resource does not accept'),
   /** Request validators are off (the functions validate), so these cannot occur; if they did, they are the client's. */
   BAD_REQUEST_BODY: () => new errors.BadRequest('the request body is not valid'),

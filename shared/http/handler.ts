@@ -16,6 +16,7 @@ import { withOriginalStack } from '../observability/stack-traces';
 import { closeInvocationTrace, openInvocationTrace, type InvocationTrace } from '../observability/tracer';
 import { routeOf, type Route } from '../routes';
 import { publicUrl } from './public-address';
+import { mergeSpellings } from './headers';
 import { decodeUtf8Body } from './request-body';
 import { errorResponse, REQUEST_ID_HEADER, responseHeaders } from './responses';
 
@@ -38,7 +39,8 @@ export interface ApiRequest {
   url: string;
 }
 
-export type ApiResult = { status: 200 | 201; document: unknown } | { status: 204 };
+/** `headers`: the answer's own, beside the contract's (a replayed create's Idempotent-Replayed). */
+export type ApiResult = { status: 200 | 201; document: unknown; headers?: Record<string, string> } | { status: 204 };
 
 export interface HandlerOptions {
   /** The JSON:API type the request body must carry (POST and PATCH). */
@@ -65,6 +67,7 @@ export function jsonApiHandler(
     .use(observability(functionName, route))
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(jsonApiResponses())
+    .use(everyHeaderValue())
     .use(httpHeaderNormalizer())
     .use(contentNegotiation(options.bodyType !== undefined))
     .handler(async (event, context) => {
@@ -120,7 +123,7 @@ function bodyText(event: Event): string | null {
 function toResponse(result: ApiResult, event: Event): APIGatewayProxyResult {
   const headers = { ...responseHeaders(result.status !== 204), ...requestIdHeader(event) };
   if (result.status === 204) return { statusCode: 204, headers, body: '' };
-  return { statusCode: result.status, headers, body: JSON.stringify(result.document) };
+  return { statusCode: result.status, headers: { ...headers, ...result.headers }, body: JSON.stringify(result.document) };
 }
 
 /** API Gateway's id of this request, the one its access log and gateway responses carry. */
@@ -177,6 +180,18 @@ function observability(functionName: string, route: Route): MiddlewareObj<Event,
     },
     after: (request) => end(request.response?.statusCode ?? 500),
     onError: (request) => end(request.response?.statusCode ?? 500),
+  };
+}
+
+/**
+ * multiValueHeaders keeps every value of a header sent under several spellings (the normalizer
+ * after it keeps one key per lower-cased name, the last): a credential sent twice stays visible.
+ */
+function everyHeaderValue(): MiddlewareObj<Event, APIGatewayProxyResult> {
+  return {
+    before: ({ event }) => {
+      if (event.multiValueHeaders) event.multiValueHeaders = mergeSpellings(event.multiValueHeaders);
+    },
   };
 }
 

@@ -4,3 +4,20 @@ export function headerValue(headers: Record<string, string | undefined> | null |
   const entry = Object.entries(headers ?? {}).find(([key]) => key.toLowerCase() === wanted);
   return entry?.[1];
 }
+
+/**
+ * Every value of a header, whatever the casing of each line: API Gateway's multiValueHeaders keys
+ * names as sent, so one header sent under two spellings is two keys (a single-value lookup, or a
+ * normalizer that lower-cases keys, keeps only one of them).
+ */
+export function headerValues(multiValueHeaders: Record<string, string[] | undefined> | null | undefined, name: string): string[] {
+  const wanted = name.toLowerCase();
+  return Object.entries(multiValueHeaders ?? {}).filter(([key]) => key.toLowerCase() === wanted).flatMap(([, values]) => values ?? []);
+}
+
+/** The same headers keyed by lower-cased name, each with every value sent under any spelling. */
+export function mergeSpellings(multiValueHeaders: Record<string, string[] | undefined>): Record<string, string[]> {
+  const merged: Record<string, string[]> = Object.create(null);
+  for (const [name, values] of Object.entries(multiValueHeaders)) (merged[name.toLowerCase()] ??= []).push(...(values ?? []));
+  return merged;
+}

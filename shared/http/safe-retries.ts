@@ -29,8 +29,12 @@ export const KEYED_WINDOW_SECONDS = 24 * 60 * 60;
  */
 export const PYTHON_TFE_LONGEST_RETRY_SECONDS = 6 * 30 + 5 * 60;
 export const REPLAY_WINDOW_SECONDS = 600;
-/** Stripe's bound; printable ASCII so the key is a header value anywhere. */
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+/**
+ * Stripe's bound; printable ASCII (0x20-0x7e, so `retry 1 of job 42` is a key) so the key is a
+ * header value anywhere. Spaces around a header value are not part of it (RFC 9110 §5.5: the
+ * server's HTTP parser strips them), so ` k ` is the key `k`, and a key of spaces alone is empty.
+ */
+const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 
 /** JSON with object members in a fixed order, so the same request always hashes the same. */
 function canonical(value: unknown): string {
@@ -57,10 +61,23 @@ export function receiptFor(request: Pick<ApiRequest, 'event' | 'pathParameters' 
     : { id: hash(token, functionName, 'key', key), fingerprint: asked, expiresAt: now + KEYED_WINDOW_SECONDS, keyed: true };
 }
 
+/** What a create answers with: the record, and whether a retry's answer came from the first create's receipt. */
+export interface Created<T> {
+  record: T;
+  replayed: boolean;
+}
+
+/** A create that ran: its own first answer. */
+export const firstAnswer = <T>(record: T): Created<T> => ({ record, replayed: false });
+
 /** What a retry is answered with: the first create's record, unless the key was reused for something else. */
-export function replayed<T>(receipt: Receipt, replay: Replay<T>): T {
+export function replayed<T>(receipt: Receipt, replay: Replay<T>): Created<T> {
   if (replay.replayOf.fingerprint !== receipt.fingerprint) {
     throw new InvalidAttribute(`${IDEMPOTENCY_KEY_HEADER} has already been used for a different request (another body or path)`);
   }
-  return replay.replayOf.record;
+  return { record: replay.replayOf.record, replayed: true };
 }
+
+/** Stripe's header: an answer given from a receipt says so, so a folded repeat is never invisible; a first answer has none. */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+export const replayHeaders = (answer: Created<unknown>): Record<string, string> => (answer.replayed ? { [REPLAYED_HEADER]: 'true' } : {});

@@ -7,7 +7,7 @@ import {
 } from '../store/reserved-tag-keys';
 import { countMetric, METRIC } from '../observability/metrics';
 import { isReplay, type Receipt } from '../store/receipts';
-import { replayed } from '../http/safe-retries';
+import { firstAnswer, replayed, type Created } from '../http/safe-retries';
 import { parseCreateAttributes, parseUpdateAttributes, type ReservedTagKey, type ReservedTagKeyChanges } from './reserved-tag-key';
 
 /** Checks the caller's role in an organization (throws 404 or 403); see ApiRequest.authorize. */
@@ -24,13 +24,13 @@ export async function listKeys(organization: string, range: Range, authorize: Au
 type Attributes = Record<string, unknown>;
 
 /** A retry of a create that committed (same receipt) gets the key it made (see shared/http/safe-retries.ts). */
-export async function createKey(organization: string, attributes: Attributes, authorize: Authorize, receipt: Receipt): Promise<ReservedTagKey> {
+export async function createKey(organization: string, attributes: Attributes, authorize: Authorize, receipt: Receipt): Promise<Created<ReservedTagKey>> {
   authorize(organization);
   const created = await insertReservedTagKey(organization, parseCreateAttributes(attributes), receipt);
   if (isReplay<ReservedTagKey>(created)) return replayed(receipt, created);
   if (created === 'name-taken' || created === 'gone') throw nameTaken();
   countMetric(METRIC.reservedTagKeyCreated, { reservedTagKeyId: created.id, organization });
-  return created;
+  return firstAnswer(created);
 }
 
 /** Finds a key by id for a caller: 404 for ids of the wrong shape, unknown ids and keys it cannot see. */

@@ -13,7 +13,7 @@ import { signatureMatches } from './signature';
  * then the run, registered once. The secret and the run are read together, so a notification
  * costs one round trip of reads and, for a run not yet known, one write.
  */
-export async function receiveRunNotification(organization: string, body: Buffer, signature: string | undefined): Promise<void> {
+export async function receiveRunNotification(organization: string, body: Buffer, signatures: readonly string[]): Promise<void> {
   if (body.length > MAX_BODY_BYTES) throw new PayloadTooLarge(MAX_BODY_BYTES);
   // A name outside the rule has no secret, as an unknown organization has none: the same 401, and nothing read.
   if (!isOrganizationName(organization)) throw new Unauthorized();
@@ -25,7 +25,7 @@ export async function receiveRunNotification(organization: string, body: Buffer,
   }
   const runId = payload && announcedRunId(payload);
   const [secrets, known] = await Promise.all([findNotificationSecrets(organization), runId ? findRun(runId) : undefined]);
-  if (!signatureMatches(body, signature, validSecrets(secrets))) throw new Unauthorized();
+  if (!signatureMatches(body, signatures, validSecrets(secrets))) throw new Unauthorized();
 
   const notification = readNotification(payload ?? parseJson(body), organization);
   if (notification.kind !== 'run') {

@@ -6,10 +6,14 @@ export const SIGNATURE_HEADER = 'X-TFE-Notification-Signature';
 export const signatureOf = (body: Buffer, secret: string) => createHmac('sha512', secret).update(body).digest('hex');
 
 /**
- * Whether `signature` is the body's HMAC under one of `secrets`. Compared in constant time
- * (timingSafeEqual needs equal lengths; a wrong length is no match and says nothing about the secret).
+ * Whether the request's one signature is the body's HMAC under one of `secrets`. Two signatures
+ * are ambiguous credentials, refused whatever their order (HCP Terraform sends one). Compared in
+ * constant time (timingSafeEqual needs equal lengths; a wrong length is no match and says nothing
+ * about the secret).
  */
-export function signatureMatches(body: Buffer, signature: string | undefined, secrets: readonly string[]): boolean {
+export function signatureMatches(body: Buffer, signatures: readonly string[], secrets: readonly string[]): boolean {
+  if (signatures.length !== 1) return false;
+  const [signature] = signatures;
   if (!signature) return false;
   const given = Buffer.from(signature.toLowerCase(), 'utf8');
   let matched = false;

@@ -30,8 +30,11 @@ export interface Replay<T> {
   replayOf: { fingerprint: string; record: T };
 }
 
-/** The transaction item that writes `receipt` for `record`, unless an unexpired one exists. */
-export function receiptPut(receipt: Receipt, record: object) {
+/**
+ * The transaction item that writes `receipt` for `record`, unless an unexpired one exists (or it
+ * names `replacing`, the id of a record the store found gone: a receipt that ends with its record).
+ */
+export function receiptPut(receipt: Receipt, record: object, replacing?: string) {
   return {
     Put: {
       TableName: tableName(),
@@ -43,9 +46,9 @@ export function receiptPut(receipt: Receipt, record: object) {
         [TTL_ATTRIBUTE]: receipt.expiresAt,
       },
       // TTL deletion lags expiry (by up to days): an expired receipt counts as absent.
-      ConditionExpression: 'attribute_not_exists(PK) OR #expiresAt < :now',
-      ExpressionAttributeNames: { '#expiresAt': TTL_ATTRIBUTE },
-      ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },
+      ConditionExpression: `attribute_not_exists(PK) OR #expiresAt < :now${replacing === undefined ? '' : ' OR #record.#id = :replacing'}`,
+      ExpressionAttributeNames: { '#expiresAt': TTL_ATTRIBUTE, ...(replacing === undefined ? {} : { '#record': 'record', '#id': 'id' }) },
+      ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000), ...(replacing === undefined ? {} : { ':replacing': replacing }) },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
     },
   };
@@ -57,10 +60,6 @@ export function replayFrom<T>(existing: Record<string, AttributeValue> | undefin
   const { fingerprint, record } = unmarshall(existing);
   return { replayOf: { fingerprint: fingerprint as string, record: record as T } };
 }
-
-/** Whether a receipt the store kept on an item is `receipt`, still counting. */
-export const isSameReceipt = (kept: { receipt?: unknown; receiptExpiresAt?: unknown }, receipt: Receipt) =>
-  kept.receipt === receipt.id && typeof kept.receiptExpiresAt === 'number' && kept.receiptExpiresAt >= Math.floor(Date.now() / 1000);
 
 export const isReplay = <T>(outcome: unknown): outcome is Replay<T> =>
   typeof outcome === 'object' && outcome !== null && 'replayOf' in outcome;

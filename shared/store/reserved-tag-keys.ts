@@ -1,9 +1,7 @@
 import { endOfPrefix, getItem, queryPrefix, querySortKeyRange, recordOf, type Item, type Listed, type Range } from './collection';
 import { tableName } from './client';
 import { Entity, keys } from './keys';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { isSameReceipt, receiptPut, replayFrom, type Receipt, type Replay } from './receipts';
+import { receiptPut, replayFrom, type Receipt, type Replay } from './receipts';
 import { transactWrite, transactWriteOnce } from './transactions';
 import { LOST_ROUND, RETRY_NOW, whileContended } from './contention';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -86,11 +84,12 @@ export async function findReservedTagKey(id: string): Promise<ReservedTagKey | u
  * must have room) and the create's receipt if it has one, or nothing. A full window (over
  * WINDOW_CAPACITY creates in 100 ms) is retried in the next one.
  *
- * A receipt refuses a retried create with the key it recorded (see receipts.ts). An
- * Idempotency-Key's receipt is an item of its own, kept for its 24 hours whatever happens to the
- * key. A replay window's receipt is kept on the name guard instead, so it lives only as long as
- * the name does: once the key is deleted or renamed, an identical create makes a new key
- * (Terraform replacing a key deletes it, then creates it again, within seconds).
+ * A receipt refuses a retried create with the key it recorded (see receipts.ts), found by the
+ * request, never by the name. An Idempotency-Key's receipt answers with the first answer for its
+ * 24 hours, whatever happened to the key since (as Stripe). A replay window's receipt answers with
+ * the key as it is now, renamed or not (one GetItem); once the key is deleted, an identical create
+ * makes a new key and takes the receipt over (Terraform replacing a key deletes it, then creates it
+ * again, within seconds).
  */
 export async function insertReservedTagKey(organization: string, attributes: Required<ReservedTagKeyChanges>): Promise<ReservedTagKey | WriteRefusal>;
 export async function insertReservedTagKey(
@@ -100,37 +99,35 @@ export async function insertReservedTagKey(
   organization: string, attributes: Required<ReservedTagKeyChanges>, receipt?: Receipt,
 ): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>> {
   const id = newId('rtk');
+  /** A deleted key whose replay-window receipt this create may take over. */
+  let replacing: string | undefined;
   return whileContended('organization', { organization }, async () => {
     const createdAt = now();
     const record: ReservedTagKey = { id, organization, ...attributes, createdAt, updatedAt: createdAt };
-    const guard = {
-      ...nameKey(record), entity: Entity.ReservedTagKeyName, id: record.id,
-      ...(receipt && !receipt.keyed ? { receipt: receipt.id, receiptExpiresAt: receipt.expiresAt } : {}),
-    };
     const refused = await transactWriteOnce([
-      { Put: { TableName: tableName(), Item: guard, ConditionExpression: 'attribute_not_exists(PK)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
+      { Put: { TableName: tableName(), Item: { ...nameKey(record), entity: Entity.ReservedTagKeyName, id: record.id }, ConditionExpression: 'attribute_not_exists(PK)' } },
       { Put: { TableName: tableName(), Item: { ...memberKey(record), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
       { Put: { TableName: tableName(), Item: { ...keys.reservedTagKeyById(record.id), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
       counterChange(record, 1),
-      ...(receipt?.keyed ? [receiptPut(receipt, record)] : []),
+      ...(receipt ? [receiptPut(receipt, record, replacing)] : []),
     ]);
     if (refused === LOST_ROUND) return LOST_ROUND;
     if (!refused) return record;
-    if (refused[4]?.Code === 'ConditionalCheckFailed') return replayFrom<ReservedTagKey>(refused[4].Item);
-    if (refused[0]?.Code === 'ConditionalCheckFailed') return receipt ? replayOfName(refused[0].Item, receipt) : 'name-taken';
+    if (refused[4]?.Code === 'ConditionalCheckFailed') {
+      const replay = replayFrom<ReservedTagKey>(refused[4].Item);
+      if (receipt!.keyed) return replay;
+      const current = await findReservedTagKey(replay.replayOf.record.id);
+      if (current) return { replayOf: { ...replay.replayOf, record: current } };
+      // Deleted since: this identical create is a new one, and its receipt replaces the gone key's.
+      replacing = replay.replayOf.record.id;
+      return RETRY_NOW;
+    }
+    if (refused[0]?.Code === 'ConditionalCheckFailed') return 'name-taken';
     if (refused[3]?.Code !== 'ConditionalCheckFailed') throw new Error(`reserved tag key insert refused: ${refused.map((r) => r.Code).join(', ')}`);
     // The window is full: the next one has room.
     await sleep(WINDOW_MS - (Date.now() % WINDOW_MS));
     return LOST_ROUND;
   });
-}
-
-/** The key a name guard points to, when its replay-window receipt is `receipt`; else the name is taken. */
-async function replayOfName(existing: Record<string, AttributeValue> | undefined, receipt: Receipt): Promise<Replay<ReservedTagKey> | 'name-taken'> {
-  const guard = existing ? unmarshall(existing) : {};
-  if (!isSameReceipt(guard, receipt)) return 'name-taken';
-  const current = await findReservedTagKey(guard.id as string);
-  return current ? { replayOf: { fingerprint: receipt.fingerprint, record: current } } : 'name-taken';
 }
 
 /**

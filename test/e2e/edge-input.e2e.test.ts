@@ -90,7 +90,7 @@ describe('include', () => {
   ] as const)('%s %s with include answers 400 naming the path, as JSON:API requires of a server that includes nothing', async (method, _, path, named) => {
     const response = await api.request(method, path(), { token, ...(method === 'POST' ? { body: { data: { type: 'reserved-tag-keys', attributes: { key: 'included' } } } } : {}) });
     expect(response.status).toBe(400);
-    expect(response.json).toEqual({ errors: [{ status: '400', title: 'bad request', detail: `include of ${named} is not supported: this endpoint includes no related resources` }] });
+    expect(response.json).toEqual({ errors: [{ status: '400', title: 'bad request', detail: `Invalid include parameter: ${named} cannot be included, this endpoint includes no related resources` }] });
     const { actual, expected } = expectContractHeaders(response);
     expect(actual).toEqual(expected);
   });

@@ -91,10 +91,14 @@ describe('gateway responses over HTTP', () => {
     }
   });
 
-  it('keeps UNSUPPORTED_MEDIA_TYPE its own 415: DEFAULT_4XX carries no status to impose on it', async () => {
-    const response = await fetch(url('/api/v2/ping'), { method: 'PUT', headers: { 'Content-Type': 'text/csv' }, body: 'a,b' });
-    expect(response.status).toBe(415);
-    expect((await errorOf(response)).title).toBe('unsupported media type');
+  it('judges the method before the media type: a mock passes a body of any other type through, so no 415 from API Gateway', async () => {
+    const put = await fetch(url('/api/v2/ping'), { method: 'PUT', headers: { 'Content-Type': 'text/csv' }, body: 'a,b' });
+    expect([put.status, put.headers.get('allow')]).toEqual([405, 'GET']);
+    expect(await errorOf(put)).toEqual({ status: '405', title: 'method not allowed' });
+    // GET never fails for its Content-Type, the discovery mock's included.
+    const discovery = await fetch(url('/.well-known/terraform.json'), { headers: { 'Content-Type': 'text/csv' } });
+    expect(discovery.status).toBe(200);
+    expect(await discovery.json()).toEqual({ 'tfe.v2': '/api/v2/', 'tfe.v2.1': '/api/v2/', 'tfe.v2.2': '/api/v2/' });
   });
 
   it('answers a body over 64 KiB 413 with the contract headers', async () => {

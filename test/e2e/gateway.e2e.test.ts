@@ -102,6 +102,25 @@ describe('routing', () => {
       expect(actual).toEqual(expected);
     }
   });
+
+  it('known path, wrong method: 405 with Allow whatever the body’s media type (the method is judged first)', async () => {
+    const token = await tokenFor({ [ORG]: 'owner' });
+    const bodies: Array<[string, string]> = [
+      ['text/csv', 'a,b'], ['application/xml', '<a/>'], ['text/xml', '<a/>'], ['application/x-www-form-urlencoded', 'a=b'],
+      ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\nb\r\n--x--'],
+      ['application/octet-stream', '\u0000\u0001'], ['text/plain', 'hello'], ['application/vnd.api+json', '{}'], ['image/png', 'x'],
+    ];
+    const answers: string[] = [];
+    const expected: string[] = [];
+    for (const [method, path, allow] of [['PUT', '/reserved-tags/rtk-AAAAAAAAAAAAAAAA', 'DELETE, PATCH'], ['PUT', '/ping', 'GET'], ['POST', '/comments/wsc-AAAAAAAAAAAAAAAA', 'GET']]) {
+      for (const [type, body] of bodies) {
+        const response = await api.request(method!, path!, { token, body, headers: { 'Content-Type': type } });
+        answers.push(`${method} ${path} ${type}: ${response.status} ${response.headers.get('allow')} ${response.json?.errors?.[0]?.title}`);
+        expected.push(`${method} ${path} ${type}: 405 ${allow} method not allowed`);
+      }
+    }
+    expect(answers).toEqual(expected);
+  });
 });
 
 describe('request checks', () => {

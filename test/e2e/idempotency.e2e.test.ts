@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { errorBody, tokenFor } from '../support/api';
+import { errorBody, expectContractHeaders, tokenFor, type ApiResponse } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 import { registerNewRun } from '#shared/store/runs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -25,6 +25,8 @@ const newRun = async () => (await registerNewRun('acme')).runId;
 const commentsOf = async (runId: string) => (await api.get(`/runs/${runId}/comments`, { token: member })).json.data as Array<{ id: string }>;
 const keyed = (key: string) => ({ 'Idempotency-Key': key });
 
+const replayedHeader = (response: ApiResponse) => response.headers.get('idempotent-replayed');
+
 describe('Idempotency-Key on a comment create', () => {
   it('returns the first response to a retry with the same key and body, and makes no second comment', async () => {
     const runId = await newRun();
@@ -34,6 +36,26 @@ describe('Idempotency-Key on a comment create', () => {
     expect(retry.status).toBe(201);
     expect(retry.json).toEqual(first.json);
     expect(await commentsOf(runId)).toEqual([expect.objectContaining({ id: first.json.data.id })]);
+  });
+
+  it('says a replayed answer is one (Idempotent-Replayed: true, as Stripe); a first answer carries no such header', async () => {
+    const runId = await newRun();
+    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('plan approved'), headers: keyed('k-replayed') });
+    const retry = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('plan approved'), headers: keyed('k-replayed') });
+    expect([first.status, replayedHeader(first)]).toEqual([201, null]);
+    expect([retry.status, replayedHeader(retry)]).toEqual([201, 'true']);
+    const { actual, expected } = expectContractHeaders(retry);
+    expect(actual).toEqual(expected);
+  });
+
+  it('judges a create with its own new key by that key alone: the same text twice on purpose makes two comments', async () => {
+    const runId = await newRun();
+    const keyless = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('plan approved') });
+    const a = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('plan approved'), headers: keyed('bot-run-1') });
+    const b = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('plan approved'), headers: keyed('bot-run-2') });
+    expect([keyless, a, b].map((r) => [r.status, replayedHeader(r)])).toEqual([[201, null], [201, null], [201, null]]);
+    expect(new Set([keyless, a, b].map((r) => r.json.data.id)).size).toBe(3);
+    expect(await commentsOf(runId)).toHaveLength(3);
   });
 
   it('refuses the same key with another body (422) and writes nothing', async () => {
@@ -71,10 +93,24 @@ describe('Idempotency-Key on a comment create', () => {
     expect(corrected.status).toBe(201);
   });
 
+  it('takes any printable ASCII key, inner spaces included; spaces around it are not part of it (HTTP strips them)', async () => {
+    const runId = await newRun();
+    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('spaced'), headers: keyed('retry 1 of job 42') });
+    expect(first.status).toBe(201);
+    const retry = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('spaced'), headers: keyed('  retry 1 of job 42 ') });
+    expect(retry.status).toBe(201);
+    expect(retry.json.data.id).toBe(first.json.data.id);
+    const everyCharacter = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('all'), headers: keyed(String.fromCharCode(...Array.from({ length: 95 }, (_, i) => 0x20 + i)).trim()) });
+    expect(everyCharacter.status).toBe(201);
+    expect(await commentsOf(runId)).toHaveLength(2);
+  });
+
   it('refuses a key that is not 1 to 255 printable ASCII characters (400)', async () => {
     const runId = await newRun();
-    const response = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('x'), headers: keyed('k'.repeat(256)) });
-    expect(response.json).toEqual(errorBody(400, 'bad request', 'Idempotency-Key must be 1 to 255 printable ASCII characters'));
+    for (const key of ['k'.repeat(256), 'tab\there', 'clé', '   ']) {
+      const response = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('x'), headers: keyed(key) });
+      expect([JSON.stringify(key), response.json]).toEqual([JSON.stringify(key), errorBody(400, 'bad request', 'Idempotency-Key must be 1 to 255 printable ASCII characters')]);
+    }
     expect(await commentsOf(runId)).toEqual([]);
   });
 
@@ -96,6 +132,27 @@ describe('Idempotency-Key on a reserved tag key create', () => {
     const retry = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: tagKey('cost-center'), headers: keyed('rtk-1') });
     expect([first.status, retry.status]).toEqual([201, 201]);
     expect(retry.json.data.id).toBe(first.json.data.id);
+    expect([replayedHeader(first), replayedHeader(retry)]).toEqual([null, 'true']);
+  });
+
+  it('judges a create with its own new key by that key alone: a new key for a taken name is a 422, not a replay', async () => {
+    const path = '/organizations/acme/reserved-tag-keys';
+    const first = await api.post(path, { token: owner, body: tagKey('keyed-once'), headers: keyed('rtk-new-1') });
+    const other = await api.post(path, { token: owner, body: tagKey('keyed-once'), headers: keyed('rtk-new-2') });
+    expect(first.status).toBe(201);
+    expect(other.json).toEqual(errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'));
+    expect(replayedHeader(other)).toBeNull();
+  });
+
+  it('answers a retry after the key was deleted with the first answer, the deleted key (the receipt is the first answer, as Stripe)', async () => {
+    const path = '/organizations/acme/reserved-tag-keys';
+    const first = await api.post(path, { token: owner, body: tagKey('keyed-then-deleted'), headers: keyed('rtk-deleted') });
+    expect((await api.delete(`/reserved-tag-keys/${first.json.data.id}`, { token: owner })).status).toBe(204);
+    const retry = await api.post(path, { token: owner, body: tagKey('keyed-then-deleted'), headers: keyed('rtk-deleted') });
+    expect([retry.status, replayedHeader(retry)]).toEqual([201, 'true']);
+    expect(retry.json).toEqual(first.json);
+    const listed = (await api.get(`${path}?page%5Bsize%5D=100`, { token: owner })).json.data as Array<{ attributes: { key: string } }>;
+    expect(listed.map((k) => k.attributes.key)).not.toContain('keyed-then-deleted');
   });
 });
 
@@ -106,6 +163,7 @@ describe('a client that sends no key (python-tfe replays POSTs on 502, 503, 504)
     const replay = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('replayed') });
     expect(replay.status).toBe(201);
     expect(replay.json.data.id).toBe(first.json.data.id);
+    expect([replayedHeader(first), replayedHeader(replay)]).toEqual([null, 'true']);
     expect(await commentsOf(runId)).toHaveLength(1);
   });
 
@@ -134,6 +192,7 @@ describe('a client that sends no key (python-tfe replays POSTs on 502, 503, 504)
     const replay = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: tagKey('environment') });
     expect(replay.status).toBe(201);
     expect(replay.json.data.id).toBe(first.json.data.id);
+    expect([replayedHeader(first), replayedHeader(replay)]).toEqual([null, 'true']);
     const otherOwner = await tokenFor({ acme: 'owner' }, 'user-other-owner');
     const duplicate = await api.post('/organizations/acme/reserved-tag-keys', { token: otherOwner, body: tagKey('Environment') });
     expect(duplicate.json).toEqual(errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'));
@@ -144,19 +203,26 @@ describe('a client that sends no key (python-tfe replays POSTs on 502, 503, 504)
     const first = await api.post(path, { token: owner, body: tagKey('replaced') });
     expect((await api.delete(`/reserved-tag-keys/${first.json.data.id}`, { token: owner })).status).toBe(204);
     const again = await api.post(path, { token: owner, body: tagKey('replaced') });
-    expect(again.status).toBe(201);
+    expect([again.status, replayedHeader(again)]).toEqual([201, null]);
     expect(again.json.data.id).not.toBe(first.json.data.id);
+    // And a replay of that second create is answered with it.
+    const replay = await api.post(path, { token: owner, body: tagKey('replaced') });
+    expect([replay.status, replayedHeader(replay), replay.json.data.id]).toEqual([201, 'true', again.json.data.id]);
     const listed = (await api.get(`${path}?page%5Bsize%5D=100`, { token: owner })).json.data as Array<{ id: string }>;
     expect(listed.map((k) => k.id)).toContain(again.json.data.id);
   });
 
-  it('answers a replay whose key was renamed meanwhile with the key as it is now', async () => {
+  it('answers a replay whose key another owner renamed meanwhile with the key as it is now, and makes no second key', async () => {
     const path = '/organizations/acme/reserved-tag-keys';
+    // python-tfe creates a key and its answer is lost; another owner renames the key; python-tfe replays.
     const first = await api.post(path, { token: owner, body: tagKey('renamed-later') });
-    await api.patch(`/reserved-tag-keys/${first.json.data.id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'renamed-now' } } } });
-    // The name is free again: an identical create makes a new key with it.
-    const again = await api.post(path, { token: owner, body: tagKey('renamed-later') });
-    expect(again.status).toBe(201);
-    expect(again.json.data.id).not.toBe(first.json.data.id);
+    const otherOwner = await tokenFor({ acme: 'owner' }, 'user-renamer');
+    const renamed = await api.patch(`/reserved-tag-keys/${first.json.data.id}`, { token: otherOwner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'renamed-now' } } } });
+    expect(renamed.status).toBe(200);
+    const replay = await api.post(path, { token: owner, body: tagKey('renamed-later') });
+    expect([replay.status, replayedHeader(replay)]).toEqual([201, 'true']);
+    expect(replay.json).toEqual(renamed.json);
+    const listed = (await api.get(`${path}?page%5Bsize%5D=100`, { token: owner })).json.data as Array<{ attributes: { key: string } }>;
+    expect(listed.map((k) => k.attributes.key).filter((key) => key.startsWith('renamed-'))).toEqual(['renamed-now']);
   });
 });

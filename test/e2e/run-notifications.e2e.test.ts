@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { errorBody, tokenFor, type ApiResponse } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
@@ -22,6 +23,24 @@ async function deliver(organization: string, body: string | Buffer, signature?: 
   const response = await fetch(`${api.baseUrl}/api/v2/run-notifications/${organization}`, { method: 'POST', headers, body });
   const text = await response.text();
   return { status: response.status, headers: response.headers, text, json: text ? JSON.parse(text) : undefined };
+}
+
+/** A delivery with header lines exactly as given (fetch would fold a repeated header into one line). */
+function deliverWithHeaders(organization: string, body: string, headers: string[][]): Promise<{ status: number; json: unknown }> {
+  const url = new URL(`${api.baseUrl}/api/v2/run-notifications/${organization}`);
+  const lines = [['Host', url.host], ['Content-Type', 'application/json'], ['User-Agent', 'HashiCorp'], ['Content-Length', String(Buffer.byteLength(body))], ...headers];
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: lines.flat() }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: response.statusCode!, json: text ? JSON.parse(text) : undefined });
+      });
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
 }
 
 const signed = (organization: string, payload: unknown, secret: string) => {
@@ -128,6 +147,22 @@ describe('the signature', () => {
     expect(response.json).toEqual(unauthorized);
     expect(response.headers.get('content-type')).toBe('application/vnd.api+json');
     expect(await findRun(runId)).toBeUndefined();
+  });
+
+  it.each([
+    ['wrong, then right', (right: string) => [['X-TFE-Notification-Signature', sign('other', acme)], ['X-TFE-Notification-Signature', right]]],
+    ['right, then wrong', (right: string) => [['X-TFE-Notification-Signature', right], ['X-TFE-Notification-Signature', sign('other', acme)]]],
+    ['wrong, then right, in two spellings', (right: string) => [['X-TFE-Notification-Signature', sign('other', acme)], ['x-tfe-notification-signature', right]]],
+    ['right, then wrong, in two spellings', (right: string) => [['x-tfe-notification-signature', right], ['X-TFE-Notification-Signature', sign('other', acme)]]],
+    ['right twice', (right: string) => [['X-TFE-Notification-Signature', right], ['X-TFE-Notification-Signature', right]]],
+  ])('sent twice (%s): ambiguous credentials, 401 whatever the order, nothing registered', async (_case, signatures) => {
+    const runId = newId('run');
+    const body = JSON.stringify(runPayload('acme', runId, 'created'));
+    const response = await deliverWithHeaders('acme', body, signatures(sign(body, acme)));
+    expect([response.status, response.json]).toEqual([401, unauthorized]);
+    expect(await findRun(runId)).toBeUndefined();
+    // The same request with the right signature alone is accepted.
+    expect((await deliverWithHeaders('acme', body, [['X-TFE-Notification-Signature', sign(body, acme)]])).status).toBe(204);
   });
 
   it('of a body altered by one byte after signing: 401, nothing registered', async () => {

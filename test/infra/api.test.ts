@@ -83,7 +83,11 @@ describe('routes', () => {
       expect(AuthorizationType).toBe('NONE');
       expect(integration.Type).toBe('MOCK');
       expect(integration.RequestTemplates['application/json']).toBe('{"statusCode": 405}');
+      // Any other body type passes through to the one (default) integration response: 405, never 415.
+      expect(integration.PassthroughBehavior).toBe('WHEN_NO_MATCH');
+      expect(integration.IntegrationResponses).toHaveLength(1);
       const [response] = integration.IntegrationResponses;
+      expect(response.SelectionPattern).toBeUndefined();
       expect(response.StatusCode).toBe('405');
       expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual(METHOD_NOT_ALLOWED_BODY);
       expect(JSON.parse(response.ResponseTemplates['application/vnd.api+json'])).toEqual(METHOD_NOT_ALLOWED_BODY);
@@ -110,7 +114,7 @@ describe('the deployed routes and the local gateway’s are the same', () => {
     await local?.close();
   });
 
-  const call = (method: string, path: string) => fetch(`${local.url}${concrete(path)}`, { method });
+  const call = (method: string, path: string, init: RequestInit = {}) => fetch(`${local.url}${concrete(path)}`, { method, ...init });
 
   it('serves every deployed method locally: public ones answer, the others ask for a token', async () => {
     for (const deployed of routeTableMethods().filter((m) => m.method !== 'ANY')) {
@@ -130,6 +134,9 @@ describe('the deployed routes and the local gateway’s are the same', () => {
         const response = await call(method, any.path);
         expect([method, any.path, response.status]).toEqual([method, any.path, 405]);
         expect(await response.json()).toEqual(JSON.parse(any.properties.Integration.IntegrationResponses[0].ResponseTemplates['application/json']));
+        // A body of a type the mock has no template for passes through: still the 405, not a 415.
+        const csv = await call(method, any.path, method === 'GET' ? { headers: { 'Content-Type': 'text/csv' } } : { headers: { 'Content-Type': 'text/csv' }, body: 'a,b' });
+        expect([method, any.path, 'text/csv', csv.status]).toEqual([method, any.path, 'text/csv', 405]);
       }
     }
   });

@@ -230,7 +230,11 @@ describe("the API reference's mock answers are the template's", () => {
     const [, status, title] = /(\d{3}) `([a-z ]+)` with `Allow`/.exec(statement)!;
     const mocks = deployedMethods(synth.template).filter((m) => m.method === 'ANY');
     expect(mocks.length).toBeGreaterThan(5);
+    expect(statement).toContain('whatever the body and its media type');
     for (const { path, properties } of mocks) {
+      // A body of a type with no template passes through to the one response (NEVER would answer 415).
+      expectWith(properties.Integration.PassthroughBehavior, path).toBe('WHEN_NO_MATCH');
+      expectWith(properties.Integration.IntegrationResponses.length, path).toBe(1);
       const [response] = properties.Integration.IntegrationResponses;
       expectWith(response.StatusCode, path).toBe(status);
       expectWith(response.ResponseParameters['method.response.header.Allow'], path).toMatch(/^'[A-Z, ]+'$/);

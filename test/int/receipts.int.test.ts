@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { insertComment, listStoredComments } from '#shared/store/comments';
-import { insertReservedTagKey, listReservedTagKeys } from '#shared/store/reserved-tag-keys';
+import { deleteStoredReservedTagKey, insertReservedTagKey, listReservedTagKeys, updateStoredReservedTagKey } from '#shared/store/reserved-tag-keys';
+import type { ReservedTagKey } from '#shared/reserved-tag-keys/reserved-tag-key';
 import { registerNewRun } from '#shared/store/runs';
 import type { Receipt } from '#shared/store/receipts';
 import { newId, randomAlphanumeric } from '#shared/ids';
@@ -46,6 +47,28 @@ describe('a create with a receipt', () => {
     expect(created).toHaveLength(1);
     for (const outcome of outcomes) if (outcome !== created[0]) expect(outcome).toEqual({ replayOf: { fingerprint: 'asked-once', record: created[0] } });
     expect((await listReservedTagKeys(organization, firstPage)).totalCount).toBe(1);
+  });
+
+  it('answers a replay-window receipt with the key as it is now: renamed, found by the receipt and not by the name', async () => {
+    const organization = `org-${randomAlphanumeric(8).toLowerCase()}`;
+    const replayWindow = { ...receipt(), keyed: false };
+    const first = await insertReservedTagKey(organization, { key: 'before', disableOverrides: false }, replayWindow) as ReservedTagKey;
+    const renamed = await updateStoredReservedTagKey(first, { key: 'after' }) as ReservedTagKey;
+    expect(await insertReservedTagKey(organization, { key: 'before', disableOverrides: false }, replayWindow)).toEqual({ replayOf: { fingerprint: 'asked-once', record: renamed } });
+    expect((await listReservedTagKeys(organization, firstPage)).items).toEqual([renamed]);
+  });
+
+  it('makes one new key of concurrent replays after the receipt’s key was deleted, the others answered with it', async () => {
+    const organization = `org-${randomAlphanumeric(8).toLowerCase()}`;
+    const replayWindow = { ...receipt(), keyed: false };
+    const first = await insertReservedTagKey(organization, { key: 'replaced', disableOverrides: false }, replayWindow) as ReservedTagKey;
+    await deleteStoredReservedTagKey(first);
+    const outcomes = await Promise.all(Array.from({ length: 4 }, () => insertReservedTagKey(organization, { key: 'replaced', disableOverrides: false }, replayWindow)));
+    const created = outcomes.filter((o) => typeof o === 'object' && 'id' in o) as ReservedTagKey[];
+    expect(created).toHaveLength(1);
+    expect(created[0]!.id).not.toBe(first.id);
+    for (const outcome of outcomes) if (outcome !== created[0]) expect(outcome).toEqual({ replayOf: { fingerprint: 'asked-once', record: created[0] } });
+    expect((await listReservedTagKeys(organization, firstPage)).items).toEqual(created);
   });
 
   it('still refuses another request’s duplicate name (no receipt of its own)', async () => {

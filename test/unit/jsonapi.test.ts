@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { assertAcceptable, assertRequestContentType } from '#shared/jsonapi/media-type';
 import { paginationLinks, paginationMeta, parsePage } from '#shared/jsonapi/pagination';
 import { parseRequestDocument } from '#shared/jsonapi/request-document';
 import { ApiError, errorDocument, InvalidAttribute, NotFound } from '#shared/jsonapi/errors';
+import { assertNoInclusion } from '#shared/jsonapi/inclusion';
 
 const statusOf = (fn: () => unknown) => {
   try {
@@ -123,6 +125,33 @@ describe('request documents', () => {
 
   it('refuses bodies over 64 KiB with 413', () => {
     expect(parse(`{"data":{"type":"things","attributes":{"x":"${'a'.repeat(70_000)}"}}}`)).toMatch(/^413 /);
+  });
+});
+
+describe('include', () => {
+  const refusal = (query: Record<string, string>) => {
+    try {
+      assertNoInclusion(query, undefined);
+    } catch (error) {
+      return errorDocument(error as ApiError).errors[0]!;
+    }
+    throw new Error('include was not refused');
+  };
+
+  it('is refused 400 with HCP Terraform\'s words, which go-tfe turns into ErrInvalidIncludeValue, naming what was asked', () => {
+    // go-tfe (checkResponseCode) maps a 400 to ErrInvalidIncludeValue when its text contains "include parameter".
+    expect(refusal({ include: 'run' })).toEqual({ status: '400', title: 'bad request', detail: 'Invalid include parameter: run cannot be included, this endpoint includes no related resources' });
+    expect(refusal({ include: 'run, created-by' }).detail).toBe('Invalid include parameter: run, created-by cannot be included, this endpoint includes no related resources');
+    expect(refusal({ include: ' , ' }).detail).toBe('Invalid include parameter: it names no relationship path, and this endpoint includes no related resources');
+  });
+
+  it('is answered as docs/api.md quotes it', () => {
+    const apiDoc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8').replace(/\s*\n\s*/g, ' ');
+    expect(apiDoc).toContain(`(\`${refusal({ include: 'run' }).detail}\`)`);
+  });
+
+  it('lets a request without include through', () => {
+    expect(() => assertNoInclusion({ 'page[size]': '1' }, undefined)).not.toThrow();
   });
 });
 

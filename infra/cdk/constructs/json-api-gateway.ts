@@ -177,9 +177,11 @@ export class JsonApiGateway extends Construct {
     const statusCode = String(response.statusCode);
     const parameters = headerMappings('method.response.header', response.headers);
     const integration = new MockIntegration({
-      // The mock's status comes from its request template; NEVER: a body of another type is
-      // not passed through (it would not parse as the mock's status), API Gateway answers 415.
-      passthroughBehavior: PassthroughBehavior.NEVER,
+      // A body of a type with no template passes through, and the mock answers its default (only)
+      // integration response: the method is judged before the media type, so any body gets the 405
+      // (https://docs.aws.amazon.com/apigateway/latest/developerguide/integration-passthrough-behaviors.html,
+      // https://docs.aws.amazon.com/apigateway/latest/developerguide/how-to-mock-integration.html).
+      passthroughBehavior: PassthroughBehavior.WHEN_NO_MATCH,
       // With binary media types set, a JSON body or Accept would make the mock's payloads binary:
       // CONVERT_TO_TEXT keeps its request template and its text answer ("Content type conversions").
       contentHandling: ContentHandling.CONVERT_TO_TEXT,
@@ -198,7 +200,7 @@ export class JsonApiGateway extends Construct {
   }
 }
 
-/** Content types the 405 mock accepts a body of (a body-less request counts as application/json). */
+/** Content types whose body the mock maps to its status (a body-less request counts as application/json); any other passes through. */
 const MOCK_REQUEST_TYPES = [
   'application/json', 'application/vnd.api+json', 'text/plain', 'application/x-www-form-urlencoded',
   'multipart/form-data', 'application/octet-stream', 'application/xml', 'text/xml',
