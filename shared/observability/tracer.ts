@@ -1,5 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomBytes } from 'node:crypto';
+import type { InvocationSpan } from './trace-types';
 import { exportInvocation } from './xray-daemon-exporter';
 
 /**
@@ -9,8 +10,8 @@ import { exportInvocation } from './xray-daemon-exporter';
  * holding one child span per DynamoDB call (operation, table, outcome, time). Nothing else is
  * recorded: no request or response bodies, no keys, no ids of organizations, runs or tokens.
  *
- * Spans are recorded here in plain terms and handed, finished, to one exporter module
- * (xray-daemon-exporter.ts: X-Ray segment documents over UDP to the daemon Lambda runs). An
+ * Spans are recorded here in plain terms (trace-types.ts) and handed, finished, to one exporter
+ * module (xray-daemon-exporter.ts: X-Ray segment documents over UDP to the daemon Lambda runs). An
  * OpenTelemetry exporter can replace that module without touching this one. docs/design.md
  * "Tracing" says why and what it costs.
  *
@@ -48,40 +49,6 @@ export function parseTraceHeader(header: string | undefined): TraceHeader | unde
 function invocationTraceHeader(): string | undefined {
   const store = (globalThis as { awslambda?: { InvokeStore?: { getXRayTraceId?(): string | undefined } } }).awslambda?.InvokeStore;
   return store?.getXRayTraceId?.() ?? process.env._X_AMZN_TRACE_ID;
-}
-
-/** One DynamoDB call as recorded: what X-Ray shows of it, and nothing of its items. */
-export interface DynamoDbSpan {
-  id: string;
-  /** The API operation: GetItem, Query, TransactWriteItems… */
-  operation: string;
-  /** The table(s) the call names; several only for a multi-table batch or transaction. */
-  tables: string[];
-  /** Epoch seconds, microsecond precision. */
-  start: number;
-  end: number;
-  /** DynamoDB's HTTP status, when it answered. */
-  status: number | undefined;
-  /** The error's name (ConditionalCheckFailedException…), never its message or items. */
-  error: string | undefined;
-  retries: number;
-  requestId: string | undefined;
-}
-
-/** One invocation: its span under Lambda's, annotated with route and outcome. */
-export interface InvocationSpan {
-  traceId: string;
-  /** Lambda's segment for this invocation (`Parent` of the header). */
-  parentId: string | undefined;
-  id: string;
-  /** `## <function>`: the route table's function name. */
-  name: string;
-  start: number;
-  end: number;
-  annotations: { route: string; outcome?: string };
-  /** The status answered (5xx a fault, 4xx an error), when there is one. */
-  status: number | undefined;
-  calls: DynamoDbSpan[];
 }
 
 /** Kept opaque for the callers: they open and close it, nothing more. */

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:dgram';
-import type { DynamoDbSpan, InvocationSpan } from './tracer';
+import type { DynamoDbSpan, InvocationSpan } from './trace-types';
 
 /**
  * The tracer's one transport: a finished invocation becomes one X-Ray subsegment document (its

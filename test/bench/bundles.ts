@@ -11,12 +11,16 @@ import { Stack } from '#infra/local/cloudformation';
 /**
  * Bundles one entry exactly as the stack does (same esbuild options) and returns the file; a
  * tracer candidate adds its aliases and the plugin that swaps the tracer module (tracers/candidates.ts).
+ * `esbuildDefault`: without the stack's own choices on top of esbuild's ESM output (the built-ins
+ * it takes through require(), infra/cdk/constructs/bundling.ts), as a function is bundled by default.
  */
-export async function bundle(entry: string, variant: { alias?: Record<string, string>; plugins?: Plugin[] } = {}): Promise<{ file: string; bytes: number }> {
+export async function bundle(
+  entry: string, variant: { alias?: Record<string, string>; plugins?: Plugin[]; esbuildDefault?: true } = {},
+): Promise<{ file: string; bytes: number }> {
   const outdir = mkdtempSync(join(tmpdir(), 'tfc-bench-bundle-'));
   const outfile = join(outdir, 'index.mjs');
   await build({
-    ...ESBUILD_OPTIONS, alias: { ...ESBUILD_OPTIONS.alias, ...variant.alias }, plugins: variant.plugins ?? [],
+    ...ESBUILD_OPTIONS, alias: { ...(variant.esbuildDefault ? {} : ESBUILD_OPTIONS.alias), ...variant.alias }, plugins: variant.plugins ?? [],
     entryPoints: [entry], outfile, logLevel: 'error',
   });
   return { file: outfile, bytes: statSync(outfile).size };
@@ -40,6 +44,39 @@ export function initCost(file: string, environment: Record<string, string>): Ini
   });
   const [wallMs, cpuMs] = out.trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number];
   return { wallMs, cpuMs };
+}
+
+/** A cold start as a user feels it: module initialization, then the first invocation, in one process. */
+export interface ColdStartCost {
+  init: InitCost;
+  /** Import and first invocation together, from the start of the import to the handler's answer. */
+  total: InitCost;
+  /** What the handler answered: its status code, or an authorizer's Allow or Deny. */
+  answer: string;
+}
+
+/**
+ * A fresh Node process started with `environment`, as Lambda starts one, imports the bundle, then
+ * invokes its handler once with `event` (read before the clock starts) and a Lambda-like context.
+ */
+export function coldStartCost(file: string, environment: Record<string, string>, event: unknown): ColdStartCost {
+  const script = `const event = JSON.parse(process.getBuiltinModule('node:fs').readFileSync(0, 'utf8'));
+const context = { callbackWaitsForEmptyEventLoop: true, functionName: process.env.AWS_LAMBDA_FUNCTION_NAME, functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:' + process.env.AWS_LAMBDA_FUNCTION_NAME, memoryLimitInMB: '1024',
+  awsRequestId: 'bench-' + process.pid, logGroupName: 'bench', logStreamName: 'bench', getRemainingTimeInMillis: () => 10_000 };
+const ms = (used) => (used.user + used.system) / 1000;
+const cpu = process.cpuUsage(); const t = performance.now();
+const { handler } = await import(${JSON.stringify(pathToFileURL(file).href)});
+const init = { wallMs: performance.now() - t, cpuMs: ms(process.cpuUsage(cpu)) };
+const result = await handler(event, context);
+const total = { wallMs: performance.now() - t, cpuMs: ms(process.cpuUsage(cpu)) };
+const answer = String(result?.statusCode ?? result?.policyDocument?.Statement?.[0]?.Effect);
+console.log(JSON.stringify({ init, total, answer }));
+process.exit(0); // the SDK's keep-alive connection would hold the process open`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    env: { PATH: process.env.PATH, ...environment }, input: JSON.stringify(event), encoding: 'utf8', maxBuffer: 16 * 1024 * 1024,
+  });
+  return JSON.parse(out.trim().split('\n').at(-1)!) as ColdStartCost;
 }
 
 /**

@@ -1,8 +1,20 @@
 /**
  * The bench's goals, and the one judgment `npm run bench -- --check` makes of its figures: every
  * missed goal as a line (none: every goal met, exit 0; any: exit 1).
+ * Cold start (issue 28): import plus first invocation at or below the floor (a bare DynamoDB
+ * function making one GetItem) as esbuild builds it by default, in elapsed and in CPU time.
  */
-export const GOALS = { latencyRatio: 1.15, initRatio: 1.15, initCpuRatio: 1.1, bundleBytes: 426 * 1024 };
+export const GOALS = {
+  latencyRatio: 1.15, initRatio: 1.15, initCpuRatio: 1.1, bundleBytes: 426 * 1024,
+  coldStartRatio: 1.0, coldStartCpuRatio: 1.0,
+};
+export type Goals = typeof GOALS;
+
+/**
+ * A function held to a stricter (or looser) goal than the others, with why: the authorizer's init
+ * with its identity provider in, say. None today.
+ */
+export const FUNCTION_GOALS: Record<string, Partial<Goals>> = {};
 
 /** One function's figures; a function measured only at init has no round trips or warm ratio. */
 export interface Figures {
@@ -13,19 +25,36 @@ export interface Figures {
   initRatio: number;
   initCpuRatio: number;
   bundleBytes: number;
+  /** Import plus first invocation against the floor as esbuild builds it by default. */
+  coldStartRatio: number;
+  coldStartCpuRatio: number;
 }
+
+/**
+ * A figure only some functions have (test/bench/extras.ts), with the goal it is held to if any:
+ * the authorizer's JWT verification per cache miss, what a JWKS fetch adds to its cold start.
+ */
+export interface ExtraFigure { function: string; measurement: string; value: number; unit: string; goal?: number }
 
 /** A missed goal's figure with the digit that shows it is over (1.153 is not "1.15 > 1.15"). */
 const over = (v: number) => v.toFixed(3);
 /** Bytes as whole KB, as the bench prints sizes. */
 export const kb = (bytes: number) => (bytes / 1024).toFixed(0);
 
-export function missedGoals(figures: Figures[], goals = GOALS): string[] {
-  return figures.flatMap((r) => [
-    ...(r.roundTrips > r.budget ? [`${r.function}: ${r.roundTrips} DynamoDB calls > budget ${r.budget}`] : []),
-    ...(r.latencyRatio !== null && r.latencyRatio > goals.latencyRatio ? [`${r.function}: handler p50 ${over(r.latencyRatio)}× the bare SDK (goal ≤ ${goals.latencyRatio})`] : []),
-    ...(r.initRatio > goals.initRatio ? [`${r.function}: init ${over(r.initRatio)}× the minimal bundle in elapsed time (goal ≤ ${goals.initRatio})`] : []),
-    ...(r.initCpuRatio > goals.initCpuRatio ? [`${r.function}: init ${over(r.initCpuRatio)}× the minimal bundle in CPU time (goal ≤ ${goals.initCpuRatio})`] : []),
-    ...(r.bundleBytes > goals.bundleBytes ? [`${r.function}: bundle ${kb(r.bundleBytes)} KB (goal ≤ ${goals.bundleBytes / 1024} KB)`] : []),
-  ]);
+export function missedGoals(figures: Figures[], goals = GOALS, functionGoals = FUNCTION_GOALS, extras: ExtraFigure[] = []): string[] {
+  return [
+    ...figures.flatMap((r) => {
+      const g = { ...goals, ...functionGoals[r.function] };
+      return [
+        ...(r.roundTrips > r.budget ? [`${r.function}: ${r.roundTrips} DynamoDB calls > budget ${r.budget}`] : []),
+        ...(r.latencyRatio !== null && r.latencyRatio > g.latencyRatio ? [`${r.function}: handler p50 ${over(r.latencyRatio)}× the bare SDK (goal ≤ ${g.latencyRatio})`] : []),
+        ...(r.initRatio > g.initRatio ? [`${r.function}: init ${over(r.initRatio)}× the floor built alike in elapsed time (goal ≤ ${g.initRatio})`] : []),
+        ...(r.initCpuRatio > g.initCpuRatio ? [`${r.function}: init ${over(r.initCpuRatio)}× the floor built alike in CPU time (goal ≤ ${g.initCpuRatio})`] : []),
+        ...(r.bundleBytes > g.bundleBytes ? [`${r.function}: bundle ${kb(r.bundleBytes)} KB (goal ≤ ${g.bundleBytes / 1024} KB)`] : []),
+        ...(r.coldStartRatio > g.coldStartRatio ? [`${r.function}: import + first invocation ${over(r.coldStartRatio)}× the floor as esbuild builds it in elapsed time (goal ≤ ${g.coldStartRatio})`] : []),
+        ...(r.coldStartCpuRatio > g.coldStartCpuRatio ? [`${r.function}: import + first invocation ${over(r.coldStartCpuRatio)}× the floor as esbuild builds it in CPU time (goal ≤ ${g.coldStartCpuRatio})`] : []),
+      ];
+    }),
+    ...extras.filter((e) => e.goal !== undefined && e.value > e.goal).map((e) => `${e.function}: ${e.measurement} ${over(e.value)} ${e.unit} (goal ≤ ${e.goal})`),
+  ];
 }

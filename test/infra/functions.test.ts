@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { APP_NAME } from '#shared/config';
 import { AUTHORIZER_FUNCTION, functionNames } from '#shared/routes';
 import { ApiFunction } from '#infra/cdk/constructs/api-function';
+import { BUILTINS_BY_REQUIRE } from '#infra/cdk/constructs/bundling';
 import { resourcesOf, synthesize, type Resources, type Synthesized } from './synth';
 import { expectWith } from '../support/expect-with';
 
@@ -187,6 +188,13 @@ describe('the bundles', () => {
     expect(code).not.toMatch(/(from\s*|import\()["']@aws-sdk\//); // bundled, never external
     if ([EXPECTED_TABLE_ACCESS[name]!].flat().some((access) => access.actions.length > 0)) expect(code).toContain('dynamodb'); // the DynamoDB client is inside
     expect(code.length / code.split('\n').length).toBeGreaterThan(1_000); // minified
+  });
+
+  it.each(allFunctions())('%s takes node:http and node:https as CommonJS exports, never through an ES module import', (name) => {
+    const code = readFileSync(bundleOf(name), 'utf8');
+    // An ES module import of a built-in reads every export: node:http's then load all of undici.
+    for (const builtin of BUILTINS_BY_REQUIRE) expect(code).not.toMatch(new RegExp(`(from\\s*|import\\()["'](node:)?${builtin}["']`));
+    expect(code).toContain("process.getBuiltinModule(\"node:http\")");
   });
 
   it('serves ping from the bundle as deployed: 204 with the contract headers', async () => {

@@ -1,4 +1,22 @@
 import type { BuildOptions } from 'esbuild';
+import { join } from 'node:path';
+
+/**
+ * Built-ins the bundles take as CommonJS exports, not through an ES module `import`: Node builds an
+ * ES module facade of a built-in by reading every export, and node:http's lazy `WebSocket`,
+ * `CloseEvent` and `MessageEvent` getters then load all of undici, 7 to 10 ms of every cold start
+ * that no request uses (the SDK's HTTP handler imports node:http and node:https). Measured by the
+ * bench, import and first invocation: docs/performance.md.
+ */
+export const BUILTINS_BY_REQUIRE = ['http', 'https'] as const;
+
+/** Each of them, with and without `node:`, to its one-line CommonJS module in builtins/. */
+function builtinsByRequire(): Record<string, string> {
+  return Object.fromEntries(BUILTINS_BY_REQUIRE.flatMap((name) => {
+    const file = join(import.meta.dirname, 'builtins', `${name}.cjs`);
+    return [[name, file], [`node:${name}`, file]];
+  }));
+}
 
 /**
  * How every function is bundled: the stack's NodejsFunction and the bench's bundle-size and
@@ -11,11 +29,11 @@ export const BUNDLE = {
   banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
   minify: true,
   /**
-   * Packages replaced in the bundles (esbuild `alias`). None today: tracing is the project's own
-   * (shared/observability/tracer.ts), so the X-Ray SDK and its stand-ins left the bundles; the
-   * bench keeps them for its Powertools Tracer comparison (test/bench/tracers/candidates.ts).
+   * Packages replaced in the bundles (esbuild `alias`): the built-ins taken through require(). The
+   * X-Ray SDK and its stand-ins left the bundles with Powertools Tracer; the bench keeps them for
+   * its tracer comparison (test/bench/tracers/candidates.ts).
    */
-  alias: {} as Record<string, string>,
+  alias: builtinsByRequire() as Record<string, string>,
 } as const;
 
 /** The same bundle in esbuild's own terms (what NodejsFunction passes to esbuild). */
