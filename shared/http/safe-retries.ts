@@ -30,7 +30,7 @@ export const KEYED_WINDOW_SECONDS = 24 * 60 * 60;
 export const PYTHON_TFE_LONGEST_RETRY_SECONDS = 6 * 30 + 5 * 60;
 export const REPLAY_WINDOW_SECONDS = 600;
 /** Stripe's bound; printable ASCII so the key is a header value anywhere. */
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+export const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /** JSON with object members in a fixed order, so the same request always hashes the same. */
 function canonical(value: unknown): string {
