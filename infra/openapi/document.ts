@@ -126,6 +126,7 @@ function errorResponse(status: ErrorStatus | 'default'): Json {
   };
   const types = status !== 'default' && ALSO_PLAIN_JSON.includes(status) ? [JSONAPI_MEDIA_TYPE, 'application/json'] : [JSONAPI_MEDIA_TYPE];
   const headers: Json = { ...commonHeaderRefs() };
+  if (status !== 'default' && ALSO_PLAIN_JSON.includes(status)) headers[REQUEST_ID_HEADER] = ref('headers', FIREWALL_REQUEST_ID);
   if (status === 429) Object.assign(headers, { 'Retry-After': ref('headers', 'Retry-After'), 'X-RateLimit-Reset': ref('headers', 'X-RateLimit-Reset') });
   if (status === 503) headers['Retry-After'] = ref('headers', 'Retry-After');
   return {
@@ -135,6 +136,8 @@ function errorResponse(status: ErrorStatus | 'default'): Json {
   };
 }
 
+/** WAF's custom responses are static: its 413 and 429 carry every contract header but X-Request-Id. */
+const FIREWALL_REQUEST_ID = `${REQUEST_ID_HEADER}-Unless-Firewall`;
 const commonHeaderRefs = () => Object.fromEntries([REQUEST_ID_HEADER, ...Object.keys(COMMON_HEADERS)].map((name) => [name, ref('headers', name)]));
 
 const HEADER_DESCRIPTIONS: Record<string, string> = {
@@ -150,6 +153,10 @@ function headerComponents(): Json {
     const value = COMMON_HEADERS[name];
     headers[name] = { description: HEADER_DESCRIPTIONS[name], required: true, schema: value === undefined ? { type: 'string', minLength: 1 } : { type: 'string', const: value } };
   }
+  headers[FIREWALL_REQUEST_ID] = {
+    description: `${HEADER_DESCRIPTIONS[REQUEST_ID_HEADER]}. Absent when the web application firewall answered (its responses are static; x-amzn-RequestId identifies them)`,
+    required: false, schema: { type: 'string', minLength: 1 },
+  };
   headers['Retry-After'] = { description: 'Whole seconds to wait before retrying', required: true, schema: { type: 'string', pattern: '^\\d+$' } };
   headers['X-RateLimit-Reset'] = { description: 'Seconds until the limit resets, as a decimal number (go-tfe sleeps this long)', required: true, schema: { type: 'string', pattern: '^\\d+\\.\\d{3}$' } };
   headers['Idempotent-Replayed'] = { description: 'Present on the answer to a retried create: the first answer, replayed; nothing was written', schema: { type: 'string', const: 'true' } };

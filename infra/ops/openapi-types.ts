@@ -485,7 +485,7 @@ export interface components {
         /** @description Payload too large: the body is over 65536 bytes (the web application firewall's answer is application/json) */
         Error413: {
             headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Request-Id": components["headers"]["X-Request-Id-Unless-Firewall"];
                 "TFP-API-Version": components["headers"]["TFP-API-Version"];
                 "TFP-AppName": components["headers"]["TFP-AppName"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -536,7 +536,7 @@ export interface components {
         /** @description Too many requests: over 30 requests per second for this token, or over the per-address limit; wait Retry-After seconds (the web application firewall's answer is application/json) */
         Error429: {
             headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-Request-Id": components["headers"]["X-Request-Id-Unless-Firewall"];
                 "TFP-API-Version": components["headers"]["TFP-API-Version"];
                 "TFP-AppName": components["headers"]["TFP-AppName"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -610,6 +610,8 @@ export interface components {
         "X-RateLimit-Limit": "30";
         /** @description Never cache an answer */
         "Cache-Control": "no-store";
+        /** @description This request's id, the one the logs carry: quote it when reporting a problem. Absent when the web application firewall answered (its responses are static; x-amzn-RequestId identifies them) */
+        "X-Request-Id-Unless-Firewall": string;
         /** @description Whole seconds to wait before retrying */
         "Retry-After": string;
         /** @description Seconds until the limit resets, as a decimal number (go-tfe sleeps this long) */

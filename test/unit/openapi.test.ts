@@ -66,10 +66,12 @@ describe('docs/openapi.json', () => {
     expect(document.components.parameters.notificationSignature).toEqual(expect.objectContaining({ name: 'X-TFE-Notification-Signature', in: 'header', required: true }));
   });
 
-  it('declares the headers the contract promises: X-Request-Id on every answer, Retry-After on 429 and 503, Idempotency-Key and Idempotent-Replayed on creates', () => {
+  it("declares the headers the contract promises: X-Request-Id on every answer (but WAF's), Retry-After on 429 and 503, Idempotency-Key and Idempotent-Replayed on creates", () => {
     for (const [name, response] of Object.entries<any>(document.components.responses)) {
-      expect({ name, header: response.headers['X-Request-Id'] }).toEqual({ name, header: { $ref: '#/components/headers/X-Request-Id' } });
+      const header = ['Error413', 'Error429'].includes(name) ? 'X-Request-Id-Unless-Firewall' : 'X-Request-Id';
+      expect({ name, header: response.headers['X-Request-Id'] }).toEqual({ name, header: { $ref: `#/components/headers/${header}` } });
     }
+    expect(document.components.headers['X-Request-Id'].required).toBe(true);
     expect(Object.keys(document.components.responses.Error429.headers)).toEqual(expect.arrayContaining(['Retry-After', 'X-RateLimit-Reset', 'X-RateLimit-Limit']));
     expect(Object.keys(document.components.responses.Error503.headers)).toContain('Retry-After');
     for (const id of ['createReservedTagKey', 'createRunComment']) {
