@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { routes } from '#shared/routes';
@@ -8,7 +10,7 @@ import { parseCreateAttributes } from '#shared/reserved-tag-keys/reserved-tag-ke
 import { MAX_COMMENT_BODY_BYTES, validateCommentBody } from '#shared/comments/comment';
 import { isOrganizationName } from '#shared/organizations';
 import { PROJECT_ROOT } from '#infra/local/assembly';
-import { DOCUMENT_FILE, generatedFiles } from '#infra/openapi/main';
+import { DOCUMENT_FILE, generatedFiles, TYPES_FILE } from '#infra/openapi/main';
 import { document, schemaAt } from '../support/openapi';
 
 /** The committed OpenAPI document: generated from the code, linted, and holding the code's own rules. */
@@ -87,6 +89,26 @@ describe('docs/openapi.json', () => {
     expect(Object.keys(Comment.properties.attributes.properties)).toEqual(['body', 'created-at']);
     expect(Object.keys(Comment.properties.relationships.properties)).toEqual(['run', 'created-by']);
     for (const schema of [ReservedTagKey, ReservedTagKey.properties.attributes, Comment, Comment.properties.attributes]) expect(schema.additionalProperties).toBe(false);
+  });
+});
+
+describe("docs/api.md's section on the document", () => {
+  const section = readFileSync(join(PROJECT_ROOT, 'docs/api.md'), 'utf8').split('## The OpenAPI document, and generated clients')[1]!.split('\n## ')[0]!;
+
+  it('counts the operations of the route table', () => {
+    expect(section).toContain(`all ${routes.length} operations of the route table`);
+  });
+
+  it("its openapi-typescript command writes the types npm run openapi commits, and its example's call is an operation of the document", () => {
+    const command = /^npx openapi-typescript (\S+) -o (\S+) &&/m.exec(section);
+    expect(command?.[1]).toBe(DOCUMENT_FILE);
+    const out = join(mkdtempSync(join(tmpdir(), 'openapi-')), command![2]!);
+    execFileSync(join(PROJECT_ROOT, 'node_modules/.bin/openapi-typescript'), [command![1]!, '-o', out], { cwd: PROJECT_ROOT, stdio: 'pipe' });
+    const committed = readFileSync(join(PROJECT_ROOT, TYPES_FILE), 'utf8');
+    expect(readFileSync(out, 'utf8')).toBe(committed.slice(committed.indexOf('\n') + 1));
+    for (const [, method, path] of section.matchAll(/api\.(GET|POST|PATCH|DELETE)\('([^']+)'/g)) {
+      expect(document.paths[path!]?.[method!.toLowerCase()]).toBeDefined();
+    }
   });
 });
 
