@@ -11,7 +11,7 @@ import { MAX_COMMENT_BODY_BYTES, validateCommentBody } from '#shared/comments/co
 import { isOrganizationName } from '#shared/organizations';
 import { PROJECT_ROOT } from '#infra/local/assembly';
 import { DOCUMENT_FILE, generatedFiles, TYPES_FILE } from '#infra/openapi/main';
-import { document, schemaAt } from '../support/openapi';
+import { document, problemsWith, schemaAt } from '../support/openapi';
 
 /** The committed OpenAPI document: generated from the code, linted, and holding the code's own rules. */
 const operations = Object.entries<Record<string, any>>(document.paths).flatMap(([path, item]) =>
@@ -142,6 +142,45 @@ describe("the document's rules are the validators'", () => {
 
   it.each(['example-org', 'a', '_a', '-a', 'a_b-c', 'o'.repeat(90), 'o'.repeat(91), '__proto__', 'a.b', 'a b', ''])('organization name %j', (name) => {
     expect(organizationSchema(name)).toBe(isOrganizationName(name));
+  });
+});
+
+/** What the e2e tests' answer check (test/support/validate-answers.ts) refuses: the document, read strictly. */
+describe('an answer that does not conform', () => {
+  const headers = (more: Record<string, string> = {}) => new Headers({
+    'X-Request-Id': 'r-1', 'TFP-API-Version': '2.6', 'TFP-AppName': 'tfc-tags-comments', 'X-RateLimit-Limit': '30', 'Cache-Control': 'no-store',
+    'Content-Type': 'application/vnd.api+json', ...more,
+  });
+  const comment = {
+    id: 'wsc-JdFX3u8o114F4CWf', type: 'comments', attributes: { body: 'Approved.', 'created-at': '2026-11-22T09:31:02.004Z' },
+    relationships: { run: { data: { id: 'run-CZcmD7eagjhyX0vN', type: 'runs' } }, 'created-by': { data: { id: 'user-alice', type: 'users' } } },
+    links: { self: '/api/v2/comments/wsc-JdFX3u8o114F4CWf' },
+  };
+  const show = (status: number, body: unknown, more?: Record<string, string>) =>
+    problemsWith({ method: 'GET', url: 'http://127.0.0.1:3000/api/v2/comments/wsc-JdFX3u8o114F4CWf', status, headers: headers(more), text: JSON.stringify(body) });
+
+  it('conforms as the service answers', () => {
+    expect(show(200, { data: comment })).toEqual([]);
+    expect(show(404, { errors: [{ status: '404', title: 'not found' }] })).toEqual([]);
+  });
+
+  it.each([
+    ['an attribute the document does not name', { data: { ...comment, attributes: { ...comment.attributes, author: 'x' } } }, 200, /must NOT have additional properties/],
+    ['a timestamp with +00:00', { data: { ...comment, attributes: { ...comment.attributes, 'created-at': '2026-11-22T09:31:02.004+00:00' } } }, 200, /created-at/],
+    ['an id of the wrong shape', { data: { ...comment, id: 'wsc-1' } }, 200, /body\/data\/id must match pattern/],
+    ['a numeric error status', { errors: [{ status: 404, title: 'not found' }] }, 404, /status must be string/],
+    ["another status's error", { errors: [{ status: '403', title: 'forbidden' }] }, 404, /status must be equal to constant/],
+    ['a status the operation does not declare', { errors: [{ status: '409', title: 'conflict' }] }, 409, /does not declare/],
+  ])('is refused: %s', (_, body, status, problem) => {
+    expect(show(status, body).join('\n')).toMatch(problem);
+  });
+
+  it('is refused without X-Request-Id, or with a Content-Type the document does not declare', () => {
+    const withoutId = headers();
+    withoutId.delete('X-Request-Id');
+    expect(problemsWith({ method: 'GET', url: 'http://127.0.0.1:3000/api/v2/comments/wsc-JdFX3u8o114F4CWf', status: 200, headers: withoutId, text: JSON.stringify({ data: comment }) }))
+      .toEqual(['showComment 200: no X-Request-Id header']);
+    expect(show(200, { data: comment }, { 'Content-Type': 'text/html' })).toEqual(['showComment 200: Content-Type "text/html", not one of application/vnd.api+json']);
   });
 });
 
