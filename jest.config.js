@@ -56,7 +56,8 @@ export default {
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...common, ...dynamoDb, displayName: 'int', testMatch: ['<rootDir>/test/int/**/*.test.ts'] },
     // e2e's global setup also synthesizes the local stage's cloud assembly that its tests serve.
-    { ...common, ...dynamoDb, globalSetup: '<rootDir>/test/support/global-setup-e2e.ts', displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    // e2e's answers are each checked against the OpenAPI document (test/support/validate-answers.ts).
+    { ...common, ...dynamoDb, globalSetup: '<rootDir>/test/support/global-setup-e2e.ts', setupFilesAfterEnv: ['<rootDir>/test/support/validate-answers.ts'], displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
   ],
   testTimeout: 30_000,

@@ -6,7 +6,7 @@
  */
 export const ORGANIZATION_NAME_MAX_LENGTH = 90;
 
-const ORGANIZATION_NAME = new RegExp(`^[A-Za-z0-9][A-Za-z0-9_-]{0,${ORGANIZATION_NAME_MAX_LENGTH - 1}}$`);
+export const ORGANIZATION_NAME = new RegExp(`^[A-Za-z0-9][A-Za-z0-9_-]{0,${ORGANIZATION_NAME_MAX_LENGTH - 1}}$`);
 
 export const isOrganizationName = (name: unknown): name is string => typeof name === 'string' && ORGANIZATION_NAME.test(name);
 

@@ -23,6 +23,8 @@ export interface TableAccess {
 
 export interface Route {
   method: HttpMethod;
+  /** Its name in the OpenAPI document (docs/openapi.json); the comment routes' are HashiCorp's own. */
+  operationId: string;
   /** Under API_BASE_PATH, with API Gateway's `{name}` path parameters. */
   path: string;
   /** The handler file under functions/, without extension; it exports `handler`. */
@@ -70,20 +72,20 @@ const TABLE = {
  * and the load tests drive it. Adding an endpoint is one row here plus its handler file.
  */
 export const routes: readonly Route[] = [
-  { method: 'GET', path: '/ping', function: 'ping', role: null, table: TABLE.none },
+  { method: 'GET', operationId: 'ping', path: '/ping', function: 'ping', role: null, table: TABLE.none },
   // Reserved tag keys. The docs name /reserved-tags/:id, go-tfe and python-tfe call /reserved-tag-keys/:id.
-  { method: 'GET', path: '/organizations/{organization_name}/reserved-tag-keys', function: 'reserved-tag-keys/list', role: 'reader', table: TABLE.listTagKeys },
-  { method: 'POST', path: '/organizations/{organization_name}/reserved-tag-keys', function: 'reserved-tag-keys/create', role: 'owner', table: TABLE.createTagKey },
-  { method: 'PATCH', path: '/reserved-tags/{reserved_tag_key_id}', function: 'reserved-tag-keys/update', role: 'owner', table: TABLE.updateTagKey },
-  { method: 'PATCH', path: '/reserved-tag-keys/{reserved_tag_key_id}', function: 'reserved-tag-keys/update', role: 'owner', table: TABLE.updateTagKey },
-  { method: 'DELETE', path: '/reserved-tags/{reserved_tag_key_id}', function: 'reserved-tag-keys/delete', role: 'owner', table: TABLE.deleteTagKey },
-  { method: 'DELETE', path: '/reserved-tag-keys/{reserved_tag_key_id}', function: 'reserved-tag-keys/delete', role: 'owner', table: TABLE.deleteTagKey },
+  { method: 'GET', operationId: 'listReservedTagKeys', path: '/organizations/{organization_name}/reserved-tag-keys', function: 'reserved-tag-keys/list', role: 'reader', table: TABLE.listTagKeys },
+  { method: 'POST', operationId: 'createReservedTagKey', path: '/organizations/{organization_name}/reserved-tag-keys', function: 'reserved-tag-keys/create', role: 'owner', table: TABLE.createTagKey },
+  { method: 'PATCH', operationId: 'updateReservedTag', path: '/reserved-tags/{reserved_tag_key_id}', function: 'reserved-tag-keys/update', role: 'owner', table: TABLE.updateTagKey },
+  { method: 'PATCH', operationId: 'updateReservedTagKey', path: '/reserved-tag-keys/{reserved_tag_key_id}', function: 'reserved-tag-keys/update', role: 'owner', table: TABLE.updateTagKey },
+  { method: 'DELETE', operationId: 'deleteReservedTag', path: '/reserved-tags/{reserved_tag_key_id}', function: 'reserved-tag-keys/delete', role: 'owner', table: TABLE.deleteTagKey },
+  { method: 'DELETE', operationId: 'deleteReservedTagKey', path: '/reserved-tag-keys/{reserved_tag_key_id}', function: 'reserved-tag-keys/delete', role: 'owner', table: TABLE.deleteTagKey },
   // Comments on runs, authorized through the run's organization.
-  { method: 'GET', path: '/runs/{run_id}/comments', function: 'comments/list', role: 'reader', table: TABLE.listComments },
-  { method: 'POST', path: '/runs/{run_id}/comments', function: 'comments/create', role: 'member', table: TABLE.createComment },
-  { method: 'GET', path: '/comments/{comment_id}', function: 'comments/show', role: 'reader', table: TABLE.showComment },
+  { method: 'GET', operationId: 'listRunComments', path: '/runs/{run_id}/comments', function: 'comments/list', role: 'reader', table: TABLE.listComments },
+  { method: 'POST', operationId: 'createRunComment', path: '/runs/{run_id}/comments', function: 'comments/create', role: 'member', table: TABLE.createComment },
+  { method: 'GET', operationId: 'showComment', path: '/comments/{comment_id}', function: 'comments/show', role: 'reader', table: TABLE.showComment },
   // HCP Terraform's run notifications: authenticated by their signature, not by a token.
-  { method: 'POST', path: '/run-notifications/{organization_name}', function: 'run-notifications/receive', role: null, table: TABLE.receiveRunNotification },
+  { method: 'POST', operationId: 'receiveRunNotification', path: '/run-notifications/{organization_name}', function: 'run-notifications/receive', role: null, table: TABLE.receiveRunNotification },
 ];
 
 /** The REQUEST authorizer guarding every route whose role is not null. */

@@ -1,6 +1,8 @@
 import { createHmac, randomInt } from 'node:crypto';
 import { readFileSync, realpathSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import createClient from 'openapi-fetch';
+import type { components, paths } from '#infra/ops/openapi-types';
 
 /**
  * `npm run smoke -- --target URL --token T --org O [--notification-secret S | --run RUN]`: every
@@ -10,7 +12,9 @@ import { parseArgs } from 'node:util';
  * answer was right, 1 when one was not, 2 for a usage error.
  *
  * It is a client of the published contract, written apart from the service's code: a smoke test
- * that imported the service's own serializers would agree with a bug in them.
+ * that imported the service's own serializers would agree with a bug in them. Its requests go
+ * through openapi-fetch with the types openapi-typescript generates from docs/openapi.json
+ * (`npm run openapi`), as a client author would use the document.
  */
 export const USAGE = `Usage: npm run smoke -- --target URL --token TOKEN --org ORG [--notification-secret SECRET | --run RUN_ID]
   --target URL               the address clients are given (the TfeAddress output, or npm start's http://127.0.0.1:3000);
@@ -68,22 +72,21 @@ export async function smoke(options: SmokeOptions): Promise<{ failed: number; pa
     print(`${verdict.padEnd(4)} ${String(status).padStart(3)} ${time.padStart(7)}  ${method.padEnd(6)} ${path}${note ? `  ${note}` : ''}`);
   };
 
-  async function call(method: string, path: string, init: { token?: string | null; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer | string> {
-    const headers: Record<string, string> = { Accept: JSONAPI, 'User-Agent': 'tfc-tags-comments-smoke', ...init.headers };
-    const token = init.token === undefined ? options.token : init.token;
-    if (token !== null) headers.Authorization = `Bearer ${token}`;
-    let body: string | undefined;
-    if (init.body !== undefined) {
-      body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
-      headers['Content-Type'] ??= JSONAPI;
-    }
+  // The generated client: the API under /api/v2 with the token and without, and the root of the host (service discovery).
+  const headers = { Accept: JSONAPI, 'User-Agent': 'tfc-tags-comments-smoke' };
+  const api = createClient<paths>({ baseUrl: `${origin}/api/v2`, headers: { ...headers, Authorization: `Bearer ${options.token}` } });
+  const anonymous = createClient<paths>({ baseUrl: `${origin}/api/v2`, headers });
+  const host = createClient<paths>({ baseUrl: origin, headers });
+  const jsonApiBody = { 'Content-Type': JSONAPI };
+
+  /** One request through the generated client; its answer, or why there was none. */
+  async function call(send: (signal: AbortSignal) => Promise<{ response: Response; data?: unknown; error?: unknown }>): Promise<Answer | string> {
     const t0 = performance.now();
     try {
-      const response = await fetch(`${origin}${path}`, { method, headers, body, signal: AbortSignal.timeout(timeoutMs) });
-      const text = await response.text();
-      let json: unknown;
-      try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
-      return { status: response.status, headers: response.headers, json, text, ms: performance.now() - t0 };
+      const { response, data, error } = await send(AbortSignal.timeout(timeoutMs));
+      const json = data ?? error;
+      const text = json === undefined ? '' : typeof json === 'string' ? json : JSON.stringify(json);
+      return { status: response.status, headers: response.headers, json: typeof json === 'string' ? undefined : json, text, ms: performance.now() - t0 };
     } catch (error) {
       const cause = (error as { cause?: { code?: string } }).cause?.code;
       return `no answer: ${(error as Error).name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : cause ?? (error as Error).message}`;
@@ -91,8 +94,8 @@ export async function smoke(options: SmokeOptions): Promise<{ failed: number; pa
   }
 
   /** One step: the request, then `check` returns what is wrong with the answer (undefined: right). */
-  async function step<T>(method: string, path: string, note: string, init: Parameters<typeof call>[2], check: (a: Answer) => string | undefined | Promise<string | undefined>, value?: (a: Answer) => T): Promise<T | undefined> {
-    const answer = await call(method, path, init);
+  async function step<T>(method: string, path: string, note: string, send: Parameters<typeof call>[0], check: (a: Answer) => string | undefined | Promise<string | undefined>, value?: (a: Answer) => T): Promise<T | undefined> {
+    const answer = await call(send);
     if (typeof answer === 'string') {
       line('FAIL', '---', undefined, method, path, `${note}: ${answer}`);
       return undefined;
@@ -110,44 +113,50 @@ export async function smoke(options: SmokeOptions): Promise<{ failed: number; pa
   print(`smoke: ${origin} as organization ${options.organization}`);
 
   // go-tfe's NewClient: GET /api/v2/ping, headers only.
-  await step('GET', '/api/v2/ping', 'ping (go-tfe NewClient)', { token: null }, (a) =>
+  await step('GET', '/api/v2/ping', 'ping (go-tfe NewClient)', (signal) => anonymous.GET('/ping', { signal }), (a) =>
     expectStatus(a, 204) ?? (Number(a.headers.get('x-ratelimit-limit')) > 3 ? undefined : `X-RateLimit-Limit ${a.headers.get('x-ratelimit-limit')} (go-tfe needs a number above 3)`)
     ?? (a.headers.get('tfp-api-version') ? undefined : 'no TFP-API-Version header'));
 
   // Terraform's remote service discovery, at the root of the host.
-  await step('GET', '/.well-known/terraform.json', 'service discovery', { token: null, headers: { Accept: 'application/json' } }, (a) =>
+  await step('GET', '/.well-known/terraform.json', 'service discovery', (signal) => host.GET('/.well-known/terraform.json', { headers: { Accept: 'application/json' }, signal }), (a) =>
     (a.status === 200 ? undefined : `expected 200, got ${a.status}`) ?? (a.headers.get('content-type')?.startsWith('application/json') ? undefined : `Content-Type ${a.headers.get('content-type')}, Terraform needs application/json`)
     ?? (a.json?.['tfe.v2'] === '/api/v2/' ? undefined : `tfe.v2 is ${JSON.stringify(a.json?.['tfe.v2'])}, not "/api/v2/"`));
 
   const keysPath = `/api/v2/organizations/${org}/reserved-tag-keys`;
-  await step('GET', keysPath, 'a token not accepted → 401', { token: `smoke-not-a-token-${random(8)}` }, (a) => expectError(a, 401));
+  const inOrganization = { path: { organization_name: options.organization } };
+  const listKeys = (page: { 'page[number]'?: number; 'page[size]': number }) => (signal: AbortSignal) =>
+    api.GET('/organizations/{organization_name}/reserved-tag-keys', { params: { ...inOrganization, query: page }, signal });
+  await step('GET', keysPath, 'a token not accepted → 401', (signal) => api.GET('/organizations/{organization_name}/reserved-tag-keys', {
+    params: inOrganization, headers: { Authorization: `Bearer smoke-not-a-token-${random(8)}` }, signal,
+  }), (a) => expectError(a, 401));
 
   // Reserved tag keys: create, list, update through both PATCH paths, delete through one DELETE path and look for it through the other.
   const key = `smoke-${random(10)}`;
-  const created = await step('POST', keysPath, `create reserved tag key ${key}`, {
-    body: { data: { type: 'reserved-tag-keys', attributes: { key } } },
-  }, (a) => expectStatus(a, 201) ?? expectKey(a, { key, 'disable-overrides': false }), (a) => a.json.data as KeyResource);
+  const created = await step('POST', keysPath, `create reserved tag key ${key}`, (signal) => api.POST('/organizations/{organization_name}/reserved-tag-keys', {
+    params: inOrganization, headers: jsonApiBody, body: { data: { type: 'reserved-tag-keys', attributes: { key } } }, signal,
+  }), (a) => expectStatus(a, 201) ?? expectKey(a, { key, 'disable-overrides': false }), (a) => a.json.data as KeyResource);
   let deleted = false;
   try {
     if (created) {
-      await step('GET', `${keysPath}?page%5Bsize%5D=100`, 'list reserved tag keys: the new key, serialized as created', {}, async (a) => {
+      await step('GET', `${keysPath}?page%5Bsize%5D=100`, 'list reserved tag keys: the new key, serialized as created', listKeys({ 'page[size]': 100 }), async (a) => {
         const problem = expectStatus(a, 200) ?? expectList(a);
         if (problem) return problem;
         const listed = (a.json.data as KeyResource[]).find((k) => k.id === created.id)
-          ?? await findInPages(call, keysPath, created.id, 2, a.json.meta.pagination['total-pages']);
+          ?? await findInPages((page) => call(listKeys({ 'page[number]': page, 'page[size]': 100 })), created.id, 2, a.json.meta.pagination['total-pages']);
         if (typeof listed === 'string') return listed;
         return sameResource(listed, created) ? undefined : `listed as ${JSON.stringify(listed)}, created as ${JSON.stringify(created)}`;
       });
       const viaClients = `/api/v2/reserved-tag-keys/${created.id}`;
       const viaDocs = `/api/v2/reserved-tags/${created.id}`;
-      await step('PATCH', viaClients, 'update (go-tfe, python-tfe path): disable-overrides', {
-        body: { data: { type: 'reserved-tag-keys', attributes: { 'disable-overrides': true } } },
-      }, (a) => expectStatus(a, 200) ?? expectKey(a, { key, 'disable-overrides': true }, created.id));
-      await step('PATCH', viaDocs, 'update (API docs path): rename', {
-        body: { data: { type: 'reserved-tag-keys', id: created.id, attributes: { key: `${key}-renamed` } } },
-      }, (a) => expectStatus(a, 200) ?? expectKey(a, { key: `${key}-renamed`, 'disable-overrides': true }, created.id));
-      deleted = await step('DELETE', viaClients, 'delete (go-tfe, python-tfe path)', {}, (a) => expectStatus(a, 204), () => true) ?? false;
-      if (deleted) await step('DELETE', viaDocs, 'delete again (API docs path) → 404', {}, (a) => expectError(a, 404));
+      const theKey = { path: { reserved_tag_key_id: created.id } };
+      await step('PATCH', viaClients, 'update (go-tfe, python-tfe path): disable-overrides', (signal) => api.PATCH('/reserved-tag-keys/{reserved_tag_key_id}', {
+        params: theKey, headers: jsonApiBody, body: { data: { type: 'reserved-tag-keys', attributes: { 'disable-overrides': true } } }, signal,
+      }), (a) => expectStatus(a, 200) ?? expectKey(a, { key, 'disable-overrides': true }, created.id));
+      await step('PATCH', viaDocs, 'update (API docs path): rename', (signal) => api.PATCH('/reserved-tags/{reserved_tag_key_id}', {
+        params: theKey, headers: jsonApiBody, body: { data: { type: 'reserved-tag-keys', id: created.id, attributes: { key: `${key}-renamed` } } }, signal,
+      }), (a) => expectStatus(a, 200) ?? expectKey(a, { key: `${key}-renamed`, 'disable-overrides': true }, created.id));
+      deleted = await step('DELETE', viaClients, 'delete (go-tfe, python-tfe path)', (signal) => api.DELETE('/reserved-tag-keys/{reserved_tag_key_id}', { params: theKey, signal }), (a) => expectStatus(a, 204), () => true) ?? false;
+      if (deleted) await step('DELETE', viaDocs, 'delete again (API docs path) → 404', (signal) => api.DELETE('/reserved-tags/{reserved_tag_key_id}', { params: theKey, signal }), (a) => expectError(a, 404));
       else skip('DELETE', viaDocs, 'delete again (API docs path)', 'the key was not deleted');
     } else {
       for (const [method, path] of [['GET', keysPath], ['PATCH', '/api/v2/reserved-tag-keys/…'], ['PATCH', '/api/v2/reserved-tags/…'], ['DELETE', '/api/v2/reserved-tag-keys/…']] as const) {
@@ -157,18 +166,21 @@ export async function smoke(options: SmokeOptions): Promise<{ failed: number; pa
 
     // Run notifications: an unsigned one is refused; a signed one registers a run for the comment steps.
     const notificationsPath = `/api/v2/run-notifications/${org}`;
-    await step('POST', notificationsPath, 'run notification without a signature → 401', {
-      token: null, headers: { 'Content-Type': 'application/json', 'User-Agent': 'HashiCorp' }, body: JSON.stringify({ payload_version: 1 }),
-    }, (a) => expectError(a, 401));
+    const asHashiCorp = { 'Content-Type': 'application/json', 'User-Agent': 'HashiCorp' };
+    await step('POST', notificationsPath, 'run notification without a signature → 401', (signal) => anonymous.POST('/run-notifications/{organization_name}', {
+      // The document requires the signature header: leaving it out is this step's point.
+      params: { ...inOrganization, header: {} as { 'X-TFE-Notification-Signature': string } },
+      headers: asHashiCorp, body: runCreated(options.organization, `run-${random(16)}`), signal,
+    }), (a) => expectError(a, 401));
     let run = options.run;
     if (options.notificationSecret) {
       const runId = `run-${random(16)}`;
-      const payload = JSON.stringify(runCreated(options.organization, runId));
-      const registered = await step('POST', notificationsPath, `signed run notification: registers ${runId}`, {
-        token: null,
-        headers: { 'Content-Type': 'application/json', 'User-Agent': 'HashiCorp', 'X-TFE-Notification-Signature': createHmac('sha512', options.notificationSecret).update(payload).digest('hex') },
-        body: payload,
-      }, (a) => expectStatus(a, 204), () => true);
+      const payload = runCreated(options.organization, runId);
+      // openapi-fetch sends JSON.stringify(body): the bytes signed here.
+      const signature = createHmac('sha512', options.notificationSecret).update(JSON.stringify(payload)).digest('hex');
+      const registered = await step('POST', notificationsPath, `signed run notification: registers ${runId}`, (signal) => anonymous.POST('/run-notifications/{organization_name}', {
+        params: { ...inOrganization, header: { 'X-TFE-Notification-Signature': signature } }, headers: asHashiCorp, body: payload, signal,
+      }), (a) => expectStatus(a, 204), () => true);
       if (registered) run = runId;
     } else {
       skip('POST', notificationsPath, 'signed run notification', options.run ? `--run ${options.run} given instead` : 'no --notification-secret');
@@ -178,18 +190,19 @@ export async function smoke(options: SmokeOptions): Promise<{ failed: number; pa
     const commentsPath = `/api/v2/runs/${encodeURIComponent(run ?? 'RUN')}/comments`;
     if (run) {
       const body = `Smoke test ${new Date().toISOString()} (${random(6)})`;
-      const comment = await step('POST', commentsPath, 'create comment', {
-        body: { data: { type: 'comments', attributes: { body } } },
-      }, (a) => expectStatus(a, 201) ?? expectComment(a, body, run), (a) => a.json.data as KeyResource);
+      const theRun = { path: { run_id: run } };
+      const comment = await step('POST', commentsPath, 'create comment', (signal) => api.POST('/runs/{run_id}/comments', {
+        params: theRun, headers: jsonApiBody, body: { data: { type: 'comments', attributes: { body } } }, signal,
+      }), (a) => expectStatus(a, 201) ?? expectComment(a, body, run), (a) => a.json.data as KeyResource);
       if (comment) {
-        await step('GET', commentsPath, 'list comments: the new one, serialized as created', {}, (a) => {
+        await step('GET', commentsPath, 'list comments: the new one, serialized as created', (signal) => api.GET('/runs/{run_id}/comments', { params: theRun, signal }), (a) => {
           const problem = expectStatus(a, 200) ?? expectList(a);
           if (problem) return problem;
           const found = (a.json.data as KeyResource[]).find((c) => c.id === comment.id);
           if (found) return sameResource(found, comment) ? undefined : `listed as ${JSON.stringify(found)}`;
           return a.json.meta.pagination['total-count'] > 100 ? undefined : `${comment.id} is not in the list`;
         });
-        await step('GET', `/api/v2/comments/${comment.id}`, 'show comment', {}, (a) =>
+        await step('GET', `/api/v2/comments/${comment.id}`, 'show comment', (signal) => api.GET('/comments/{comment_id}', { params: { path: { comment_id: comment.id } }, signal }), (a) =>
           expectStatus(a, 200) ?? (sameResource(a.json?.data, comment) ? undefined : `shown as ${JSON.stringify(a.json?.data)}, created as ${JSON.stringify(comment)}`));
       } else {
         skip('GET', commentsPath, 'list comments', 'the create above failed');
@@ -203,7 +216,7 @@ export async function smoke(options: SmokeOptions): Promise<{ failed: number; pa
     }
   } finally {
     if (created && !deleted) {
-      const answer = await call('DELETE', `/api/v2/reserved-tag-keys/${created.id}`);
+      const answer = await call((signal) => api.DELETE('/reserved-tag-keys/{reserved_tag_key_id}', { params: { path: { reserved_tag_key_id: created.id } }, signal }));
       const status = typeof answer === 'string' ? answer : answer.status;
       print(`cleanup: DELETE /api/v2/reserved-tag-keys/${created.id} → ${status}${status === 204 ? '' : ' (delete it by hand)'}`);
     }
@@ -263,9 +276,9 @@ function expectList(a: Answer): string | undefined {
 const sameResource = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** The key on a later page (lists are in creation order, so a new key is on the last). */
-async function findInPages(call: (m: string, p: string) => Promise<Answer | string>, path: string, id: string, from: number, pages: number): Promise<KeyResource | string> {
+async function findInPages(listPage: (page: number) => Promise<Answer | string>, id: string, from: number, pages: number): Promise<KeyResource | string> {
   for (let page = Math.max(from, pages - 1); page <= pages; page++) {
-    const answer = await call('GET', `${path}?page%5Bnumber%5D=${page}&page%5Bsize%5D=100`);
+    const answer = await listPage(page);
     if (typeof answer === 'string') return answer;
     const problem = expectStatus(answer, 200) ?? expectList(answer);
     if (problem) return `page ${page}: ${problem}`;
@@ -276,7 +289,7 @@ async function findInPages(call: (m: string, p: string) => Promise<Answer | stri
 }
 
 /** HCP Terraform's generic webhook payload (version 1) for a run just created. */
-function runCreated(organization: string, runId: string) {
+function runCreated(organization: string, runId: string): components['schemas']['RunNotification'] {
   const at = new Date().toISOString();
   return {
     payload_version: 1,

@@ -7,14 +7,14 @@ import { randomAlphanumeric } from '../ids';
  * The prefix makes a leaked token recognizable to secret scanners; carrying the id lets the
  * authorizer find the record with one GetItem, then compare hashes in constant time.
  */
-const PREFIX = `${APP_NAME.split('-')[0]}api_`;
+export const TOKEN_PREFIX = `${APP_NAME.split('-')[0]}api_`;
 const ID_LENGTH = 16;
 const SECRET_LENGTH = 40;
-const TOKEN_PATTERN = new RegExp(`^${PREFIX}([A-Za-z0-9]{${ID_LENGTH}})[A-Za-z0-9]{${SECRET_LENGTH}}$`);
+const TOKEN_PATTERN = new RegExp(`^${TOKEN_PREFIX}([A-Za-z0-9]{${ID_LENGTH}})[A-Za-z0-9]{${SECRET_LENGTH}}$`);
 
 export function newTokenSecret(): { tokenId: string; token: string } {
   const idPart = randomAlphanumeric(ID_LENGTH);
-  return { tokenId: `at-${idPart}`, token: `${PREFIX}${idPart}${randomAlphanumeric(SECRET_LENGTH)}` };
+  return { tokenId: `at-${idPart}`, token: `${TOKEN_PREFIX}${idPart}${randomAlphanumeric(SECRET_LENGTH)}` };
 }
 
 /** The token id a well-formed token names, or undefined for anything else. */

@@ -1,5 +1,6 @@
 import { InvalidAttribute } from '../jsonapi/errors';
-import { relationship, selfLink, type Resource } from '../jsonapi/document';
+import { relationship, selfLink } from '../jsonapi/document';
+import type { CommentResource } from '../openapi/schemas';
 
 export const COMMENT_TYPE = 'comments';
 /** Keeps a full list page (100 comments) far under Lambda's 6 MB response limit. */
@@ -21,7 +22,7 @@ export interface Comment {
 
 const BODY_POINTER = '/data/attributes/body';
 /** Control characters (C0, DEL, C1) other than tab, LF and CR, or a lone surrogate (not storable as UTF-8). */
-const INVALID_CHARACTER = /(?![\t\n\r])\p{Cc}|\p{Cs}/u;
+export const INVALID_CHARACTER = /(?![\t\n\r])\p{Cc}|\p{Cs}/u;
 
 /** The body as sent (never trimmed or normalized: it comes back byte for byte), or a 422. */
 export function validateCommentBody(value: unknown): string {
@@ -36,8 +37,8 @@ export function validateCommentBody(value: unknown): string {
   return value;
 }
 
-/** The one serialization of a comment, used by list, show and create alike. */
-export function serializeComment(comment: Comment): Resource {
+/** The one serialization of a comment, used by list, show and create alike; its type is the OpenAPI document's schema. */
+export function serializeComment(comment: Comment): CommentResource {
   return {
     id: comment.id,
     type: COMMENT_TYPE,

@@ -34,7 +34,7 @@ export const REPLAY_WINDOW_SECONDS = 600;
  * header value anywhere. Spaces around a header value are not part of it (RFC 9110 §5.5: the
  * server's HTTP parser strips them), so ` k ` is the key `k`, and a key of spaces alone is empty.
  */
-const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+export const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 
 /** JSON with object members in a fixed order, so the same request always hashes the same. */
 function canonical(value: unknown): string {

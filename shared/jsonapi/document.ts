@@ -13,7 +13,7 @@ export interface Resource<Attributes = Record<string, unknown>> extends Resource
 }
 
 /** A to-one relationship as the contract spells it. */
-export const relationship = (type: string, id: string) => ({ data: { id, type } });
+export const relationship = <Type extends string>(type: Type, id: string) => ({ data: { id, type } });
 
 /** `links.self` of a resource: relative to the host, as HCP Terraform writes it. */
 export const selfLink = (path: string) => `${API_BASE_PATH}${path}`;

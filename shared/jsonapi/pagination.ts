@@ -1,5 +1,6 @@
 import { InvalidAttribute } from './errors';
 import type { Range } from '../store/collection';
+import type { PaginationLinksValues, PaginationMetaValues } from '../openapi/schemas';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -40,14 +41,8 @@ export function parsePage(query: Query, defaultSize = DEFAULT_PAGE_SIZE): PageRe
 /** The store's neutral input: which members of a collection this page is (exact: at most 2^31 × 100). */
 export const pageRange = (page: PageRequest): Range => ({ offset: (page.number - 1) * page.size, limit: page.size });
 
-export interface PaginationMeta {
-  'current-page': number;
-  'page-size': number;
-  'prev-page': number | null;
-  'next-page': number | null;
-  'total-pages': number;
-  'total-count': number;
-}
+/** meta.pagination, as the OpenAPI document's Pagination schema says. */
+export type PaginationMeta = PaginationMetaValues;
 
 export function paginationMeta(page: PageRequest, totalCount: number): PaginationMeta {
   const totalPages = Math.max(1, Math.ceil(totalCount / page.size));
@@ -61,13 +56,8 @@ export function paginationMeta(page: PageRequest, totalCount: number): Paginatio
   };
 }
 
-export interface PaginationLinks {
-  self: string;
-  first: string;
-  prev: string | null;
-  next: string | null;
-  last: string;
-}
+/** links of a list, as the OpenAPI document's PaginationLinks schema says. */
+export type PaginationLinks = PaginationLinksValues;
 
 /** Absolute links to the same collection URL, brackets percent-encoded as HCP Terraform sends them. */
 export function paginationLinks(collectionUrl: string, meta: PaginationMeta): PaginationLinks {

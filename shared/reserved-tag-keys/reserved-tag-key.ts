@@ -1,5 +1,6 @@
 import { InvalidAttribute } from '../jsonapi/errors';
-import { relationship, selfLink, type Resource } from '../jsonapi/document';
+import { relationship, selfLink } from '../jsonapi/document';
+import type { ReservedTagKeyResource } from '../openapi/schemas';
 
 export const RESERVED_TAG_KEY_TYPE = 'reserved-tag-keys';
 
@@ -19,8 +20,9 @@ export interface ReservedTagKeyChanges {
 
 const KEY_POINTER = '/data/attributes/key';
 const DISABLE_OVERRIDES_POINTER = '/data/attributes/disable-overrides';
-/** 1-128 of ASCII letters, digits, space and . = + - @ : _ — with no space at either end. */
-const KEY_PATTERN = /^(?! )[A-Za-z0-9 .=+\-@:_]{1,128}(?<! )$/;
+export const KEY_MAX_LENGTH = 128;
+/** 1-128 of ASCII letters, digits, space and . = + - @ : _ — with no space at either end (the OpenAPI document's too). */
+export const KEY_PATTERN = new RegExp(`^(?! )[A-Za-z0-9 .=+\\-@:_]{1,${KEY_MAX_LENGTH}}(?<! )$`);
 
 function validateKey(value: unknown): string {
   if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) {
@@ -51,8 +53,8 @@ export function parseUpdateAttributes(attributes: Record<string, unknown>): Rese
   return changes;
 }
 
-/** The one serialization of a key, used by create, update and list alike. */
-export function serializeReservedTagKey(record: ReservedTagKey): Resource {
+/** The one serialization of a key, used by create, update and list alike; its type is the OpenAPI document's schema. */
+export function serializeReservedTagKey(record: ReservedTagKey): ReservedTagKeyResource {
   return {
     id: record.id,
     type: RESERVED_TAG_KEY_TYPE,
