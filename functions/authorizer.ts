@@ -13,6 +13,8 @@ import { IssuerUnavailable } from '#shared/workload-identity/issuer-keys';
 
 /** Where a Deny's reason (for logs) travels: API Gateway exposes it as `$context.authorizer.reason`. */
 export const REJECTION_CONTEXT_KEY = 'reason';
+/** X-Ray keeps annotation values up to 1,000 characters; a `sub` is cut well before. */
+const MAX_ANNOTATION_LENGTH = 256;
 
 /**
  * REQUEST authorizer: `Authorization: Bearer <token>` → principal; the token is an operator token
@@ -32,6 +34,7 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent, context?:
   logger.appendKeys({ request_id: event.requestContext?.requestId }); // API Gateway's: the response's X-Request-Id
   const trace = openInvocationTrace(AUTHORIZER_FUNCTION, 'authorizer');
   let outcome = 'failed';
+  let who: { trust: string; workload: string } | undefined;
   try {
     const check = await checkToken(headerValue(event.headers, 'authorization'));
     if ('rejected' in check) {
@@ -43,6 +46,8 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent, context?:
     const { principal } = check;
     outcome = 'allowed';
     logger.info('token accepted', { tokenId: principal.tokenId, subject: principal.subject });
+    // A workload identity's trust and sub are named in the trace too (an operator token's subject, a person, is not).
+    if (check.trustIds) who = { trust: check.trustIds.join(','), workload: principal.subject.slice(0, MAX_ANNOTATION_LENGTH) };
     countAuthorization('allowed');
     return policy(principal.subject, 'Allow', event.methodArn, encodePrincipal(principal));
   } catch (error) {
@@ -59,7 +64,7 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent, context?:
     }
     throw error;
   } finally {
-    closeInvocationTrace(trace, outcome, outcome === 'failed' || outcome.endsWith('-unavailable') ? 500 : undefined);
+    closeInvocationTrace(trace, outcome, outcome === 'failed' || outcome.endsWith('-unavailable') ? 500 : undefined, who);
     flushMetrics(AUTHORIZER_FUNCTION);
   }
 }

@@ -6,7 +6,9 @@ import { UNAUTHORIZED_DETAIL } from './unauthorized';
 import { checkWorkloadIdentity, looksLikeJwt, type JwtRefusal } from '../workload-identity/verify';
 
 /** `why` says more than the metric's reason, for the log line: which check refused a JWT. */
-export type TokenCheck = { principal: Principal } | { rejected: TokenRejection; detail: string; why?: JwtRefusal };
+export type TokenCheck =
+  | { principal: Principal; /** The trusts that accepted a workload identity token. */ trustIds?: string[] }
+  | { rejected: TokenRejection; detail: string; why?: JwtRefusal };
 
 /** A refused JWT counts under the reason an operator token would: shape, unknown, or expired. */
 const JWT_REJECTION: Record<JwtRefusal, TokenRejection> = {
@@ -33,7 +35,7 @@ export async function checkToken(authorization: string | undefined, at = new Dat
   if (!token) return { rejected: 'malformed', detail: UNAUTHORIZED_DETAIL.notBearer };
   if (looksLikeJwt(token)) {
     const check = await checkWorkloadIdentity(token, at);
-    return 'principal' in check ? { principal: check.principal } : { rejected: JWT_REJECTION[check.refused], detail: UNAUTHORIZED_DETAIL.notAccepted, why: check.refused };
+    return 'principal' in check ? check : { rejected: JWT_REJECTION[check.refused], detail: UNAUTHORIZED_DETAIL.notAccepted, why: check.refused };
   }
   const tokenId = tokenIdOf(token);
   // A Bearer token of the wrong shape is a token this service does not accept, like an unknown one.

@@ -31,7 +31,8 @@ export interface InvocationSpan {
   name: string;
   start: number;
   end: number;
-  annotations: { route: string; outcome?: string };
+  /** `trust` and `workload`: the trust ids and `sub` of an accepted workload identity token (authorizer only). */
+  annotations: { route: string; outcome?: string; trust?: string; workload?: string };
   /** The status answered (5xx a fault, 4xx an error), when there is one. */
   status: number | undefined;
   calls: DynamoDbSpan[];

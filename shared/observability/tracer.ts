@@ -83,11 +83,14 @@ export function openInvocationTrace(functionName: string, route: string): Invoca
  * Closes it with the outcome: the HTTP status as answered (or the authorizer's decision); 5xx
  * marks a fault, 4xx an error, as X-Ray's console reads them; then hands it to the exporter.
  */
-export function closeInvocationTrace(trace: InvocationTrace | undefined, outcome: string, status?: number): void {
+export function closeInvocationTrace(
+  trace: InvocationTrace | undefined, outcome: string, status?: number, who?: Pick<InvocationSpan['annotations'], 'trust' | 'workload'>,
+): void {
   if (!trace) return;
   if (current === trace) current = undefined;
   trace.span.end = seconds(trace.clock);
   trace.span.annotations.outcome = outcome;
+  if (who) Object.assign(trace.span.annotations, who);
   trace.span.status = status;
   exportInvocation(trace.span);
 }

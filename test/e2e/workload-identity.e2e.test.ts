@@ -5,6 +5,7 @@ import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/config';
 import { CLOCK_LEEWAY_SECONDS } from '#shared/workload-identity/trust';
 import { errorBody, tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
+import { eventually } from '../support/processes';
 import { claims, newIssuerKey, signRaw, startTestIssuer, unsignedToken, type TestIssuer } from '../support/oidc';
 
 /**
@@ -13,7 +14,7 @@ import { claims, newIssuerKey, signRaw, startTestIssuer, unsignedToken, type Tes
  * and its tokens sent as `Authorization: Bearer` through the local stack (WAF, API Gateway and its
  * authorizer cache, the functions' Lambda processes, IAM).
  */
-const { api, logs } = useLocalStack();
+const { api, logs, stack } = useLocalStack();
 const ORG = 'wi-acme';
 const AUDIENCE = 'tfc-tags-comments';
 const WORKSPACE = { terraform_organization_id: 'org-WIACME', terraform_workspace_id: 'ws-networking' };
@@ -148,6 +149,18 @@ describe('keys and trusts over time', () => {
     await new Promise((resolve) => setTimeout(resolve, firstAllowed + AUTHORIZER_CACHE_TTL_SECONDS * 1000 + 500 - Date.now()));
     expect((await api.get(`/runs/${run}/comments`, { token: cached })).status).toBe(401);
   }, (AUTHORIZER_CACHE_TTL_SECONDS + 20) * 1000);
+
+  it('the authorizer\'s trace names the trust and the sub, never the token', async () => {
+    const subject = 'organization:wi-acme:workspace:networking:run_phase:traced';
+    const token = await hcpToken({}, subject);
+    const from = stack().traces.length;
+    expect((await api.get(`/runs/${run}/comments`, { token })).status).toBe(200);
+    let span: Record<string, any> | undefined;
+    await eventually(() => (span = stack().traces.slice(from).find((s) => s.name === '## authorizer' && s.annotations?.workload === subject)) !== undefined, 5_000);
+    expect(span!.annotations).toEqual({ route: 'authorizer', outcome: 'allowed', trust: expect.stringMatching(/^trust-[A-Za-z0-9]{16}$/), workload: subject });
+    const text = JSON.stringify(stack().xray.trace(span!.trace_id));
+    for (const part of token.split('.')) expect(text).not.toContain(part);
+  });
 
   it('logs name the trust and the sub, never the token', async () => {
     const token = await hcpToken({}, 'organization:wi-acme:workspace:networking:run_phase:logged');
