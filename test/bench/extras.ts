@@ -1,13 +1,14 @@
 import type { coldStartCost } from './bundles';
 import type { ColdStartFloor } from './cold-start';
 import type { ExtraFigure } from './goals';
+import { workloadIdentityMeasurement } from './workload-identity';
 
 /**
  * Measurements one function adds to the bench beside those every function gets (warm latency,
  * bundle, import and first invocation): the authorizer's JWT verification per authorizer-cache
  * miss and what a JWKS fetch adds to its cold start, once it verifies JWTs. Each runs while
  * DynamoDB Local is up, after the cold starts; its figures are printed in one table, written to the
- * report, and those with a goal are judged by `--check`. None yet.
+ * report, and those with a goal are judged by `--check`.
  */
 export interface ExtraMeasurement {
   function: string;
@@ -27,4 +28,4 @@ export interface ExtraContext {
   coldStart: typeof coldStartCost;
 }
 
-export const EXTRA_MEASUREMENTS: ExtraMeasurement[] = [];
+export const EXTRA_MEASUREMENTS: ExtraMeasurement[] = [workloadIdentityMeasurement];
