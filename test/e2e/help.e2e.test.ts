@@ -10,6 +10,7 @@ describe('--help', () => {
     [['run', 'admin', '--', 'token', 'create', '--help'], 'Usage: npm run admin -- token create --org ORG'],
     [['run', 'load', '--', '--help'], 'Usage: npm run load'],
     [['run', 'bench', '--', '--help'], 'Usage: npm run bench'],
+    [['run', 'openapi', '--', '--help'], 'Usage: npm run openapi'],
   ])('npm %j exits 0 with its usage', async (args, usage) => {
     const { code, output } = await runToEnd(['npm', ...args], { TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined });
     expectWith(code, output).toBe(0);
