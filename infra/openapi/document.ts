@@ -249,7 +249,6 @@ export function openApiDocument(routes: readonly Route[] = routeTable): Json {
       version: API_VERSION,
       summary: "HCP Terraform's Reserved Tag Keys and Comments APIs, as go-tfe and python-tfe call them, plus run notifications",
       description: "JSON:API (application/vnd.api+json). The comment operations have HashiCorp's operation ids and shapes (go-tfe v2's OpenAPI document); reserved tag keys, Idempotency-Key, Idempotent-Replayed, run notifications and workload identity credentials go beyond it. Every answer carries X-Request-Id.",
-      license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
     },
     servers: [{ url: API_BASE_PATH, description: 'The API, at the root of a host: give clients the host only' }],
     security: [{ bearer: [] }],

@@ -23,7 +23,16 @@ export async function generatedFiles(): Promise<Record<string, string>> {
   return { [DOCUMENT_FILE]: text, [TYPES_FILE]: TYPES_HEADER + types };
 }
 
+export const USAGE = `Usage: npm run openapi
+  Writes ${DOCUMENT_FILE} (OpenAPI 3.1, from shared/routes.ts and shared/openapi/schemas.ts) and
+  ${TYPES_FILE} (openapi-typescript's types of it, which npm run smoke's client uses).
+  Commit both: test/unit/openapi.test.ts fails when either differs from what this writes.`;
+
 if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === import.meta.filename) {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    console.log(USAGE);
+    process.exit(0);
+  }
   for (const [file, text] of Object.entries(await generatedFiles())) {
     const path = join(PROJECT_ROOT, file);
     let before: string | undefined;

@@ -26,7 +26,8 @@ describe('docs/openapi.json', () => {
   });
 
   it("passes Redocly's recommended-strict lint (OpenAPI 3.1 structure, resolvable refs, operation ids, responses)", async () => {
-    const config = await createConfig({ extends: ['recommended-strict'] });
+    // The package is private and grants no license, so the document names none.
+    const config = await createConfig({ extends: ['recommended-strict'], rules: { 'info-license': 'off' } });
     const problems = await lintFromString({ source: readFileSync(join(PROJECT_ROOT, DOCUMENT_FILE), 'utf8'), absoluteRef: DOCUMENT_FILE, config });
     expect(problems.map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`)).toEqual([]);
     expect(document.openapi).toMatch(/^3\.1\./);
