@@ -1,10 +1,10 @@
 import { InvalidAttribute } from '../jsonapi/errors';
 import { relationship, selfLink } from '../jsonapi/document';
 import type { CommentResource } from '../openapi/schemas';
+import { COMMENT_TYPE, INVALID_CHARACTER, MAX_COMMENT_BODY_BYTES } from './body-rule';
 
-export const COMMENT_TYPE = 'comments';
-/** Keeps a full list page (100 comments) far under Lambda's 6 MB response limit. */
-export const MAX_COMMENT_BODY_BYTES = 16_384;
+export { COMMENT_TYPE, INVALID_CHARACTER, MAX_COMMENT_BODY_BYTES };
+
 /** go-tfe's Comments.List sends no page parameters and never asks for page 2. */
 export const COMMENTS_DEFAULT_PAGE_SIZE = 100;
 
@@ -21,8 +21,6 @@ export interface Comment {
 }
 
 const BODY_POINTER = '/data/attributes/body';
-/** Control characters (C0, DEL, C1) other than tab, LF and CR, or a lone surrogate (not storable as UTF-8). */
-export const INVALID_CHARACTER = /(?![\t\n\r])\p{Cc}|\p{Cs}/u;
 
 /** The body as sent (never trimmed or normalized: it comes back byte for byte), or a 422. */
 export function validateCommentBody(value: unknown): string {

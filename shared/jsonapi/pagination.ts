@@ -1,14 +1,11 @@
 import { InvalidAttribute } from './errors';
+import { MAX_PAGE_NUMBER, MAX_PAGE_SIZE } from './page-bounds';
+
+export { MAX_PAGE_NUMBER, MAX_PAGE_SIZE };
 import type { Range } from '../store/collection';
 import type { PaginationLinksValues, PaginationMetaValues } from '../openapi/schemas';
 
 export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
-/**
- * The largest `page[number]` answered (2^31 − 1, the largest page number a 32-bit client can
- * send); any page up to it is a page, empty past the end, whatever the size.
- */
-export const MAX_PAGE_NUMBER = 2_147_483_647;
 
 export interface PageRequest {
   number: number;

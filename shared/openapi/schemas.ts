@@ -2,9 +2,10 @@ import * as z from 'zod';
 import { API_BASE_PATH } from '../config';
 import { idPattern, TIMESTAMP_PATTERN, type IdPrefix } from '../ids';
 import { ORGANIZATION_NAME, ORGANIZATION_NAME_RULE } from '../organizations';
-import { MAX_PAGE_NUMBER, MAX_PAGE_SIZE } from '../jsonapi/pagination';
-import { KEY_MAX_LENGTH, KEY_PATTERN, RESERVED_TAG_KEY_TYPE } from '../reserved-tag-keys/reserved-tag-key';
-import { COMMENT_TYPE, INVALID_CHARACTER, MAX_COMMENT_BODY_BYTES } from '../comments/comment';
+// The rules' own modules, not the validators that import these schemas' types back.
+import { MAX_PAGE_NUMBER, MAX_PAGE_SIZE } from '../jsonapi/page-bounds';
+import { KEY_MAX_LENGTH, KEY_PATTERN, RESERVED_TAG_KEY_TYPE } from '../reserved-tag-keys/key-rule';
+import { COMMENT_TYPE, INVALID_CHARACTER, MAX_COMMENT_BODY_BYTES } from '../comments/body-rule';
 import { SERVICE_DISCOVERY_DOCUMENT } from '../http/service-discovery';
 
 /**

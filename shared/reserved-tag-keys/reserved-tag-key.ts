@@ -1,8 +1,10 @@
 import { InvalidAttribute } from '../jsonapi/errors';
 import { relationship, selfLink } from '../jsonapi/document';
 import type { ReservedTagKeyResource } from '../openapi/schemas';
+import { KEY_MAX_LENGTH, KEY_PATTERN, RESERVED_TAG_KEY_TYPE } from './key-rule';
 
-export const RESERVED_TAG_KEY_TYPE = 'reserved-tag-keys';
+export { KEY_MAX_LENGTH, KEY_PATTERN, RESERVED_TAG_KEY_TYPE };
+
 
 export interface ReservedTagKey {
   id: string;
@@ -20,9 +22,6 @@ export interface ReservedTagKeyChanges {
 
 const KEY_POINTER = '/data/attributes/key';
 const DISABLE_OVERRIDES_POINTER = '/data/attributes/disable-overrides';
-export const KEY_MAX_LENGTH = 128;
-/** 1-128 of ASCII letters, digits, space and . = + - @ : _ — with no space at either end (the OpenAPI document's too). */
-export const KEY_PATTERN = new RegExp(`^(?! )[A-Za-z0-9 .=+\\-@:_]{1,${KEY_MAX_LENGTH}}(?<! )$`);
 
 function validateKey(value: unknown): string {
   if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) {

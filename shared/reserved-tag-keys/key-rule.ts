@@ -1,0 +1,5 @@
+/** A reserved tag key's type and rule: what reserved-tag-key.ts validates and the OpenAPI document states. */
+export const RESERVED_TAG_KEY_TYPE = 'reserved-tag-keys';
+export const KEY_MAX_LENGTH = 128;
+/** 1-128 of ASCII letters, digits, space and . = + - @ : _ — with no space at either end (the OpenAPI document's too). */
+export const KEY_PATTERN = new RegExp(`^(?! )[A-Za-z0-9 .=+\\-@:_]{1,${KEY_MAX_LENGTH}}(?<! )$`);
