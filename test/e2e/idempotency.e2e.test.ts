@@ -1,10 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { errorBody, expectContractHeaders, tokenFor, type ApiResponse } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 import { registerNewRun } from '#shared/store/runs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '#shared/store/client';
-import { PYTHON_TFE_LONGEST_RETRY_SECONDS } from '#shared/http/safe-retries';
+import { PYTHON_TFE_LONGEST_RETRY_SECONDS, REPLAYED_HEADER } from '#shared/http/safe-retries';
 
 /**
  * Safe retries of creates, over HTTP through the synthesized stack: `Idempotency-Key` (24 h) and,
@@ -46,6 +47,8 @@ describe('Idempotency-Key on a comment create', () => {
     expect([retry.status, replayedHeader(retry)]).toEqual([201, 'true']);
     const { actual, expected } = expectContractHeaders(retry);
     expect(actual).toEqual(expected);
+    // As docs/api.md's Safe retries says it.
+    expect(readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8')).toContain(`\`${REPLAYED_HEADER}: true\``);
   });
 
   it('judges a create with its own new key by that key alone: the same text twice on purpose makes two comments', async () => {
