@@ -46,8 +46,8 @@ const TABLE = {
   /** Page 1: one Query of the organization's collection; a later page: GetItem of its counter, then a Query of a range. */
   listTagKeys: { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: [any(PARTITION.organization)] },
   /**
-   * One transaction: Puts of both copies, the name guard and an Idempotency-Key's receipt, Update of
-   * the counter; a replay within the short window reads the key it made by id (GetItem).
+   * One transaction: Puts of both copies, the name guard and the create's receipt, Update of the
+   * counter; a replay within the short window reads the key it made by id (GetItem).
    */
   createTagKey: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: [...TAG_KEY_PARTITIONS, any(PARTITION.receipt)] },
   /** GetItem by id, then one transaction: Updates of both copies; on a rename, Put and Delete of the name guard. */

@@ -73,8 +73,8 @@ export const REQUEST_TYPES = [
   { name: 'Read', what: 'a list page of 20: one strongly consistent Query of about 9 KB, 3 read units', readUnits: 3, writeUnits: 0 },
   {
     name: 'Create',
-    what: 'a comment or a reserved tag key: one transaction of 4 items of up to 1 KB (the two copies, the counter, '
-      + 'the receipt or the name guard that carries it), 8 write units; a key with an Idempotency-Key writes 5 (10 units)',
+    what: 'a comment: one transaction of 4 items of up to 1 KB (its two copies, the run\'s count, the receipt), '
+      + '8 write units; a reserved tag key writes 5 (10 units: its name guard too)',
     readUnits: 0,
     writeUnits: 8,
   },

@@ -3,14 +3,14 @@ import { BadRequest } from './errors';
 type Query = Record<string, string | undefined> | null | undefined;
 type MultiQuery = Record<string, string[] | undefined> | null | undefined;
 
+/** HCP Terraform's words: go-tfe turns a 400 whose text contains "include parameter" into ErrInvalidIncludeValue. */
+const INVALID_INCLUDE = 'Invalid include parameter';
+
 /**
  * No endpoint includes related resources, so any `include` is refused: "If a server is unable to
  * identify a relationship path or does not support inclusion of resources from a path, it MUST
  * respond with 400 Bad Request" (JSON:API 1.1, Inclusion of Related Resources).
  */
-/** HCP Terraform's words: go-tfe turns a 400 whose text contains "include parameter" into ErrInvalidIncludeValue. */
-const INVALID_INCLUDE = 'Invalid include parameter';
-
 export function assertNoInclusion(query: Query, multiQuery: MultiQuery): void {
   const values = (multiQuery && Object.hasOwn(multiQuery, 'include') ? multiQuery.include : undefined)
     ?? (query && Object.hasOwn(query, 'include') && query.include !== undefined ? [query.include] : undefined);

@@ -40,7 +40,8 @@ beforeAll(async () => {
   ]);
 });
 
-describe("go-tfe's requests", () => {
+/** The requests of go-tfe v1.110.0 (and python-tfe 1.5.0), the versions docs/api.md's client compatibility names. */
+describe("go-tfe v1.110.0's requests", () => {
   it('Comments.Create, Comments.Read and Comments.List round-trip one comment identically', async () => {
     const runId = await newRun();
     // go-tfe's exact POST: JSON:API media type, only `body` in the attributes.

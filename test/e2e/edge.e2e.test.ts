@@ -7,7 +7,8 @@ import { tokenFor } from '../support/api';
 /**
  * The edge over HTTP, through the local stack serving the synthesized template (WAF, the
  * CloudFront front, API Gateway's mocks and gateway responses, the functions): what go-tfe,
- * python-tfe, Terraform and curl see at the root of the host.
+ * python-tfe, Terraform and curl see at the root of the host. The client requests replayed are
+ * those of go-tfe v1.110.0 and python-tfe 1.5.0 (docs/api.md's client compatibility).
  */
 let local: LocalStack | undefined;
 const stack = () => local!;

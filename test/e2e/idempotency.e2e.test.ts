@@ -1,14 +1,17 @@
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { errorBody, expectContractHeaders, tokenFor, type ApiResponse } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 import { registerNewRun } from '#shared/store/runs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '#shared/store/client';
-import { PYTHON_TFE_LONGEST_RETRY_SECONDS } from '#shared/http/safe-retries';
+import { PYTHON_TFE_LONGEST_RETRY_SECONDS, REPLAYED_HEADER } from '#shared/http/safe-retries';
 
 /**
  * Safe retries of creates, over HTTP through the synthesized stack: `Idempotency-Key` (24 h) and,
- * for clients that send none, an identical create by the same token within 10 minutes.
+ * for clients that send none, an identical create by the same token within 10 minutes. The
+ * keyless replays are python-tfe 1.5.0's; go-tfe v1.110.0 replays a POST the same way on a 429
+ * (and on a 5xx or a lost connection with RetryServerErrors on).
  */
 const { api, roundTrips } = useLocalStack();
 const comment = (body: string) => ({ data: { type: 'comments', attributes: { body } } });
@@ -46,6 +49,8 @@ describe('Idempotency-Key on a comment create', () => {
     expect([retry.status, replayedHeader(retry)]).toEqual([201, 'true']);
     const { actual, expected } = expectContractHeaders(retry);
     expect(actual).toEqual(expected);
+    // As docs/api.md's Safe retries says it.
+    expect(readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8')).toContain(`\`${REPLAYED_HEADER}: true\``);
   });
 
   it('judges a create with its own new key by that key alone: the same text twice on purpose makes two comments', async () => {
@@ -156,7 +161,7 @@ describe('Idempotency-Key on a reserved tag key create', () => {
   });
 });
 
-describe('a client that sends no key (python-tfe replays POSTs on 502, 503, 504)', () => {
+describe('a client that sends no key (python-tfe 1.5.0 replays POSTs on 429, 502, 503, 504 and lost connections)', () => {
   it('gets the first comment back for an identical create by the same token on the same run', async () => {
     const runId = await newRun();
     const first = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('replayed') });

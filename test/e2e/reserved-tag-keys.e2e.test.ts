@@ -2,7 +2,14 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { errorBody, tokenFor, type ApiResponse } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 import { expectWith } from '../support/expect-with';
+import { registerNewRun } from '#shared/store/runs';
 
+/**
+ * Reserved tag keys over HTTP through the synthesized stack. The client requests replayed here
+ * (go-tfe's create without disable-overrides, its PATCH without data.id, its DELETE with a
+ * Content-Type; python-tfe's GET with a Content-Type and page[size]=100) are those of go-tfe
+ * v1.110.0 and python-tfe 1.5.0, the versions docs/api.md's client compatibility names.
+ */
 const { api, roundTrips } = useLocalStack();
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -385,5 +392,26 @@ describe('DynamoDB round trips per request (warm, after the authorizer)', () => 
     expect(unchanged.commands).toEqual(['GetItemCommand']);
     const deleted = await roundTrips(() => api.delete(`/reserved-tag-keys/${id}`, { token: owner }));
     expect(deleted.commands).toEqual(['GetItemCommand', 'TransactWriteItemsCommand']);
+  });
+});
+
+describe('timestamps, as HCP Terraform sends them', () => {
+  /** Every member name in a JSON document, at any depth. */
+  const memberNames = (value: unknown): string[] => Array.isArray(value)
+    ? value.flatMap(memberNames)
+    : typeof value === 'object' && value !== null ? Object.entries(value).flatMap(([name, v]) => [name, ...memberNames(v)]) : [];
+
+  it('are only created-at and updated-at: no answer ever has an attribute or member named with an underscore (created_at)', async () => {
+    const { owner, org, create, list } = await organization();
+    const key = created(await create('timestamps'));
+    const updated = await api.patch(`/reserved-tag-keys/${key.id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'timestamps-2' } } } });
+    const { runId } = await registerNewRun(org);
+    const comment = await api.post(`/runs/${runId}/comments`, { token: owner, body: { data: { type: 'comments', attributes: { body: 'when?' } } } });
+    const answers = [await create('timestamps-3'), updated, await list(), comment, await api.get(`/comments/${comment.json.data.id}`, { token: owner }), await api.get(`/runs/${runId}/comments`, { token: owner })];
+    expect(answers.map((a) => a.status)).toEqual([201, 200, 200, 201, 200, 200]);
+    const names = new Set(answers.flatMap((a) => memberNames(a.json)));
+    expect([...names].filter((name) => name.includes('_'))).toEqual([]);
+    expect([...names]).toEqual(expect.arrayContaining(['created-at', 'updated-at']));
+    expect(updated.json.data.attributes['updated-at']).toMatch(ISO_MS);
   });
 });

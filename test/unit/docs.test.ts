@@ -118,3 +118,23 @@ describe('the README\'s deploy block', () => {
     expect(admin).toContain("usage: 'notifications create --org ORG [--url ADDRESS]'");
   });
 });
+
+describe('the client versions the documentation names', () => {
+  const versionsIn = (content: string) => ({
+    goTfe: [...new Set([...content.matchAll(/go-tfe (v\d+\.\d+\.\d+)/g)].map((m) => m[1]))],
+    pythonTfe: [...new Set([...content.matchAll(/python-tfe (\d+\.\d+\.\d+)/g)].map((m) => m[1]))],
+  });
+
+  it('are one go-tfe and one python-tfe version, the same in the README, docs/api.md and the tests that replay their requests', () => {
+    const readme = versionsIn(text('README.md').replace(/\s*\n\s*/g, ' '));
+    expect(readme.goTfe).toHaveLength(1);
+    expect(readme.pythonTfe).toHaveLength(1);
+    const api = text('docs/api.md');
+    expect(api).toMatch(new RegExp(`\\| go-tfe \\| ${readme.goTfe[0]!.replaceAll('.', '\\.')} `));
+    expect(api).toMatch(new RegExp(`\\| python-tfe \\| ${readme.pythonTfe[0]!.replaceAll('.', '\\.')} `));
+    const bullet = /- \*\*The tests replay those versions' exact requests\*\*[^\n]*(?:\n {2}[^\n]*)*/.exec(text('README.md'))![0];
+    const replaying = [...bullet.matchAll(/`(test\/e2e\/[\w.-]+\.e2e\.test\.ts)`/g)].map((m) => m[1]!);
+    expect(replaying).toHaveLength(4);
+    for (const file of replaying) expect([file, versionsIn(text(file).replace(/\s*\n\s*\*?\s*/g, ' '))]).toEqual([file, readme]);
+  });
+});
