@@ -57,7 +57,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const assembly = options.assembly ?? await ensureAssembly();
   const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 });
   server.keepAliveTimeout = 65_000;
-  answerParserRefusals(server);
+  // Known once the template is read: the front, whose request id the parser's refusals carry too.
+  const edge: { front?: LocalFront } = {};
+  answerParserRefusals(server, (): Record<string, string> => (edge.front ? { [CLOUDFRONT_ID_HEADER]: edge.front.requestId() } : {}));
   await new Promise<void>((resolve, reject) => {
     const refused = (error: Error) => reject(new Error(`could not serve on 127.0.0.1:${options.port ?? 0}: ${error.message}`));
     server.once('error', refused);
@@ -65,14 +67,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   });
 
   try {
-    return await serveAssembly(server, assembly, options);
+    return await serveAssembly(server, assembly, options, edge);
   } catch (error) {
     server.close();
     throw error;
   }
 }
 
-async function serveAssembly(server: Server, assembly: Assembly, options: LocalStackOptions): Promise<LocalStack> {
+async function serveAssembly(server: Server, assembly: Assembly, options: LocalStackOptions, edge: { front?: LocalFront }): Promise<LocalStack> {
   const { port } = server.address() as { port: number };
   const host = `127.0.0.1:${port}`;
   const physical = { ref: {} as Record<string, string>, attributes: {} as Record<string, string> };
@@ -122,6 +124,7 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
     labels = routeLabels(gateway.functionRoutes());
     waf = webAclOf(stack);
     front = LocalFront.of(stack);
+    edge.front = front;
   } catch (error) {
     await Promise.all([proxy.close(), xray.close()]);
     throw error;
