@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { runInNewContext } from 'node:vm';
 import type { HttpRequest } from './apigateway';
 import { LOCAL_REGION, type Stack } from './cloudformation';
@@ -9,8 +10,12 @@ import { LOCAL_REGION, type Stack } from './cloudformation';
  * Function runs on the request (cloudfront-js-2.0, here in a VM context), then the origin's
  * custom headers are set, replacing any the client sent (CloudFront "Adding custom headers to
  * origin requests"). Values resolve like every other template value, so a header and the WAF rule
- * that checks it resolve to the same string.
+ * that checks it resolve to the same string. Like CloudFront, it gives each request an id,
+ * `X-Amz-Cf-Id`, sent to the origin and on the answer, whoever answered (WAF's static answers too).
  */
+/** The request id CloudFront puts on every answer it serves and on every request it sends to the origin. */
+export const CLOUDFRONT_ID_HEADER = 'X-Amz-Cf-Id';
+
 export class LocalFront {
   private readonly viewerRequest: string | undefined;
   private readonly originHeaders: Array<[string, string]>;
@@ -44,8 +49,13 @@ export class LocalFront {
     return new LocalFront(viewerRequest, originHeaders);
   }
 
-  /** The request as it reaches the origin (the stage). */
-  forward(request: HttpRequest): HttpRequest {
+  /** CloudFront's id of one request (X-Amz-Cf-Id): opaque URL-safe base64, as CloudFront's look. */
+  requestId(): string {
+    return randomBytes(40).toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
+  }
+
+  /** The request as it reaches the origin (the stage), with its `requestId()`. */
+  forward(request: HttpRequest, requestId: string): HttpRequest {
     let rawHeaders = request.rawHeaders;
     if (this.viewerRequest) {
       const before = headerObject(rawHeaders);
@@ -56,6 +66,8 @@ export class LocalFront {
       }
     }
     for (const [name, value] of this.originHeaders) rawHeaders = withHeader(rawHeaders, name, value);
+    // "The headers that CloudFront automatically includes in every origin request, including Host, User-Agent, and X-Amz-Cf-Id."
+    rawHeaders = withHeader(rawHeaders, CLOUDFRONT_ID_HEADER, requestId);
     return { ...request, rawHeaders };
   }
 }

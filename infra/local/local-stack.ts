@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { ApiGateway, MAX_PAYLOAD_BYTES, type HttpRequest, type HttpResponse } from './apigateway';
 import { ensureAssembly, type Assembly } from './assembly';
 import { assertEmulated, localTableArn, Stack } from './cloudformation';
-import { LocalFront } from './front';
+import { randomUUID } from 'node:crypto';
+import { CLOUDFRONT_ID_HEADER, LocalFront } from './front';
 import { IamPolicies, startDynamoDbProxy, type DynamoDbCall } from './iam';
 import { LambdaService } from './lambda';
 import { answerParserRefusals } from './parser-refusals';
@@ -56,7 +57,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const assembly = options.assembly ?? await ensureAssembly();
   const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 });
   server.keepAliveTimeout = 65_000;
-  answerParserRefusals(server);
+  // Known once the template is read: the front, whose request id the parser's refusals carry too.
+  const edge: { front?: LocalFront } = {};
+  answerParserRefusals(server, (): Record<string, string> => (edge.front ? { [CLOUDFRONT_ID_HEADER]: edge.front.requestId() } : {}));
   await new Promise<void>((resolve, reject) => {
     const refused = (error: Error) => reject(new Error(`could not serve on 127.0.0.1:${options.port ?? 0}: ${error.message}`));
     server.once('error', refused);
@@ -64,14 +67,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   });
 
   try {
-    return await serveAssembly(server, assembly, options);
+    return await serveAssembly(server, assembly, options, edge);
   } catch (error) {
     server.close();
     throw error;
   }
 }
 
-async function serveAssembly(server: Server, assembly: Assembly, options: LocalStackOptions): Promise<LocalStack> {
+async function serveAssembly(server: Server, assembly: Assembly, options: LocalStackOptions, edge: { front?: LocalFront }): Promise<LocalStack> {
   const { port } = server.address() as { port: number };
   const host = `127.0.0.1:${port}`;
   const physical = { ref: {} as Record<string, string>, attributes: {} as Record<string, string> };
@@ -121,6 +124,7 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
     labels = routeLabels(gateway.functionRoutes());
     waf = webAclOf(stack);
     front = LocalFront.of(stack);
+    edge.front = front;
   } catch (error) {
     await Promise.all([proxy.close(), xray.close()]);
     throw error;
@@ -128,12 +132,15 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now();
-    serve(req, gateway, waf, front)
+    // The front's id of this request: on the request to the stage, and on the answer whoever gave it.
+    const viewerRequestId = front?.requestId();
+    serve(req, gateway, waf, front, viewerRequestId)
       .catch((error: unknown) => {
         console.error('local stack failure', error);
         return gateway.refuse('API_CONFIGURATION_ERROR', requestOf(req, Buffer.alloc(0)));
       })
       .then((response) => {
+        if (viewerRequestId) response.headers[CLOUDFRONT_ID_HEADER] = viewerRequestId;
         send(res, response);
         options.onRequest?.({ method: req.method ?? '', path: (req.url ?? '').split('?')[0]!, status: response.status, ms: performance.now() - started, ...(response.errorType ? { errorType: response.errorType } : {}) });
       });
@@ -157,11 +164,11 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
   };
 }
 
-async function serve(req: IncomingMessage, gateway: ApiGateway, waf: ReturnType<typeof webAclOf>, front: LocalFront | undefined): Promise<HttpResponse> {
+async function serve(req: IncomingMessage, gateway: ApiGateway, waf: ReturnType<typeof webAclOf>, front: LocalFront | undefined, viewerRequestId?: string): Promise<HttpResponse> {
   const body = await readBody(req);
   const received = requestOf(req, body ?? Buffer.alloc(0));
   // With a CloudFront front in the template, this server is it: the stage sees what CloudFront forwards.
-  const request = front ? front.forward(received) : received;
+  const request = front ? front.forward(received, viewerRequestId!) : received;
   if (body === undefined) return gateway.refuse('REQUEST_TOO_LARGE', request);
   if (waf) {
     const url = request.url;
@@ -172,7 +179,11 @@ async function serve(req: IncomingMessage, gateway: ApiGateway, waf: ReturnType<
     const verdict = waf.evaluate(wafRequest);
     if (verdict.action === 'block') {
       // API Gateway: "AWS WAF custom responses take precedence over custom gateway responses".
-      if (verdict.response) return { status: verdict.response.status, headers: verdict.response.headers, body: Buffer.from(verdict.response.body), errorType: 'WAF_FILTERED' };
+      // The custom response's headers are static (no X-Request-Id); API Gateway still adds its own request id.
+      if (verdict.response) {
+        const headers = { ...verdict.response.headers, 'x-amzn-RequestId': randomUUID() };
+        return { status: verdict.response.status, headers, body: Buffer.from(verdict.response.body), errorType: 'WAF_FILTERED' };
+      }
       return gateway.refuse('WAF_FILTERED', request);
     }
   }

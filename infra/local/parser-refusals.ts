@@ -8,10 +8,11 @@ import { ApiError, BadRequest } from '#shared/jsonapi/errors';
  * Requests Node's HTTP parser refuses before any handler sees them (oversized headers, a malformed
  * request line, a request too slow to arrive) answered like every other answer of the local edge:
  * a JSON:API error with the contract's headers, not Node's bare status line. Deployed, CloudFront
- * or API Gateway refuse such requests with their own answers before anything of ours runs.
+ * or API Gateway refuse such requests with their own answers before anything of ours runs
+ * (CloudFront's with its X-Amz-Cf-Id: `moreHeaders` gives the local front's).
  * https://nodejs.org/api/http.html#event-clienterror
  */
-export function answerParserRefusals(server: Server): void {
+export function answerParserRefusals(server: Server, moreHeaders: () => Record<string, string> = () => ({})): void {
   server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {
     // The client is gone, or an answer already started on this connection: nothing can be said.
     const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
@@ -20,7 +21,7 @@ export function answerParserRefusals(server: Server): void {
       return;
     }
     const { statusCode, headers, body } = errorResponse(refusalOf(error.code));
-    const head = { ...headers, [REQUEST_ID_HEADER]: randomUUID(), 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' };
+    const head = { ...headers, [REQUEST_ID_HEADER]: randomUUID(), ...moreHeaders(), 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' };
     const lines = [`HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}`, ...Object.entries(head).map(([name, value]) => `${name}: ${value}`)];
     socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
   });

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { COMMANDS, preflight, usage, whatItDoes, type Command } from '#infra/ops/preflight';
+import { stripVTControlCharacters } from 'node:util';
+import { COMMANDS, confirmationProblem, failureHint, preflight, usage, whatItDoes, type Command } from '#infra/ops/preflight';
 
 /**
  * `npm run deploy|diff|destroy -- [-c stage=NAME] [-c key=value …] [CDK CLI options]`: the CDK CLI's
@@ -27,21 +28,26 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'destroy' && !check.stageNamed) {
     check.problems.unshift({ what: 'no stage named', fix: 'npm run destroy -- -c stage=<stage> (destroy deletes that stage\'s stack; there is no default)' });
   }
+  const confirmation = confirmationProblem(command, args, Boolean(process.stdout.isTTY));
+  if (confirmation) check.problems.push(confirmation);
   if (check.problems.length > 0) {
     for (const { what, fix } of check.problems) console.error(`${command}: ${what}: ${fix}.`);
     return 1;
   }
   for (const line of whatItDoes(command, check)) console.log(line);
 
-  // The CLI on the terminal as it is (deploy and destroy ask before changes they judge risky).
+  // The CLI on the terminal as it is (deploy and destroy ask before changes they judge risky); its
+  // stderr passes through and is kept, so a failure's hint names the cause the CLI printed.
   const cli = join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk');
-  const child = spawn(cli, [command, ...args], { cwd: PROJECT_ROOT, stdio: 'inherit', env: process.env });
-  const code = await new Promise<number>((done) => child.once('exit', (exit, signal) => done(exit ?? (signal ? 1 : 0))));
-  if (code !== 0 && command === 'deploy') {
-    console.error(`deploy: cdk deploy failed (exit ${code}). Not bootstrapped? npx cdk bootstrap aws://<account>/${check.region}, once. A failed update is rolled back by CloudFormation: aws cloudformation describe-stack-events --stack-name ${check.stackName} says why.`);
-  } else if (code !== 0 && command === 'destroy') {
-    console.error(`destroy: cdk destroy failed (exit ${code}): aws cloudformation describe-stack-events --stack-name ${check.stackName} says why.`);
-  }
+  const colour = process.stderr.isTTY && !process.env.NO_COLOR ? { FORCE_COLOR: '1' } : {};
+  const child = spawn(cli, [command, ...args], { cwd: PROJECT_ROOT, stdio: ['inherit', 'inherit', 'pipe'], env: { ...process.env, ...colour } });
+  let output = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    process.stderr.write(chunk);
+    output = (output + chunk.toString()).slice(-100_000);
+  });
+  const code = await new Promise<number>((done) => child.once('close', (exit, signal) => done(exit ?? (signal ? 1 : 0))));
+  if (code !== 0) console.error(failureHint(command, stripVTControlCharacters(output), check));
   return code;
 }
 

@@ -241,6 +241,41 @@ function readIni(path: string): Record<string, Record<string, string>> {
   return sections;
 }
 
+/**
+ * `cdk destroy` asks before it deletes, and the CDK CLI refuses to ask without a terminal on its
+ * stdout (as in CI): that is known now, before a synthesis, and `--force` is the answer.
+ */
+export function confirmationProblem(command: Command, args: string[], terminal: boolean): Problem | undefined {
+  if (command !== 'destroy' || terminal || args.includes('--force') || args.includes('-f')) return undefined;
+  const { context } = contextArgs(args);
+  return {
+    what: 'no terminal to confirm the deletion on (stdout is not a TTY, as in CI)',
+    fix: `npm run destroy -- -c stage=${context.stage ?? '<stage>'} --force, once you mean it`,
+  };
+}
+
+/**
+ * What to do after the CDK CLI failed, from the cause it printed (its output, colours removed):
+ * a confirmation it could not ask for, credentials it could not use, a missing bootstrap, else
+ * CloudFormation's own account of the failure.
+ */
+export function failureHint(command: Command, output: string, check: Preflight): string {
+  const failed = `${command}: cdk ${command} failed`;
+  if (/terminal \(TTY\) is not attached/.test(output)) {
+    return command === 'destroy'
+      ? `${failed}: it asks before deleting and there is no terminal to ask on: npm run destroy -- -c stage=${check.stage} --force, once you mean it.`
+      : `${failed}: it asks to approve security-related changes and there is no terminal to ask on: review them (npm run diff -- -c stage=${check.stage}), then npm run ${command} -- -c stage=${check.stage} --require-approval never.`;
+  }
+  if (/no credentials have been configured|Could not load credentials|Unable to resolve AWS account|ExpiredToken|InvalidClientTokenId|security token included in the request is (invalid|expired)|SSO session .*(expired|invalid)/i.test(output)) {
+    return `${failed}: CDK could not use the credentials from ${check.credentials?.source ?? 'the environment'}: aws sts get-caller-identity should answer with them (aws sso login, or fresh keys), then run it again.`;
+  }
+  if (/bootstrap/i.test(output)) {
+    return `${failed}: the account and region are not bootstrapped for CDK: npx cdk bootstrap aws://<account>/${check.region}, once.`;
+  }
+  const events = `aws cloudformation describe-stack-events --stack-name ${check.stackName} says why`;
+  return command === 'deploy' ? `${failed}. A failed update is rolled back by CloudFormation: ${events}.` : `${failed}: ${events}.`;
+}
+
 /** `npm run deploy -- --help`. */
 export const usage = (command: string) => `Usage: npm run ${command} -- [-c stage=NAME] [-c key=value ...] [cdk ${command} options]
 Checks first, without synthesizing or calling AWS: AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID, the default

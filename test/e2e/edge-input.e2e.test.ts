@@ -128,11 +128,16 @@ function expectContractRefusal(answer: Awaited<ReturnType<typeof raw>>, status: 
 
 describe('requests the HTTP parser refuses', () => {
   it('answers oversized headers 431 with a JSON:API body and the contract headers', async () => {
-    expectContractRefusal(await raw(stack().port, `GET /api/v2/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`), 431);
+    const answer = await raw(stack().port, `GET /api/v2/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expectContractRefusal(answer, 431);
+    // Deployed, CloudFront refuses it, with its request id: so does the local front.
+    expect(answer.headers['x-amz-cf-id']).toMatch(/^[A-Za-z0-9_-]{54}==$/);
   });
 
   it('answers a malformed request line 400 with a JSON:API body and the contract headers', async () => {
-    expectContractRefusal(await raw(stack().port, 'NOT HTTP AT ALL\r\n\r\n'), 400);
+    const answer = await raw(stack().port, 'NOT HTTP AT ALL\r\n\r\n');
+    expectContractRefusal(answer, 400);
+    expect(answer.headers['x-amz-cf-id']).toMatch(/^[A-Za-z0-9_-]{54}==$/);
   });
 
   it('answers a request too slow to arrive 408 with a JSON:API body and the contract headers', async () => {

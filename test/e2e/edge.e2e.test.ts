@@ -30,6 +30,8 @@ afterAll(async () => {
 
 const url = (path: string) => `${stack().url}${path}`;
 const requestId = (response: Response) => response.headers.get('x-request-id');
+/** CloudFront's id of a request, as its answers carry it: opaque URL-safe base64. */
+const CLOUDFRONT_ID = /^[A-Za-z0-9_-]{54}==$/;
 
 describe('the host root', () => {
   it('answers Terraform service discovery without a token, as HCP Terraform does for the tfe services', async () => {
@@ -109,6 +111,22 @@ describe('gateway responses over HTTP', () => {
     expect(response.status).toBe(413);
     expect(response.headers.get('x-ratelimit-limit')).toBe('30');
     expect(await errorOf(response)).toMatchObject({ status: '413', title: 'payload too large' });
+    // WAF's answer is static (no X-Request-Id): the ids a user can quote are the front's and API Gateway's.
+    expect(requestId(response)).toBeNull();
+    expect(response.headers.get('x-amz-cf-id')).toMatch(CLOUDFRONT_ID);
+    expect(response.headers.get('x-amzn-requestid')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers every request through the front with an id of its own, X-Amz-Cf-Id, as CloudFront does', async () => {
+    const answers = await Promise.all([
+      fetch(url('/api/v2/ping')), fetch(url('/api/v2/no-such-thing')), fetch(url('/.well-known/terraform.json')),
+      fetch(url(`/api/v2/organizations/${organization}/reserved-tag-keys`), { headers: { Authorization: `Bearer ${token}` } }),
+    ]);
+    const ids = answers.map((response) => response.headers.get('x-amz-cf-id'));
+    for (const id of ids) expect(id).toMatch(CLOUDFRONT_ID);
+    expect(new Set(ids).size).toBe(ids.length);
+    // The contract's own id is there too, wherever API Gateway or a function answered.
+    for (const response of answers) expect(requestId(response)).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('gives a response the request id its log lines carry', async () => {
@@ -169,7 +187,12 @@ describe('rate limits', () => {
       expect(limited.headers.get('retry-after')).toBe('60');
       expect(limited.headers.get('x-ratelimit-reset')).toBe('60.000');
       expect(Number(limited.headers.get('x-ratelimit-reset'))).toBeGreaterThan(0);
-      expect(await limited.json()).toEqual({ errors: [{ status: '429', title: 'too many requests' }] });
+      // Which limit, and what to do: the rule's own body in the template.
+      expect(await limited.json()).toEqual({ errors: [{
+        status: '429', title: 'too many requests',
+        detail: 'over this token\'s limit of 1,800 requests per 60 s (30 req/s; refused requests count too): wait Retry-After (60 s) before the next request',
+      }] });
+      expect(limited.headers.get('x-amz-cf-id')).toMatch(CLOUDFRONT_ID);
     }
     // Another token is its own bucket.
     expect((await send(`Bearer ${await tokenFor({ [organization]: 'reader' })}`)).status).toBe(404);
@@ -192,6 +215,8 @@ describe('rate limits per client address', () => {
     expect(limited?.status).toBe(429);
     expect(limited!.headers.get('retry-after')).toBe('60');
     expect(limited!.headers.get('x-ratelimit-reset')).toBe('60.000');
+    expect(((await limited!.json()) as { errors: Array<{ detail: string }> }).errors[0]!.detail)
+      .toBe('over this client address\'s limit of 6,000 requests per 60 s (100 req/s; refused requests count too): wait Retry-After (60 s) before the next request');
     // A token does not get past it either.
     expect((await fetch(url('/api/v2/ping'), { headers: { Authorization: `Bearer ${token}`, ...spoofed(1) } })).status).toBe(429);
   }, 120_000);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { runToEnd } from '../support/processes';
 import { synthesize } from './synth';
-import { preflight, RETAINED_ON_DESTROY, whatItDoes } from '#infra/ops/preflight';
+import { failureHint, preflight, RETAINED_ON_DESTROY, whatItDoes } from '#infra/ops/preflight';
 import cdkJson from '../../cdk.json' with { type: 'json' };
 
 /**
@@ -52,6 +52,8 @@ describe('npm run deploy / diff / destroy without AWS credentials', () => {
       'destroy: no stage named: npm run destroy -- -c stage=<stage> (destroy deletes that stage\'s stack; there is no default).',
       expect.stringMatching(/^destroy: no AWS credentials /),
       expect.stringMatching(/^destroy: no AWS region /),
+      // No terminal here either (as in CI): destroy would have nobody to ask.
+      'destroy: no terminal to confirm the deletion on (stdout is not a TTY, as in CI): npm run destroy -- -c stage=<stage> --force, once you mean it.',
     ]);
     expect(seconds).toBeLessThan(3);
   });
@@ -180,5 +182,45 @@ describe('the CDK CLI\'s telemetry', () => {
     const { code, output } = await runToEnd(['node_modules/.bin/cdk', 'cli-telemetry', '--status'], { ...noAws(emptyHome()), TELEMETRY_ENDPOINT: 'http://127.0.0.1:9/metrics' });
     expect(code).toBe(0);
     expect(output).toContain('CLI Telemetry is disabled');
+  });
+});
+
+describe('hints that match the cause', () => {
+  /** Credentials that look usable offline, and every AWS call sent to a closed local port: nothing here reaches AWS. */
+  const unreachableAws = (home: string) => ({
+    ...noAws(home), AWS_EC2_METADATA_DISABLED: 'true', AWS_ENDPOINT_URL: 'http://127.0.0.1:9', HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9',
+  });
+
+  it('npm run destroy without a terminal (CI) asks for --force before any synthesis, not CloudFormation', async () => {
+    const { code, lines, seconds } = await timed(['npm', 'run', '--silent', 'destroy', '--', '-c', 'stage=dev'],
+      { ...unreachableAws(emptyHome()), AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE', AWS_SECRET_ACCESS_KEY: 'x', AWS_REGION: 'eu-west-1' });
+    expect(code).toBe(1);
+    expect(lines).toEqual(['destroy: no terminal to confirm the deletion on (stdout is not a TTY, as in CI): npm run destroy -- -c stage=dev --force, once you mean it.']);
+    expect(seconds).toBeLessThan(3);
+  });
+
+  it('credentials CDK cannot resolve are named as such, not as a missing bootstrap', async () => {
+    const home = emptyHome();
+    mkdirSync(join(home, '.aws'));
+    // Found offline (a credential_process), refused when CDK runs it.
+    writeFileSync(join(home, '.aws', 'config'), '[profile broken]\nregion = eu-west-1\ncredential_process = /bin/false\n');
+    const { code, lines } = await timed(['npm', 'run', '--silent', 'deploy', '--', '-c', 'stage=dev'], { ...unreachableAws(home), AWS_PROFILE: 'broken' });
+    expect(code).toBe(1);
+    expect(lines.at(-1)).toBe('deploy: cdk deploy failed: CDK could not use the credentials from profile broken (credential_process): aws sts get-caller-identity should answer with them (aws sso login, or fresh keys), then run it again.');
+    // One hint after the failure, the credentials' (it was "Not bootstrapped? npx cdk bootstrap …" whatever the cause).
+    expect(lines.filter((line) => line.startsWith('deploy: cdk deploy failed'))).toHaveLength(1);
+  }, 180_000);
+
+  it('each cause the CDK CLI prints gets its own hint', () => {
+    const check = preflight({ args: ['-c', 'stage=dev'], env: { AWS_ACCESS_KEY_ID: 'A', AWS_SECRET_ACCESS_KEY: 'B', AWS_REGION: 'eu-west-1' }, home: emptyHome(), cdkContext: cdkJson.context });
+    const tty = 'Destroying stacks is an irreversible action, but terminal (TTY) is not attached so we are unable to get a confirmation from the user';
+    expect(failureHint('destroy', tty, check)).toBe('destroy: cdk destroy failed: it asks before deleting and there is no terminal to ask on: npm run destroy -- -c stage=dev --force, once you mean it.');
+    expect(failureHint('deploy', '"--require-approval" is enabled and stack includes security-sensitive updates, but terminal (TTY) is not attached so we are unable to get a confirmation from the user', check))
+      .toMatch(/no terminal to ask on: review them \(npm run diff -- -c stage=dev\), then npm run deploy -- -c stage=dev --require-approval never\.$/);
+    expect(failureHint('deploy', 'Need to perform AWS calls for account 123456789012, but no credentials have been configured', check)).toMatch(/CDK could not use the credentials from environment/);
+    expect(failureHint('deploy', "SSM parameter /cdk-bootstrap/hnb659fds/version not found in aws://123456789012/eu-west-1. Has the environment been bootstrapped? Please run 'cdk bootstrap'", check))
+      .toBe('deploy: cdk deploy failed: the account and region are not bootstrapped for CDK: npx cdk bootstrap aws://<account>/eu-west-1, once.');
+    expect(failureHint('destroy', 'tfc-tags-comments-dev: destroy failed Error: The stack named tfc-tags-comments-dev is in a failed state', check))
+      .toBe('destroy: cdk destroy failed: aws cloudformation describe-stack-events --stack-name tfc-tags-comments-dev says why.');
   });
 });

@@ -167,6 +167,14 @@ describe("the API reference's limits are the template's", () => {
     expect([...rules.keys()].filter((name) => !named.has(name))).toEqual([]);
   });
 
+  it('quotes a rate rule\'s 429 detail as the template words it', () => {
+    const text = section('docs/api.md', 'Limits').replace(/\s*\n\s*/g, ' ');
+    const quoted = /its `detail` says which limit was passed and what to do, e\.g\. for a token: `([^`]+)`/.exec(text)![1]!;
+    const [acl] = Object.values(resourcesOf(synth.template, 'AWS::WAFv2::WebACL'));
+    const key = wafRules().get('PerTokenRateLimit')!.rule.Action.Block.CustomResponse.CustomResponseBodyKey;
+    expect(quoted).toBe(JSON.parse(acl!.Properties.CustomResponseBodies[key].Content).errors[0].detail);
+  });
+
   it('states the run-notifications limit as the template sets it', () => {
     const block = blocks(section('docs/api.md', 'Run notifications')).find((b) => b.includes('WAF limits this path'))!;
     const text = block.slice(block.indexOf('WAF limits this path'));

@@ -241,23 +241,37 @@ describe('with a domain: an API Gateway custom domain mapped at its root', () =>
 });
 
 describe('the web ACL', () => {
-  const tooMany = {
+  const tooMany = (bodyKey: string) => ({
     ResponseCode: 429,
-    CustomResponseBodyKey: 'TooManyRequests',
+    CustomResponseBodyKey: bodyKey,
     ResponseHeaders: [
       { Name: 'TFP-API-Version', Value: '2.6' }, { Name: 'TFP-AppName', Value: 'tfc-tags-comments' }, { Name: 'X-RateLimit-Limit', Value: '30' },
       { Name: 'Cache-Control', Value: 'no-store' }, { Name: 'Retry-After', Value: '60' }, { Name: 'X-RateLimit-Reset', Value: '60.000' },
     ],
-  };
+  });
+  const RATE_RULES = { PerClientIpRateLimit: 'TooManyRequestsPerAddress', PerTokenRateLimit: 'TooManyRequestsPerToken', RunNotificationsPerOrganization: 'TooManyRunNotifications' };
 
   it('evaluates the front check, body size, per address, per token, then AWS’s managed groups', () => {
     expect(webAcl(front).Rules.map((r: any) => [r.Priority, r.Name])).toEqual([
       [0, 'OnlyThroughFront'], [1, 'BodyOver64KiB'], [2, 'PerClientIpRateLimit'], [3, 'PerTokenRateLimit'],
       [4, 'RunNotificationsPerOrganization'], [5, 'AWSManagedRulesCommonRuleSet'], [6, 'AWSManagedRulesKnownBadInputsRuleSet'],
     ]);
-    expect(webAcl(front).CustomResponseBodies.TooManyRequests).toEqual({
-      ContentType: 'APPLICATION_JSON', Content: JSON.stringify({ errors: [{ status: '429', title: 'too many requests' }] }),
-    });
+  });
+
+  it('says in each rate rule’s 429 which limit was passed, as the rule counts it, and to wait Retry-After', () => {
+    const whose = { PerClientIpRateLimit: 'this client address', PerTokenRateLimit: 'this token', RunNotificationsPerOrganization: 'this organization' };
+    for (const [name, bodyKey] of Object.entries(RATE_RULES)) {
+      const r = rule(front, name);
+      const { Limit, EvaluationWindowSec } = r.Statement.RateBasedStatement;
+      const retryAfter = r.Action.Block.CustomResponse.ResponseHeaders.find((h: { Name: string }) => h.Name === 'Retry-After').Value;
+      const body = webAcl(front).CustomResponseBodies[bodyKey];
+      expect(body.ContentType).toBe('APPLICATION_JSON');
+      const [error] = JSON.parse(body.Content).errors;
+      expect(error).toMatchObject({ status: '429', title: 'too many requests' });
+      expect(error.detail).toContain(`over ${whose[name as keyof typeof whose]}`);
+      expect(error.detail).toContain(`limit of ${Limit.toLocaleString('en')} requests per ${EvaluationWindowSec} s (${Limit / EvaluationWindowSec} req/s`);
+      expect(error.detail).toContain(`wait Retry-After (${retryAfter} s)`);
+    }
   });
 
   it('counts one bucket per token: Authorization lower-cased, then every run of white space made one space', () => {
@@ -281,7 +295,7 @@ describe('the web ACL', () => {
   });
 
   it('answers every rate limit 429 with numeric X-RateLimit-Reset and Retry-After', () => {
-    for (const name of ['PerTokenRateLimit', 'PerClientIpRateLimit', 'RunNotificationsPerOrganization']) expect(rule(front, name).Action).toEqual({ Block: { CustomResponse: tooMany } });
+    for (const [name, bodyKey] of Object.entries(RATE_RULES)) expect(rule(front, name).Action).toEqual({ Block: { CustomResponse: tooMany(bodyKey) } });
   });
 
   it('blocks bodies over 64 KiB with a 413, inspecting 64 KiB', () => {

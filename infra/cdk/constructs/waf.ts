@@ -3,7 +3,8 @@ import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import { API_BASE_PATH, MAX_BODY_BYTES, RATE_LIMIT_PER_SECOND } from '#shared/config';
-import { COMMON_HEADERS } from '#shared/http/responses';
+import { COMMON_HEADERS, errorResponse } from '#shared/http/responses';
+import { ApiError } from '#shared/jsonapi/errors';
 import { gatewayError } from './contract-responses';
 
 /** WAF counts requests over a trailing window; 60 s is its shortest. */
@@ -32,7 +33,25 @@ export const RUN_NOTIFICATIONS_LIMIT_PER_SECOND = 10;
 /** What every run-notification URL contains (the stage name precedes it on the execute-api endpoint). */
 export const RUN_NOTIFICATIONS_PATH = `${API_BASE_PATH}/run-notifications/`;
 
-export const WAF_BODY_KEYS = { tooManyRequests: 'TooManyRequests', payloadTooLarge: 'PayloadTooLarge' } as const;
+export const WAF_BODY_KEYS = {
+  perClientIp: 'TooManyRequestsPerAddress', perToken: 'TooManyRequestsPerToken', runNotifications: 'TooManyRunNotifications', payloadTooLarge: 'PayloadTooLarge',
+} as const;
+
+/**
+ * A rate rule's 429 body: which limit, as WAF counts it (requests over the window, refused ones
+ * included) and per second, and what to do. WAF's custom responses are static, so one body per rule.
+ */
+export function rateLimitBody(whose: string, perSecond: number): string {
+  const perWindow = (perSecond * RATE_WINDOW_SECONDS).toLocaleString('en');
+  const detail = `over ${whose} limit of ${perWindow} requests per ${RATE_WINDOW_SECONDS} s (${perSecond} req/s; refused requests count too): ` +
+    `wait Retry-After (${RATE_RETRY_AFTER_SECONDS} s) before the next request`;
+  return errorResponse(new ApiError(429, 'too many requests', detail)).body;
+}
+const RATE_LIMIT_BODIES = {
+  [WAF_BODY_KEYS.perClientIp]: rateLimitBody('this client address\'s', CLIENT_IP_LIMIT_PER_SECOND),
+  [WAF_BODY_KEYS.perToken]: rateLimitBody('this token\'s', RATE_LIMIT_PER_SECOND),
+  [WAF_BODY_KEYS.runNotifications]: rateLimitBody('this organization\'s run-notification', RUN_NOTIFICATIONS_LIMIT_PER_SECOND),
+};
 
 /**
  * Managed rules that would block valid requests of this API, counted instead of blocking. Each
@@ -101,11 +120,11 @@ export class Waf extends Construct {
 
     const tooMany = gatewayError('THROTTLED');
     const tooLarge = gatewayError('REQUEST_TOO_LARGE');
-    const rateLimited: CfnWebACL.RuleActionProperty = {
+    const rateLimited = (bodyKey: keyof typeof RATE_LIMIT_BODIES): CfnWebACL.RuleActionProperty => ({
       block: {
         customResponse: {
           responseCode: tooMany.statusCode!,
-          customResponseBodyKey: WAF_BODY_KEYS.tooManyRequests,
+          customResponseBodyKey: bodyKey,
           responseHeaders: wafHeaders({
             ...COMMON_HEADERS,
             'Retry-After': String(RATE_RETRY_AFTER_SECONDS),
@@ -113,7 +132,7 @@ export class Waf extends Construct {
           }),
         },
       },
-    };
+    });
 
     /** The rules in evaluation order; priorities are their positions. */
     const rules: Array<Omit<CfnWebACL.RuleProperty, 'priority'>> = [];
@@ -162,7 +181,7 @@ export class Waf extends Construct {
       },
       {
         name: 'PerClientIpRateLimit',
-        action: rateLimited,
+        action: rateLimited(WAF_BODY_KEYS.perClientIp),
         statement: {
           rateBasedStatement: {
             limit: CLIENT_IP_LIMIT_PER_SECOND * RATE_WINDOW_SECONDS,
@@ -182,7 +201,7 @@ export class Waf extends Construct {
       },
       {
         name: 'PerTokenRateLimit',
-        action: rateLimited,
+        action: rateLimited(WAF_BODY_KEYS.perToken),
         statement: {
           rateBasedStatement: {
             limit: RATE_LIMIT_PER_WINDOW,
@@ -205,7 +224,7 @@ export class Waf extends Construct {
       {
         // Notifications carry no token (their signature is checked by the function): one bucket per URL, i.e. per organization.
         name: 'RunNotificationsPerOrganization',
-        action: rateLimited,
+        action: rateLimited(WAF_BODY_KEYS.runNotifications),
         statement: {
           rateBasedStatement: {
             limit: RUN_NOTIFICATIONS_LIMIT_PER_SECOND * RATE_WINDOW_SECONDS,
@@ -246,7 +265,7 @@ export class Waf extends Construct {
       // Inspect up to 64 KiB of body (the default is 16 KiB) so the size rule can see the limit.
       associationConfig: { requestBody: { API_GATEWAY: { defaultSizeInspectionLimit: 'KB_64' } } },
       customResponseBodies: {
-        [WAF_BODY_KEYS.tooManyRequests]: { contentType: 'APPLICATION_JSON', content: tooMany.body },
+        ...Object.fromEntries(Object.entries(RATE_LIMIT_BODIES).map(([key, content]) => [key, { contentType: 'APPLICATION_JSON', content }])),
         [WAF_BODY_KEYS.payloadTooLarge]: { contentType: 'APPLICATION_JSON', content: tooLarge.body },
       },
       // Evaluated in this order (lowest priority first).
