@@ -36,6 +36,9 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent, context?:
   let outcome = 'failed';
   let who: { trust: string; workload: string } | undefined;
   try {
+    // The value API Gateway keys its cache on. Two different Authorization headers are refused by
+    // the function (shared/http/handler.ts): a Deny for ambiguity cached under one value's key
+    // would refuse that value alone afterwards.
     const check = await checkToken(headerValue(event.headers, 'authorization'));
     if ('rejected' in check) {
       outcome = check.rejected;

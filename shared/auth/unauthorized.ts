@@ -8,6 +8,7 @@ export const UNAUTHORIZED_DETAIL = {
   missing: 'no Authorization header: send Authorization: Bearer <token>',
   notBearer: 'not a Bearer token: send Authorization: Bearer <token>',
   notAccepted: 'token not accepted: it is unknown, revoked or expired',
+  ambiguous: 'more than one Authorization header: send exactly one Authorization: Bearer <token>',
 } as const;
 
 /** The key of a Deny's authorizer context that holds the 401's detail: `$context.authorizer.detail`. */

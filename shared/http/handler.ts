@@ -3,7 +3,8 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { authorize, decodePrincipal, ExpiredToken, type Principal, type Role } from '../auth/principal';
-import { ApiError, Forbidden, GatewayTimeout, InternalError, NotFound, Unavailable, WriteOutcomeUnknown } from '../jsonapi/errors';
+import { ApiError, Forbidden, GatewayTimeout, InternalError, NotFound, Unauthorized, Unavailable, WriteOutcomeUnknown } from '../jsonapi/errors';
+import { UNAUTHORIZED_DETAIL } from '../auth/unauthorized';
 import { assertAcceptable, assertRequestContentType } from '../jsonapi/media-type';
 import { assertNoInclusion } from '../jsonapi/inclusion';
 import { parseRequestDocument, type RequestData } from '../jsonapi/request-document';
@@ -16,7 +17,7 @@ import { withOriginalStack } from '../observability/stack-traces';
 import { closeInvocationTrace, openInvocationTrace, type InvocationTrace } from '../observability/tracer';
 import { routeOf, type Route } from '../routes';
 import { publicUrl } from './public-address';
-import { mergeSpellings } from './headers';
+import { distinctHeaderValues, mergeSpellings } from './headers';
 import { decodeUtf8Body } from './request-body';
 import { errorResponse, REQUEST_ID_HEADER, responseHeaders } from './responses';
 
@@ -71,7 +72,7 @@ export function jsonApiHandler(
     .use(httpHeaderNormalizer())
     .use(contentNegotiation(options.bodyType !== undefined))
     .handler(async (event, context) => {
-      const principal = route.role === null ? anonymous : decodePrincipal(event.requestContext.authorizer);
+      const principal = route.role === null ? anonymous : principalOf(event);
       // request_id: API Gateway's, the X-Request-Id of the response (function_request_id is Lambda's).
       logger.appendKeys({ route: `${route.method} ${route.path}`, tokenId: principal.tokenId, request_id: event.requestContext.requestId });
       const pathParameters = event.pathParameters ?? {};
@@ -111,6 +112,15 @@ function countingRefusals<T>(check: () => T): T {
     else if (error instanceof NotFound) countAuthorization('not-visible');
     throw error;
   }
+}
+
+/**
+ * The principal the authorizer vouched for. Two different Authorization headers are refused here
+ * too: API Gateway may answer from an Allow cached for one of them without asking the authorizer.
+ */
+function principalOf(event: Event): Principal {
+  if (distinctHeaderValues(event, 'authorization').length > 1) throw new Unauthorized(UNAUTHORIZED_DETAIL.ambiguous);
+  return decodePrincipal(event.requestContext.authorizer);
 }
 
 const anonymous: Principal = { subject: 'anonymous', tokenId: 'none', grants: {} };

@@ -15,6 +15,19 @@ export function headerValues(multiValueHeaders: Record<string, string[] | undefi
   return Object.entries(multiValueHeaders ?? {}).filter(([key]) => key.toLowerCase() === wanted).flatMap(([, values]) => values ?? []);
 }
 
+/**
+ * The distinct values of a header a request carries on its lines, any spelling: from
+ * multiValueHeaders where API Gateway gives them, else from the single-value map.
+ */
+export function distinctHeaderValues(
+  event: { headers?: Record<string, string | undefined> | null; multiValueHeaders?: Record<string, string[] | undefined> | null },
+  name: string,
+): string[] {
+  const lines = headerValues(event.multiValueHeaders, name);
+  const values = lines.length > 0 ? lines : Object.entries(event.headers ?? {}).filter(([key]) => key.toLowerCase() === name.toLowerCase()).map(([, v]) => v ?? '');
+  return [...new Set(values)];
+}
+
 /** The same headers keyed by lower-cased name, each with every value sent under any spelling. */
 export function mergeSpellings(multiValueHeaders: Record<string, string[] | undefined>): Record<string, string[]> {
   const merged: Record<string, string[]> = Object.create(null);

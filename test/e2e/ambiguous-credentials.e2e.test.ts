@@ -1,0 +1,72 @@
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { request as httpRequest } from 'node:http';
+import { errorBody, tokenFor } from '../support/api';
+import { useLocalStack } from '../support/local-stack';
+
+/**
+ * Two different Authorization headers on one request are ambiguous credentials: refused with 401
+ * whatever their order and spelling. The authorizer judges the one value API Gateway keys its
+ * cache on (a refusal of it says the token is not accepted); the function refuses the pair when
+ * that value is allowed, cached or not (saying why).
+ */
+const { api } = useLocalStack();
+const ORG = 'ambiguous-org';
+const ambiguous = errorBody(401, 'unauthorized', 'more than one Authorization header: send exactly one Authorization: Bearer <token>');
+const refused = [ambiguous, errorBody(401, 'unauthorized', 'token not accepted: it is unknown, revoked or expired')];
+
+/** A GET with exactly these header lines (fetch would fold two Authorization lines into one). */
+function getWithLines(path: string, lines: string[][]): Promise<{ status: number; json: unknown }> {
+  const url = new URL(`${api.baseUrl}/api/v2${path}`);
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'GET', headers: [['Host', url.host], ...lines].flat() }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: response.statusCode!, json: text ? JSON.parse(text) : undefined });
+      });
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+let good: string, other: string;
+beforeAll(async () => {
+  [good, other] = await Promise.all([tokenFor({ [ORG]: 'reader' }), tokenFor({ 'elsewhere-org': 'owner' })]);
+});
+const keys = `/organizations/${ORG}/reserved-tag-keys`;
+
+describe('two different Authorization headers', () => {
+  it.each<[string, (good: string, other: string) => string[][]]>([
+    ['good then another', (g, o) => [['Authorization', `Bearer ${g}`], ['Authorization', `Bearer ${o}`]]],
+    ['another then good', (g, o) => [['Authorization', `Bearer ${o}`], ['Authorization', `Bearer ${g}`]]],
+    ['good then garbage, spelled differently', (g) => [['Authorization', `Bearer ${g}`], ['authorization', 'Bearer nope']]],
+    ['garbage then good, spelled differently', (g) => [['authorization', 'Bearer nope'], ['Authorization', `Bearer ${g}`]]],
+  ])('%s: 401, never the good token\'s answer', async (_case, lines) => {
+    const answer = await getWithLines(keys, lines(good, other));
+    expect(answer.status).toBe(401);
+    expect(refused).toContainEqual(answer.json);
+  });
+
+  it('are refused even when API Gateway holds an Allow cached for one of them', async () => {
+    const token = await tokenFor({ [ORG]: 'reader' });
+    expect((await getWithLines(keys, [['Authorization', `Bearer ${token}`]])).status).toBe(200); // the Allow is cached now
+    for (const lines of [[['Authorization', `Bearer ${token}`], ['Authorization', 'Bearer nope']], [['Authorization', 'Bearer nope'], ['Authorization', `Bearer ${token}`]]]) {
+      const answer = await getWithLines(keys, lines);
+      expect(answer.status).toBe(401);
+      expect(refused).toContainEqual(answer.json);
+    }
+  });
+
+  it('leave no cached answer that refuses the good token alone afterwards', async () => {
+    await getWithLines(keys, [['Authorization', `Bearer ${good}`], ['Authorization', `Bearer ${other}`]]);
+    await getWithLines(keys, [['Authorization', `Bearer ${other}`], ['Authorization', `Bearer ${good}`]]);
+    expect((await getWithLines(keys, [['Authorization', `Bearer ${good}`]])).status).toBe(200);
+  });
+
+  it('the same header twice is not ambiguous', async () => {
+    const answer = await getWithLines(keys, [['Authorization', `Bearer ${good}`], ['Authorization', `Bearer ${good}`]]);
+    expect([answer.status, answer.json]).toEqual([200, expect.anything()]);
+  });
+});
