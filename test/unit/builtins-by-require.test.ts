@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname } from 'node:path';
@@ -19,5 +20,18 @@ describe('the built-ins taken through require()', () => {
   it('has a module for each, and none for another', () => {
     const directory = dirname(builtinModuleFile('http'));
     expect(readdirSync(directory).sort()).toEqual(BUILTINS_BY_REQUIRE.map((name) => basename(builtinModuleFile(name))).sort());
+  });
+});
+
+/** Internal modules a fresh process loads for one built-in, taken as an ES module or as CommonJS exports. */
+function modulesLoadedFor(name: string, as: 'import' | 'exports'): number {
+  const take = as === 'import' ? `await import('node:${name}')` : `process.getBuiltinModule('node:${name}')`;
+  const script = `await import('node:path'); const before = new Set(process.moduleLoadList); ${take}; console.log(process.moduleLoadList.filter((m) => !before.has(m)).length);`;
+  return Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }).trim());
+}
+
+describe('why: an ES module import of a built-in reads every export', () => {
+  it.each(['http', 'process', 'util', 'fs'])('node:%s loads more internal modules as an ES module than its CommonJS exports need', (name) => {
+    expect(modulesLoadedFor(name, 'import')).toBeGreaterThan(modulesLoadedFor(name, 'exports') + 20);
   });
 });
