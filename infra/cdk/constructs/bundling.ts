@@ -3,20 +3,28 @@ import { join } from 'node:path';
 
 /**
  * Built-ins the bundles take as CommonJS exports, not through an ES module `import`: Node builds an
- * ES module facade of a built-in by reading every export, and node:http's lazy `WebSocket`,
- * `CloseEvent` and `MessageEvent` getters then load all of undici, 7 to 10 ms of every cold start
- * that no request uses (the SDK's HTTP handler imports node:http and node:https). Measured by the
- * bench, import and first invocation: docs/performance.md.
+ * ES module facade of a built-in by reading every export, and lazy getters then load modules no
+ * request uses. node:http's `WebSocket`, `CloseEvent` and `MessageEvent` load all of undici (7 to
+ * 10 ms of every cold start); on Node 24.21, a facade of http loads 113 internal modules where its
+ * exports need 38, process 46 (1), util 34 (0), fs 34 (0), async_hooks 2, timers 1, buffer 1. The
+ * others (crypto, stream, zlib…) load the same either way. A subpath of one of these (fs/promises)
+ * needs its own entry: an alias also rewrites the paths under it. Measured by the bench, import and
+ * first invocation: docs/performance.md.
  */
-export const BUILTINS_BY_REQUIRE = ['http', 'https'] as const;
+export const BUILTINS_BY_REQUIRE = [
+  'http', 'https', 'process', 'util', 'fs', 'fs/promises', 'async_hooks', 'timers', 'timers/promises', 'buffer',
+] as const;
 
 /** Each of them, with and without `node:`, to its one-line CommonJS module in builtins/. */
 function builtinsByRequire(): Record<string, string> {
   return Object.fromEntries(BUILTINS_BY_REQUIRE.flatMap((name) => {
-    const file = join(import.meta.dirname, 'builtins', `${name}.cjs`);
+    const file = builtinModuleFile(name);
     return [[name, file], [`node:${name}`, file]];
   }));
 }
+
+/** builtins/fs-promises.cjs for fs/promises. */
+export const builtinModuleFile = (name: string) => join(import.meta.dirname, 'builtins', `${name.replace('/', '-')}.cjs`);
 
 /**
  * How every function is bundled: the stack's NodejsFunction and the bench's bundle-size and
