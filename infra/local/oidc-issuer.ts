@@ -39,12 +39,15 @@ export interface OidcIssuer {
 }
 
 /** Serves discovery and the public half of `published()`, read at each request (so keys can rotate). */
-export async function startOidcIssuer({ port = 0, published }: { port?: number; published: () => IssuerKey[] }): Promise<OidcIssuer> {
+export async function startOidcIssuer({ port = 0, published, onRequest }: {
+  port?: number; published: () => IssuerKey[]; onRequest?: (path: string) => void;
+}): Promise<OidcIssuer> {
   const requests: Record<string, number> = {};
   let url = '';
   const server: Server = createServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://issuer').pathname;
     requests[path] = (requests[path] ?? 0) + 1;
+    onRequest?.(path);
     const answer = (status: number, body: unknown) => {
       response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
       response.end(JSON.stringify(body));

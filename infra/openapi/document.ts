@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { API_BASE_PATH, API_VERSION, APP_NAME, MAX_BODY_BYTES, RATE_LIMIT_PER_SECOND } from '#shared/config';
 import { routes as routeTable, type Route } from '#shared/routes';
 import { COMMON_HEADERS, REQUEST_ID_HEADER } from '#shared/http/responses';
-import { IDEMPOTENCY_KEY_HEADER, KEY_PATTERN as IDEMPOTENCY_KEY_PATTERN } from '#shared/http/safe-retries';
+import { IDEMPOTENCY_KEY_HEADER, KEY_PATTERN as IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from '#shared/http/safe-retries';
 import { SERVICE_DISCOVERY_MEDIA_TYPE, SERVICE_DISCOVERY_PATH } from '#shared/http/service-discovery';
 import { JSON_BODY_TYPES, JSONAPI_MEDIA_TYPE } from '#shared/jsonapi/media-type';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_NUMBER, MAX_PAGE_SIZE } from '#shared/jsonapi/pagination';
@@ -159,7 +159,7 @@ function headerComponents(): Json {
   };
   headers['Retry-After'] = { description: 'Whole seconds to wait before retrying', required: true, schema: { type: 'string', pattern: '^\\d+$' } };
   headers['X-RateLimit-Reset'] = { description: 'Seconds until the limit resets, as a decimal number (go-tfe sleeps this long)', required: true, schema: { type: 'string', pattern: '^\\d+\\.\\d{3}$' } };
-  headers['Idempotent-Replayed'] = { description: 'Present on the answer to a retried create: the first answer, replayed; nothing was written', schema: { type: 'string', const: 'true' } };
+  headers[REPLAYED_HEADER] = { description: 'Present on the answer to a retried create: the first answer, replayed; nothing was written', schema: { type: 'string', const: 'true' } };
   return headers;
 }
 

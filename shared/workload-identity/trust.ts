@@ -46,6 +46,8 @@ const isLoopbackHost = (hostname: string) => hostname === '127.0.0.1' || hostnam
  */
 export function issuerFault(issuer: string, { loopback }: { loopback: boolean }): string | undefined {
   if (issuer.length > MAX_ISSUER_LENGTH) return `the issuer must be at most ${MAX_ISSUER_LENGTH} characters`;
+  // A key of the table: printable ASCII, as an issuer URL is (an international host in its xn-- form).
+  if (!/^[\x21-\x7e]+$/.test(issuer)) return 'the issuer must be printable ASCII, without spaces';
   let url: URL;
   try {
     url = new URL(issuer);

@@ -4,7 +4,7 @@ import { ROLE_RANK } from '../auth/principal';
 import { isId } from '../ids';
 import { findTrustsOfIssuer } from '../store/trusts';
 import { isKeysUnavailable, IssuerUnavailable, keysOf } from './issuer-keys';
-import { ALLOWED_ALGORITHMS, CLOCK_LEEWAY_SECONDS, MAX_JWT_LENGTH, MAX_TOKEN_LIFETIME_SECONDS, type Trust } from './trust';
+import { ALLOWED_ALGORITHMS, CLOCK_LEEWAY_SECONDS, issuerFault, MAX_JWT_LENGTH, MAX_TOKEN_LIFETIME_SECONDS, type Trust } from './trust';
 
 /** Three base64url parts: a JWS in compact form, the only shape of a JWT this service reads. */
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
@@ -34,6 +34,8 @@ export async function checkWorkloadIdentity(jwt: string, at = new Date()): Promi
     return { refused: 'unreadable' };
   }
   if (typeof issuer !== 'string' || issuer === '') return { refused: 'unreadable' };
+  // No trust can name an issuer outside the rule (a 5 KB or non-ASCII `iss` is no table key): no read.
+  if (issuerFault(issuer, { loopback: true })) return { refused: 'untrusted-issuer' };
   const trusts = await findTrustsOfIssuer(issuer);
   // Nobody trusts this issuer: nothing is fetched from it.
   if (trusts.length === 0) return { refused: 'untrusted-issuer' };

@@ -1,5 +1,4 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { request as httpRequest } from 'node:http';
 import { errorBody, tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 
@@ -14,22 +13,7 @@ const ORG = 'ambiguous-org';
 const ambiguous = errorBody(401, 'unauthorized', 'more than one Authorization header: send exactly one Authorization: Bearer <token>');
 const refused = [ambiguous, errorBody(401, 'unauthorized', 'token not accepted: it is unknown, revoked or expired')];
 
-/** A GET with exactly these header lines (fetch would fold two Authorization lines into one). */
-function getWithLines(path: string, lines: string[][]): Promise<{ status: number; json: unknown }> {
-  const url = new URL(`${api.baseUrl}/api/v2${path}`);
-  return new Promise((resolve, reject) => {
-    const request = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'GET', headers: [['Host', url.host], ...lines].flat() }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: response.statusCode!, json: text ? JSON.parse(text) : undefined });
-      });
-    });
-    request.on('error', reject);
-    request.end();
-  });
-}
+const getWithLines = (path: string, lines: string[][]) => api.requestWithLines('GET', path, lines);
 
 let good: string, other: string;
 beforeAll(async () => {

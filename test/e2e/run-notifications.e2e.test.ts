@@ -1,5 +1,4 @@
 import { createHmac } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { errorBody, tokenFor, type ApiResponse } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
@@ -26,22 +25,8 @@ async function deliver(organization: string, body: string | Buffer, signature?: 
 }
 
 /** A delivery with header lines exactly as given (fetch would fold a repeated header into one line). */
-function deliverWithHeaders(organization: string, body: string, headers: string[][]): Promise<{ status: number; json: unknown }> {
-  const url = new URL(`${api.baseUrl}/api/v2/run-notifications/${organization}`);
-  const lines = [['Host', url.host], ['Content-Type', 'application/json'], ['User-Agent', 'HashiCorp'], ['Content-Length', String(Buffer.byteLength(body))], ...headers];
-  return new Promise((resolve, reject) => {
-    const request = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: lines.flat() }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: response.statusCode!, json: text ? JSON.parse(text) : undefined });
-      });
-    });
-    request.on('error', reject);
-    request.end(body);
-  });
-}
+const deliverWithHeaders = (organization: string, body: string, headers: string[][]) =>
+  api.requestWithLines('POST', `/run-notifications/${organization}`, [['Content-Type', 'application/json'], ['User-Agent', 'HashiCorp'], ...headers], body);
 
 const signed = (organization: string, payload: unknown, secret: string) => {
   const body = JSON.stringify(payload, null, 2);

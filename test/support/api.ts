@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { createToken } from '#shared/store/tokens';
 import type { Role } from '#shared/auth/principal';
 import { API_BASE_PATH } from '#shared/config';
@@ -36,6 +37,27 @@ export class TestApi {
     const response = await fetch(`${this.baseUrl}${API_BASE_PATH}${path}`, { method, headers, body });
     const text = await response.text();
     return { status: response.status, headers: response.headers, text, json: text ? JSON.parse(text) : undefined };
+  }
+
+  /**
+   * A request with exactly these header lines, in this order (fetch folds a repeated header into
+   * one line): for what a client sends twice. Host is added; the body is sent as it is.
+   */
+  requestWithLines(method: string, path: string, lines: string[][], body?: string): Promise<{ status: number; json: any }> {
+    const url = new URL(`${this.baseUrl}${API_BASE_PATH}${path}`);
+    const headers = [['Host', url.host], ...(body === undefined ? [] : [['Content-Length', String(Buffer.byteLength(body))]]), ...lines];
+    return new Promise((resolve, reject) => {
+      const request = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method, headers: headers.flat() }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: response.statusCode!, json: text ? JSON.parse(text) : undefined });
+        });
+      });
+      request.on('error', reject);
+      request.end(body);
+    });
   }
 
   get = (path: string, options?: RequestOptions) => this.request('GET', path, options);

@@ -18,6 +18,8 @@ describe('a trust\'s issuer', () => {
     ['https://user:pass@idp.example.com', 'the issuer must carry no user or password'],
     ['http://127.0.0.1:3001', 'an http:// issuer is accepted only by the local stack (stage local): a deployed stage needs https://'],
     ['http://localhost:3001', 'the issuer must be an https:// URL, not http://localhost:3001'],
+    ['https://idp.example.com/a b', 'the issuer must be printable ASCII, without spaces'],
+    ['https://bücher.example', 'the issuer must be printable ASCII, without spaces'],
     [`https://x.example/${'a'.repeat(600)}`, 'the issuer must be at most 512 characters'],
   ])('refuses %s', (issuer, fault) => expect(issuerFault(issuer, { loopback: false })).toBe(fault));
 
