@@ -142,8 +142,16 @@ describe('many writers on one organization', () => {
   it('20 simultaneous creates of one name in 20 casings: one 201, nineteen 422 "Key has already been taken"', async () => {
     const answers = await Promise.all(casings('costcenter', 20).map((key) =>
       api.post(`/organizations/${ORG}/reserved-tag-keys`, { token: owner, body: keyDocument(key) })));
-    console.log('20 casings of one name:', statuses(answers));
-    expect(statuses(answers)).toEqual({ 201: 1, 422: 19 });
+    console.log('20 casings of one name:', statuses(answers), answers.filter((a) => a.status === 503).map((a) => a.json.errors[0].detail));
+    // Nineteen lose the race: 422, never a 503. The winner is 201, or, when the store did not
+    // confirm its write in time (DynamoDB Local beside other test files on a loaded machine), the
+    // 503 that says its outcome is unknown: its key then exists all the same (checked below).
+    const winner = answers.filter((a) => a.status !== 422);
+    expect(winner).toHaveLength(1);
+    if (winner[0]!.status !== 201) {
+      expectRetryLater(winner[0]!);
+      expect(winner[0]!.json.errors[0].detail).toMatch(/outcome is unknown/);
+    }
     for (const answer of answers.filter((a) => a.status === 422)) expect(answer.json).toEqual(nameTaken);
     const state = await organizationState(ORG);
     expect(state.problems).toEqual([]);
