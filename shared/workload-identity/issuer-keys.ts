@@ -30,25 +30,22 @@ export class IssuerUnavailable extends Error {
 export const LOOPBACK_ISSUERS_ENV = 'WORKLOAD_IDENTITY_LOOPBACK_ISSUERS';
 const loopbackAllowed = () => process.env[LOOPBACK_ISSUERS_ENV] === 'allowed';
 
-interface KeySet { keys: JWTVerifyGetKey; discoveredAt: number }
-const keySets = new Map<string, Promise<KeySet>>();
+/** An issuer's discovery under way or done, kept per function instance; a failed one is dropped. */
+interface Discovery { keys: Promise<JWTVerifyGetKey>; startedAt: number }
+const discoveries = new Map<string, Discovery>();
 
 /** The key set of `issuer`; discovery runs once per instance and hour, concurrent callers share it. */
-export async function keysOf(issuer: string): Promise<JWTVerifyGetKey> {
-  const cached = keySets.get(issuer);
-  if (cached) {
-    const set = await cached.catch(() => undefined);
-    if (set && Date.now() - set.discoveredAt < DISCOVERY_MAX_AGE_MS) return set.keys;
-    if (keySets.get(issuer) !== cached) return keysOf(issuer); // another caller started over
-  }
-  const discovering = discover(issuer);
-  keySets.set(issuer, discovering);
+export function keysOf(issuer: string): Promise<JWTVerifyGetKey> {
+  const known = discoveries.get(issuer);
+  if (known && Date.now() - known.startedAt < DISCOVERY_MAX_AGE_MS) return known.keys;
+  const keys = discover(issuer);
+  discoveries.set(issuer, { keys, startedAt: Date.now() });
   // A failed discovery is not kept: the next request tries again (each attempt bounded by FETCH_TIMEOUT_MS).
-  discovering.catch(() => { if (keySets.get(issuer) === discovering) keySets.delete(issuer); });
-  return (await discovering).keys;
+  keys.catch(() => { if (discoveries.get(issuer)?.keys === keys) discoveries.delete(issuer); });
+  return keys;
 }
 
-async function discover(issuer: string): Promise<KeySet> {
+async function discover(issuer: string): Promise<JWTVerifyGetKey> {
   const fault = issuerFault(issuer, { loopback: loopbackAllowed() });
   if (fault) throw new IssuerUnavailable(issuer, fault);
   const document = await fetchJson(issuer, `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`);
@@ -58,13 +55,12 @@ async function discover(issuer: string): Promise<KeySet> {
   if (typeof jwksUri !== 'string' || issuerFault(jwksUri, { loopback: loopbackAllowed() })) {
     throw new IssuerUnavailable(issuer, 'its discovery document has no usable jwks_uri');
   }
-  const keys = createRemoteJWKSet(new URL(jwksUri), {
+  return createRemoteJWKSet(new URL(jwksUri), {
     timeoutDuration: FETCH_TIMEOUT_MS,
     cooldownDuration: KEY_REFETCH_COOLDOWN_MS,
     cacheMaxAge: KEYS_MAX_AGE_MS,
     [customFetch]: async (url: string) => new Response(JSON.stringify(await fetchJson(issuer, url)), { status: 200 }),
   });
-  return { keys, discoveredAt: Date.now() };
 }
 
 /** GET a JSON document: 200 only, no redirects, at most MAX_DOCUMENT_BYTES in FETCH_TIMEOUT_MS. */
@@ -106,4 +102,4 @@ export const isKeysUnavailable = (error: unknown) =>
   error instanceof IssuerUnavailable || error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid;
 
 /** For tests: forget every issuer's keys, as a new function instance would. */
-export const forgetIssuerKeys = () => keySets.clear();
+export const forgetIssuerKeys = () => discoveries.clear();
