@@ -51,7 +51,7 @@ function checkCreate({ values }: CommandArgs, { deployed }: { deployed: boolean 
 
 export const trustCommands: Record<string, Command> = {
   create: {
-    usage: 'trust create --org ORG --issuer URL --audience AUD --role owner|member|reader [--claim NAME=VALUE]... [--run-claim NAME]',
+    usage: 'trust create --org ORG --issuer URL --audience AUD --role owner|member|reader --claim NAME=VALUE [--claim NAME=VALUE]... [--run-claim NAME]',
     options: {
       org: { type: 'string' }, issuer: { type: 'string' }, audience: { type: 'string' }, role: { type: 'string' },
       claim: { type: 'string', multiple: true }, 'run-claim': { type: 'string' },
