@@ -47,6 +47,8 @@ const jsonApiBody = (schema: string) => ({ schema, types: JSON_BODY_TYPES });
 const keyErrors: ErrorStatus[] = [401, 403, 404, 503];
 const writeErrors: ErrorStatus[] = [409, 413, 415, 422];
 const ALIAS = 'The same operation is on both paths: HCP Terraform\'s API docs name `/reserved-tags/{id}`, go-tfe and python-tfe call `/reserved-tag-keys/{id}`.';
+/** Both creates answer a retry with the first answer (shared/http/safe-retries.ts). */
+const CREATED_OR_REPLAYED = `Created (or, for a retry, the first answer, with ${REPLAYED_HEADER}: true)`;
 
 const OPERATIONS: Record<string, OperationFacts> = {
   ping: {
@@ -60,7 +62,7 @@ const OPERATIONS: Record<string, OperationFacts> = {
   createReservedTagKey: {
     tag: 'reserved-tag-keys', summary: 'Create a reserved tag key', description: 'Owner of the organization. Safe to retry: with an Idempotency-Key, or as the identical request within 10 minutes.',
     request: jsonApiBody('ReservedTagKeyCreate'),
-    success: { status: 201, description: 'Created (or, for a retry, the first answer, with Idempotent-Replayed: true)', schema: 'ReservedTagKeyDocument' },
+    success: { status: 201, description: CREATED_OR_REPLAYED, schema: 'ReservedTagKeyDocument' },
     errors: [...keyErrors, ...writeErrors],
   },
   updateReservedTagKey: {
@@ -80,7 +82,7 @@ const OPERATIONS: Record<string, OperationFacts> = {
   createRunComment: {
     tag: 'comments', summary: 'Create a comment on a run', description: "Owner or member of the run's organization. Safe to retry, as creating a reserved tag key is.",
     request: jsonApiBody('CommentCreate'),
-    success: { status: 201, description: 'Created (or, for a retry, the first answer, with Idempotent-Replayed: true)', schema: 'CommentDocument' },
+    success: { status: 201, description: CREATED_OR_REPLAYED, schema: 'CommentDocument' },
     errors: [...keyErrors, ...writeErrors],
   },
   showComment: {
