@@ -197,6 +197,14 @@ describe('the bundles', () => {
     expect(code).toContain("process.getBuiltinModule(\"node:http\")");
   });
 
+  it.each(allFunctions())('%s carries only the environment\'s credentials, not the rest of the SDK\'s default chain', (name) => {
+    const code = readFileSync(bundleOf(name), 'utf8');
+    // Lambda puts the execution role's credentials there (infra/cdk/constructs/lambda-credentials.ts).
+    if (code.includes('dynamodb')) expect(code).toContain('no AWS credentials in the environment');
+    // What the chain's other sources would bring: web identity, SSO, a profile's credential process.
+    for (const source of ['AWS_WEB_IDENTITY_TOKEN_FILE', 'sso_start_url', 'credential_process']) expect(code).not.toContain(source);
+  });
+
   it('serves ping from the bundle as deployed: 204 with the contract headers', async () => {
     const { handler } = (await import(pathToFileURL(bundleOf('ping')).href)) as { handler: (e: unknown, c: unknown) => Promise<any> };
     const result = await handler(proxyEvent('GET', '/api/v2/ping'), lambdaContext('ping'));

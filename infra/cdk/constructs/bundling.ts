@@ -23,6 +23,15 @@ function builtinsByRequire(): Record<string, string> {
   }));
 }
 
+/**
+ * Packages the bundles take from elsewhere: the SDK's default credential chain becomes the
+ * environment's credentials alone, which is where Lambda puts the execution role's
+ * (lambda-credentials.ts).
+ */
+const PACKAGE_REPLACEMENTS: Record<string, string> = {
+  '@aws-sdk/credential-provider-node': join(import.meta.dirname, 'lambda-credentials.ts'),
+};
+
 /** builtins/fs-promises.cjs for fs/promises. */
 export const builtinModuleFile = (name: string) => join(import.meta.dirname, 'builtins', `${name.replace('/', '-')}.cjs`);
 
@@ -37,11 +46,11 @@ export const BUNDLE = {
   banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
   minify: true,
   /**
-   * Packages replaced in the bundles (esbuild `alias`): the built-ins taken through require(). The
-   * X-Ray SDK and its stand-ins left the bundles with Powertools Tracer; the bench keeps them for
-   * its tracer comparison (test/bench/tracers/candidates.ts).
+   * Modules replaced in the bundles (esbuild `alias`): the built-ins taken through require(), and
+   * the credential chain. The X-Ray SDK and its stand-ins left the bundles with Powertools Tracer;
+   * the bench keeps them for its tracer comparison (test/bench/tracers/candidates.ts).
    */
-  alias: builtinsByRequire() as Record<string, string>,
+  alias: { ...builtinsByRequire(), ...PACKAGE_REPLACEMENTS } as Record<string, string>,
 } as const;
 
 /** The same bundle in esbuild's own terms (what NodejsFunction passes to esbuild). */
