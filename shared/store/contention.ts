@@ -107,6 +107,7 @@ export async function whileContended<T>(
       finish(true);
       throw new Contended(hotSpot, where, wait.attempts, now - wait.started);
     }
-    await sleep(pause);
+    // No timer for a retry that goes at once: one of 0 ms still waits a millisecond or more.
+    if (pause > 0) await sleep(pause);
   }
 }

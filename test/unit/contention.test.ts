@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { Contended, LOST_ROUND, whileContended, withStoreDeadline } from '#shared/store/contention';
+import { Contended, LOST_ROUND, RETRY_NOW, whileContended, withStoreDeadline } from '#shared/store/contention';
 import { STORE_CALL_MAX_MS } from '#shared/store/client';
 
 /** The waiting rule on a hot spot: bounded by the request's deadline, never by a count of attempts. */
@@ -25,6 +25,20 @@ describe('whileContended', () => {
     const outcome = await whileContended('organization', { organization: 'acme' }, async () => (++attempts < 5 ? LOST_ROUND : 'written'));
     expect(outcome).toBe('written');
     expect(attempts).toBe(5);
+  });
+
+  it('goes again at once after RETRY_NOW: no timer between the attempts (a timer of 0 ms waits 1 ms or more)', async () => {
+    // A timer set before the first attempt fires only once the event loop reaches its timers: an
+    // attempt that runs before it followed the last without waiting for one of its own.
+    let timerFired = false;
+    setTimeout(() => { timerFired = true; }, 0);
+    const firedBeforeAttempt: boolean[] = [];
+    const outcome = await whileContended('organization', { organization: 'acme' }, async () => {
+      firedBeforeAttempt.push(timerFired);
+      return firedBeforeAttempt.length < 3 ? RETRY_NOW : 'deleted';
+    });
+    expect(outcome).toBe('deleted');
+    expect(firedBeforeAttempt).toEqual([false, false, false]);
   });
 
   it('gives up at once when the deadline leaves no room for another attempt', async () => {
