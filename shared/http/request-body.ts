@@ -1,7 +1,7 @@
 import { BadRequest } from '../jsonapi/errors';
 
 /** Made on first use: few requests need it, and making one at import costs every cold start (loading Node's encoding module). */
-let strictUtf8: TextDecoder | undefined;
+let strictUtf8: InstanceType<typeof TextDecoder> | undefined;
 
 /** A request body API Gateway passed base64-encoded (a binary media type), decoded only if it is valid UTF-8. */
 export function decodeUtf8Body(base64: string): string {
