@@ -12,7 +12,9 @@ export function headerValue(headers: Record<string, string | undefined> | null |
  */
 export function headerValues(multiValueHeaders: Record<string, string[] | undefined> | null | undefined, name: string): string[] {
   const wanted = name.toLowerCase();
-  return Object.entries(multiValueHeaders ?? {}).filter(([key]) => key.toLowerCase() === wanted).flatMap(([, values]) => values ?? []);
+  const found: string[] = [];
+  for (const key in multiValueHeaders) if (key.toLowerCase() === wanted) found.push(...(multiValueHeaders[key] ?? []));
+  return found;
 }
 
 /**

@@ -43,7 +43,8 @@ const ACCEPTABLE = new Set(['*/*', 'application/*', JSON_MEDIA_TYPE, JSONAPI_MED
  * parameter other than ext/profile (the JSON:API rule), or no range matches JSON at all.
  */
 export function assertAcceptable(accept: string | undefined): void {
-  if (!accept || accept.trim() === '') return;
+  // What clients send (go-tfe's JSON:API type, curl's */*): one acceptable range without parameters.
+  if (!accept || ACCEPTABLE.has(accept) || accept.trim() === '') return;
   const ranges = accept.split(',').map(parseMediaRange).filter((r) => r.type !== '');
   if (ranges.length === 0) return;
   const jsonApi = ranges.filter((r) => r.type === JSONAPI_MEDIA_TYPE);
