@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { APP_NAME } from '../config';
 import { randomAlphanumeric } from '../ids';
 
@@ -24,7 +24,7 @@ export function tokenIdOf(token: string): string | undefined {
 }
 
 /** SHA-256 suffices: the secret is 238 random bits, so there is nothing to brute-force slowly. */
-export const hashToken = (token: string) => createHash('sha256').update(token).digest('base64url');
+export const hashToken = (token: string) => hash('sha256', token, 'base64url');
 
 export function tokenMatchesHash(token: string, storedHash: string): boolean {
   const a = Buffer.from(hashToken(token));

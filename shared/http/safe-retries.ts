@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import { BadRequest, InvalidAttribute } from '../jsonapi/errors';
 import type { Receipt, Replay } from '../store/receipts';
 import type { ApiRequest } from './handler';
@@ -46,7 +46,7 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-const hash = (...parts: unknown[]) => createHash('sha256').update(canonical(parts)).digest('base64url');
+const hash = (...parts: unknown[]) => digest('sha256', canonical(parts), 'base64url');
 
 /** The receipt `functionName`'s create writes for this request (400 for a malformed key). */
 export function receiptFor(request: Pick<ApiRequest, 'event' | 'pathParameters' | 'data' | 'principal'>, functionName: string): Receipt {
