@@ -38,6 +38,8 @@ import { GOALS, kb, missedGoals, type ExtraFigure, type Figures } from './goals'
  */
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
 const WARMUP = 30;
+/** Rounds the warm invocations are spread over, every function in turn in each. */
+const WARM_ROUNDS = Number(process.env.BENCH_WARM_ROUNDS ?? 5);
 const INIT_SAMPLES = Number(process.env.BENCH_INIT_SAMPLES ?? 15);
 const COLD_SAMPLES = Number(process.env.BENCH_COLD_SAMPLES ?? 25);
 const WARM_ITERATIONS = Number(process.env.BENCH_WARM_ITERATIONS ?? 200);
@@ -57,9 +59,10 @@ page depth. Writes reports/bench-*.json.
   --check   also judge the goals (calls within budget; p50 ≤ ${GOALS.latencyRatio}× the bare SDK; import + first
             invocation ≤ ${GOALS.coldStartRatio}× the floor as esbuild builds it, elapsed and CPU; init ≤ ${GOALS.initRatio}× elapsed
             and ≤ ${GOALS.initCpuRatio}× CPU the floor built alike; bundles ≤ ${GOALS.bundleBytes / 1024} KB) and exit 1 when one is missed.
-Environment: BENCH_ITERATIONS (300) warm invocations per function, BENCH_COLD_SAMPLES (25) cold
-starts per bundle, BENCH_INIT_SAMPLES (15) cold imports per bundle and tracer,
-BENCH_WARM_ITERATIONS (200) Lambda-like invocations per tracer, function and mode.`);
+Environment: BENCH_ITERATIONS (300) warm invocations per function, spread over BENCH_WARM_ROUNDS
+(5) rounds of every function in turn, BENCH_COLD_SAMPLES (25) cold starts per bundle,
+BENCH_INIT_SAMPLES (15) cold imports per bundle and tracer, BENCH_WARM_ITERATIONS (200)
+Lambda-like invocations per tracer, function and mode.`);
   process.exit(0);
 }
 const startLoad = loadavg()[0]!;
@@ -191,14 +194,20 @@ for (let i = 0; i < 4; i++) fixture.keyIds.push(JSON.parse((await invoke('reserv
 fixture.commentId = JSON.parse((await invoke('comments/create', 1_000_000)).body).data.id;
 
 // Warm latency needs a request to send (test/load/scenarios.ts); a function without one, like the
-// authorizer, still has its cold start measured below.
-for (const name of functionNames().filter((name) => scenarios[name])) {
-  process.stderr.write(`${name}: `);
-  const scenario = scenarios[name]!;
-  const handlerMs: number[] = [];
-  const baselineMs: number[] = [];
-  let roundTrips = 0;
-  for (let n = 0; n < WARMUP + ITERATIONS; n++) {
+// authorizer, still has its cold start measured below. It is measured in rounds, every function in
+// turn in each (as the cold starts rotate): a stretch of load on a shared machine, or DynamoDB
+// Local's own JIT and garbage collection, then falls on every function a little rather than on
+// one of them whole. Each invocation is followed by its baseline, and a function's figures are
+// those of all its rounds together.
+interface WarmSamples { handlerMs: number[]; baselineMs: number[]; roundTrips: number; invoked: number }
+const warmFunctions = functionNames().filter((name) => scenarios[name]);
+const warm = new Map<string, WarmSamples>(warmFunctions.map((name) => [name, { handlerMs: [], baselineMs: [], roundTrips: 0, invoked: 0 }]));
+
+/** Invocations of `name` until it has made `until` (its first WARMUP unmeasured), each then replayed through the bare client. */
+async function measureWarm(name: string, until: number): Promise<void> {
+  const samples = warm.get(name)!;
+  for (; samples.invoked < until; samples.invoked++) {
+    const n = samples.invoked;
     const invocation = await invoke(name, n);
     if (name === 'reserved-tag-keys/create') {
       const id = JSON.parse(invocation.body).data.id as string;
@@ -206,29 +215,38 @@ for (const name of functionNames().filter((name) => scenarios[name])) {
       fixture.deletable.unshift(id);
     }
     if (n < WARMUP) continue;
-    handlerMs.push(invocation.ms);
-    roundTrips = Math.max(roundTrips, invocation.calls.length);
+    samples.handlerMs.push(invocation.ms);
+    samples.roundTrips = Math.max(samples.roundTrips, invocation.calls.length);
     if (invocation.calls.length === 0) continue;
     if (name === 'reserved-tag-keys/delete') {
       const victim = /rtk-[A-Za-z0-9]{16}/.exec(JSON.stringify(invocation.calls[0]!.input))![0];
       await replay(withFreshReceipts(keyCreations.get(victim)!)); // untimed: puts the key back for the baseline to delete
-      baselineMs.push(await replay(invocation.calls));
+      samples.baselineMs.push(await replay(invocation.calls));
     } else if (name === 'run-notifications/receive') {
-      baselineMs.push(await replay(withFreshRuns(invocation.calls))); // a run is registered once: replay on new run ids
+      samples.baselineMs.push(await replay(withFreshRuns(invocation.calls))); // a run is registered once: replay on new run ids
     } else if (name === 'comments/create') {
-      baselineMs.push(await replay(await onTwinRun(renamed(invocation.calls)))); // a run's comments are numbered: replay on a copy
+      samples.baselineMs.push(await replay(await onTwinRun(renamed(invocation.calls)))); // a run's comments are numbered: replay on a copy
     } else if (name.endsWith('/create')) {
-      baselineMs.push(await replay(renamed(invocation.calls)));
+      samples.baselineMs.push(await replay(renamed(invocation.calls)));
     } else {
-      baselineMs.push(await replay(invocation.calls));
+      samples.baselineMs.push(await replay(invocation.calls));
     }
-    if (n % 50 === 0) process.stderr.write('.');
   }
-  process.stderr.write('\n');
+}
+
+process.stderr.write(`warm latency (${WARM_ROUNDS} rounds of every function)`);
+for (let round = 1; round <= WARM_ROUNDS; round++) {
+  // Creates come before deletes in each round: the deletes take the keys the creates made.
+  for (const name of warmFunctions) await measureWarm(name, WARMUP + Math.round((ITERATIONS * round) / WARM_ROUNDS));
+  process.stderr.write('.');
+}
+process.stderr.write('\n');
+for (const name of warmFunctions) {
+  const { handlerMs, baselineMs, roundTrips } = warm.get(name)!;
   const handlerP50 = percentile(handlerMs, 50);
   const baselineP50 = baselineMs.length > 0 ? percentile(baselineMs, 50) : null;
   rows.push({
-    function: name, budget: scenario.budget, roundTrips,
+    function: name, budget: scenarios[name]!.budget, roundTrips,
     handlerP50, handlerP99: percentile(handlerMs, 99),
     baselineP50, baselineP99: baselineMs.length > 0 ? percentile(baselineMs, 99) : null,
     latencyRatio: baselineP50 === null ? null : handlerP50 / baselineP50,
@@ -361,7 +379,7 @@ function printTable(header: string[], table: string[][], leftColumns = 1): void 
   const line = (cells: string[]) => cells.map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   console.log([line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...table.map(line)].join('\n'));
 }
-console.log(`\nBench on ${cpus().length}× ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, load average ${loadavg()[0]!.toFixed(1)} at the end (${startLoad.toFixed(1)} at the start), ${ITERATIONS} warm invocations per function (latencies in ms)\n`);
+console.log(`\nBench on ${cpus().length}× ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, load average ${loadavg()[0]!.toFixed(1)} at the end (${startLoad.toFixed(1)} at the start), ${ITERATIONS} warm invocations per function in ${WARM_ROUNDS} rounds (latencies in ms)\n`);
 printTable(
   ['function', 'DDB calls', 'budget', 'handler p50', 'p99', 'bare SDK p50', 'p99', 'p50 ratio'],
   rows.map((r) => [r.function, String(r.roundTrips), String(r.budget), f(r.handlerP50), f(r.handlerP99), f(r.baselineP50), f(r.baselineP99), f(r.latencyRatio)]),
