@@ -9,8 +9,9 @@ import { expectWith } from '../support/expect-with';
  * The documentation's walkthrough as a newcomer pastes it: every ```sh block marked
  * `<!-- walkthrough -->`, in the order a reader follows the pages (the README, then the API
  * reference, then operating), in one bash, after a fresh `npm start` and the `export` line it
- * printed. Every curl's status is collected (on stderr, so the commands' own output and pipes into
- * jq stay as written).
+ * printed. Every curl's status is collected (on curl's stderr, so the commands' own output and pipes
+ * into jq stay as written), into a file of its own: stderr and stdout reach the test through two
+ * pipes, and curl writes its status line in several pieces that the other pipe's output could split.
  */
 const ROOT = new URL('../../', import.meta.url);
 const ORDER = ['README.md', 'docs/api.md', 'docs/operating.md'];
@@ -53,6 +54,7 @@ describe('the README and docs, pasted in order after npm start', () => {
       PORT: String(await freePort()), DDB_PORT: String(await freePort()), ISSUER_PORT: String(await freePort()), DATA_DIR: mkdtempSync(join(tmpdir(), 'tfc-readme-')),
       TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined, POWERTOOLS_LOG_LEVEL: undefined,
     };
+    const curlLog = join(env.DATA_DIR, 'curl-stderr.log');
     stack = run([TSX, 'infra/local/start.ts'], env);
     const [, exported] = await stack.waitFor(/^ {2}export (API=\S+ TOKEN=tfcapi_\w+ RUN=run-\w+ ISSUER=http:\/\/127\.0\.0\.1:\d+)$/m, 120_000);
     const script = [
@@ -61,15 +63,17 @@ describe('the README and docs, pasted in order after npm start', () => {
       'curl() {',
       `  local format='' args=()`,
       '  while [ $# -gt 0 ]; do if [ "$1" = -w ]; then format=$2; shift 2; else args+=("$1"); shift; fi; done',
-      `  command curl -w "$format%{stderr}HTTP %{http_code} %{url_effective}\\n" "\${args[@]}"`,
+      `  command curl -w "$format%{stderr}HTTP %{http_code} %{url_effective}\\n" "\${args[@]}" 2>>'${curlLog}'`,
       '}',
       `export ${exported}`,
       ...blocks,
     ].join('\n');
-    const result = await runToEnd(['bash', '-c', script], env);
+    const shell = await runToEnd(['bash', '-c', script], env);
+    const curlErrors = readFileSync(curlLog, 'utf8');
+    const result = { code: shell.code, output: `${shell.output}\n--- curl's stderr ---\n${curlErrors}` };
     expectWith(result.code, result.output).toBe(0);
 
-    const statuses = [...result.output.matchAll(/HTTP (\d{3}) (http\S+)$/gm)].map((m) => ({ status: Number(m[1]), url: m[2]! }));
+    const statuses = [...curlErrors.matchAll(/HTTP (\d{3}) (http\S+)$/gm)].map((m) => ({ status: Number(m[1]), url: m[2]! }));
     const curls = blocks.join('\n').match(/\bcurl\b/g)!.length;
     expectWith(statuses.length, result.output).toBe(curls);
     expectWith(statuses.filter(({ status }) => status < 200 || status >= 300), result.output).toEqual([]);
