@@ -17,8 +17,11 @@ export type { HotSpot } from '../observability/metrics';
 /** Store calls of this request must have ended by this time (epoch ms); set by the handler. */
 const deadlines = new AsyncLocalStorage<number>();
 
-/** The wait of the hot spot this request is on, shared by nested retries. */
-const waits = new AsyncLocalStorage<{ started: number; attempts: number }>();
+/**
+ * The wait of the hot spot this request is on, shared by nested retries: when it began, and the
+ * rounds lost so far at any level (an update's read-and-write round holds its transaction's own).
+ */
+const waits = new AsyncLocalStorage<{ started: number; lost: number }>();
 
 /** Without a handler's deadline (operator CLI, tests calling the store): the API function's own budget. */
 const DEFAULT_BUDGET_MS = 9_500;
@@ -75,18 +78,19 @@ export async function whileContended<T>(
   // A wait inside another (a transaction retried within an update that re-reads its key) is part
   // of it: one request, one record.
   const outer = waits.getStore();
-  const wait = outer ?? { started: Date.now(), attempts: 0 };
+  const wait = outer ?? { started: Date.now(), lost: 0 };
   const deadline = deadlines.getStore() ?? wait.started + DEFAULT_BUDGET_MS;
   const attemptMaxMs = STORE_CALL_MAX_MS + extraMsPerAttempt;
   const patience = Math.max(1, deadline - attemptMaxMs - wait.started);
-  /** The outermost wait counts itself once: attempts, time waited, and whether it gave up. */
+  /** Attempts made: one per round lost, and the last one when it won. */
+  const attempts = (gaveUp: boolean) => wait.lost + (gaveUp ? 0 : 1);
+  /** The outermost wait counts itself once, if it waited at all: attempts, time waited, and whether it gave up. */
   const finish = (gaveUp: boolean) => {
-    if (outer || wait.attempts < 2) return;
-    countContention(hotSpot, { attempts: wait.attempts, waitedMs: Date.now() - wait.started, gaveUp });
+    if (outer || wait.lost === 0) return;
+    countContention(hotSpot, { attempts: attempts(gaveUp), waitedMs: Date.now() - wait.started, gaveUp });
   };
-  for (let lost = 1; ; lost++) {
+  for (let lostHere = 1; ; lostHere++) {
     const attemptStarted = Date.now();
-    wait.attempts++;
     let outcome: T | typeof LOST_ROUND | typeof RETRY_NOW;
     try {
       outcome = await waits.run(wait, attempt);
@@ -99,13 +103,14 @@ export async function whileContended<T>(
       finish(false);
       return outcome;
     }
+    wait.lost++;
     const round = Math.min(PAUSE_MAX_MS, Math.max(PAUSE_MIN_MS, now - attemptStarted));
-    const window = Math.min(PAUSE_MAX_MS, round * 2 ** Math.min(lost - 1, 8));
+    const window = Math.min(PAUSE_MAX_MS, round * 2 ** Math.min(lostHere - 1, 8));
     const urgency = Math.min(1, (now - wait.started) / patience);
     const pause = outcome === RETRY_NOW ? 0 : Math.random() * window * (1 - urgency / 2);
     if (now + pause + attemptMaxMs > deadline) {
       finish(true);
-      throw new Contended(hotSpot, where, wait.attempts, now - wait.started);
+      throw new Contended(hotSpot, where, attempts(true), now - wait.started);
     }
     // No timer for a retry that goes at once: one of 0 ms still waits a millisecond or more.
     if (pause > 0) await sleep(pause);

@@ -60,3 +60,45 @@ describe('whileContended', () => {
     expect(attempts).toBe(1);
   });
 });
+
+/** The EMF lines of the hot-spot metrics written while `work` runs (metrics are on for it). */
+async function waitMetrics(work: () => Promise<unknown>): Promise<Array<Record<string, unknown>>> {
+  const written: string[] = [];
+  const write = process.stdout.write;
+  const disabled = process.env.POWERTOOLS_METRICS_DISABLED;
+  process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+  process.stdout.write = ((chunk: unknown) => written.push(String(chunk)) > 0) as typeof process.stdout.write;
+  try {
+    await work().catch(() => undefined);
+  } finally {
+    process.stdout.write = write;
+    process.env.POWERTOOLS_METRICS_DISABLED = disabled;
+  }
+  return written.filter((line) => line.startsWith('{"_aws"')).map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((entry) => entry.HotSpotWaits !== undefined);
+}
+
+describe('the hot-spot wait metrics', () => {
+  // An update's round (read, then a transaction that has a wait of its own) and a delete's are nested waits.
+  const nested = (outcomes: Array<'lost' | 'won'>) => whileContended('organization', { organization: 'acme' }, () =>
+    whileContended('organization', { organization: 'acme' }, async () => (outcomes.shift() === 'lost' ? LOST_ROUND : 'written')));
+
+  it('records nothing for a write that won its first round, nested or not', async () => {
+    expect(await waitMetrics(() => nested(['won']))).toEqual([]);
+    expect(await waitMetrics(() => whileContended('run', { runId: 'run-x' }, async () => 'written'))).toEqual([]);
+  });
+
+  it('records one wait with the attempts made when a round was lost', async () => {
+    expect(await waitMetrics(() => nested(['lost', 'lost', 'won']))).toEqual([
+      expect.objectContaining({ hotSpot: 'organization', HotSpotWaits: 1, HotSpotAttempts: 3, HotSpotGaveUp: 0 }),
+    ]);
+  });
+
+  it('records a give-up with every attempt it made', async () => {
+    const gaveUp = () => withStoreDeadline(Date.now() + STORE_CALL_MAX_MS + 30, () => whileContended('run', { runId: 'run-y' }, async () => LOST_ROUND));
+    const [wait, ...more] = await waitMetrics(gaveUp);
+    expect(more).toEqual([]);
+    expect(wait).toMatchObject({ hotSpot: 'run', HotSpotWaits: 1, HotSpotGaveUp: 1 });
+    expect(wait!.HotSpotAttempts).toBeGreaterThanOrEqual(1);
+  });
+});
