@@ -11,6 +11,11 @@ export type TableAction =
   | 'dynamodb:GetItem' | 'dynamodb:Query'
   | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem' | 'dynamodb:ConditionCheckItem';
 
+const READ_ACTIONS: ReadonlySet<TableAction> = new Set(['dynamodb:GetItem', 'dynamodb:Query']);
+
+/** Every action but a read changes the table (a ConditionCheckItem only within a write's transaction). */
+export const isWriteAction = (action: TableAction) => !READ_ACTIONS.has(action);
+
 /**
  * What a function may do to the table, and where: the CDK stack grants exactly these actions, only
  * on items whose partition key matches one of `partitions` (IAM `dynamodb:LeadingKeys`, `*` = any

@@ -15,7 +15,7 @@ import { logger } from '../observability/logger';
 import { countAuthorization, countMetric, flushMetrics, METRIC } from '../observability/metrics';
 import { withOriginalStack } from '../observability/stack-traces';
 import { closeInvocationTrace, openInvocationTrace, type InvocationTrace } from '../observability/tracer';
-import { routeOf, type Route } from '../routes';
+import { isWriteAction, routeOf, type Route } from '../routes';
 import { publicUrl } from './public-address';
 import { distinctHeaderValues, mergeSpellings } from './headers';
 import { decodeUtf8Body } from './request-body';
@@ -60,6 +60,9 @@ export function jsonApiHandler(
   options: HandlerOptions = {},
 ) {
   const route = routeOf(functionName);
+  // Only writers meet on hot spots (shared/store/contention.ts): a route its IAM actions keep from
+  // writing has no wait to bound, and skips the deadline's async context.
+  const writes = route.table.actions.some(isWriteAction);
   return middy<Event, APIGatewayProxyResult, Error, Context>({
     // Answer the contract's 504 shortly before Lambda would end the invocation with a bare timeout.
     timeoutEarlyInMillis: TIMEOUT_ANSWER_MARGIN_MS,
@@ -76,7 +79,7 @@ export function jsonApiHandler(
       // request_id: API Gateway's, the X-Request-Id of the response (function_request_id is Lambda's).
       logger.appendKeys({ route: `${route.method} ${route.path}`, tokenId: principal.tokenId, request_id: event.requestContext.requestId });
       const pathParameters = event.pathParameters ?? {};
-      const result = await withStoreDeadline(storeDeadline(context), () => handle({
+      const request: ApiRequest = {
         event,
         pathParameters,
         query: event.queryStringParameters ?? {},
@@ -86,7 +89,8 @@ export function jsonApiHandler(
         principal,
         authorize: (organization, run) => countingRefusals(() => authorize(principal, organization, route.role ?? 'reader', run)),
         url: publicUrl(event),
-      }));
+      };
+      const result = await (writes ? withStoreDeadline(storeDeadline(context), () => handle(request)) : handle(request));
       return toResponse(result, event);
     });
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Contended, LOST_ROUND, RETRY_NOW, whileContended, withStoreDeadline } from '#shared/store/contention';
 import { STORE_CALL_MAX_MS } from '#shared/store/client';
+import { isWriteAction, routes } from '#shared/routes';
 
 /** The waiting rule on a hot spot: bounded by the request's deadline, never by a count of attempts. */
 describe('whileContended', () => {
@@ -103,5 +104,15 @@ describe('the hot-spot wait metrics', () => {
     }));
     expect(await waitMetrics(gaveUp)).toEqual([expect.objectContaining({ hotSpot: 'run', HotSpotWaits: 1, HotSpotGaveUp: 1, HotSpotAttempts: attempts })]);
     expect(attempts).toBeGreaterThanOrEqual(1);
+  });
+});
+
+/** The handler gives a deadline to the routes that can write (shared/http/handler.ts), and only those wait on hot spots. */
+describe('the routes whose waits are bounded', () => {
+  it('are the ones whose IAM actions can write: every POST, PATCH and DELETE, and no GET', () => {
+    for (const route of routes) {
+      expect({ route: route.operationId, writes: route.table.actions.some(isWriteAction) })
+        .toEqual({ route: route.operationId, writes: route.method !== 'GET' });
+    }
   });
 });
