@@ -3,7 +3,7 @@ import '../support/scratch-temp';
 import * as ddb from '@aws-sdk/client-dynamodb';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from '#infra/local/dynamodb-local';
 import { AUTHORIZER_FUNCTION, functionNames, routes } from '#shared/routes';
@@ -20,6 +20,7 @@ import { benchColdStarts, type ColdStartFloor } from './cold-start';
 import { EXTRA_MEASUREMENTS } from './extras';
 import { TRACER_CANDIDATES, tracerSwap } from './tracers/candidates';
 import { benchTracersWarm, type WarmRow } from './tracers-warm';
+import { WarmSandbox } from './warm';
 import type { DynamoDbCall } from '../support/round-trips';
 import { GOALS, kb, missedGoals, type ExtraFigure, type Figures } from './goals';
 
@@ -40,6 +41,7 @@ const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
 const WARMUP = 30;
 /** Rounds the warm invocations are spread over, every function in turn in each. */
 const WARM_ROUNDS = Number(process.env.BENCH_WARM_ROUNDS ?? 5);
+const WARM_MODE = process.env.BENCH_WARM_MODE ?? 'in-process';
 const INIT_SAMPLES = Number(process.env.BENCH_INIT_SAMPLES ?? 15);
 const COLD_SAMPLES = Number(process.env.BENCH_COLD_SAMPLES ?? 25);
 const WARM_ITERATIONS = Number(process.env.BENCH_WARM_ITERATIONS ?? 200);
@@ -62,8 +64,14 @@ page depth. Writes reports/bench-*.json.
 Environment: BENCH_ITERATIONS (300) warm invocations per function, spread over BENCH_WARM_ROUNDS
 (5) rounds of every function in turn, BENCH_COLD_SAMPLES (25) cold starts per bundle,
 BENCH_INIT_SAMPLES (15) cold imports per bundle and tracer, BENCH_WARM_ITERATIONS (200)
-Lambda-like invocations per tracer, function and mode.`);
+Lambda-like invocations per tracer, function and mode. BENCH_WARM_MODE=sandbox runs the warm
+invocations in sandboxes instead: each deployed bundle in a process of its own, the bare SDK
+bundled alike in another (reported, not judged: the warm goal is judged in-process).`);
   process.exit(0);
+}
+if (WARM_MODE !== 'in-process' && WARM_MODE !== 'sandbox') {
+  console.error(`BENCH_WARM_MODE is in-process (the default) or sandbox, not ${WARM_MODE}`);
+  process.exit(2);
 }
 const startLoad = loadavg()[0]!;
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
@@ -174,7 +182,7 @@ async function twinRuns(count: number): Promise<((calls: Call[]) => Call[])[]> {
 }
 
 /** The baseline: the same requests through the bare low-level client, nothing else; one the handler saw refused may be refused again. */
-async function replay(calls: Call[]): Promise<number> {
+async function replayInProcess(calls: Call[]): Promise<number> {
   const started = performance.now();
   for (const { command, input, refused } of calls) {
     const Command = (ddb as unknown as Record<string, new (input: unknown) => ddb.GetItemCommand>)[command];
@@ -200,6 +208,12 @@ const keyCreations = new Map<string, Call[]>();
 for (let i = 0; i < 4; i++) fixture.keyIds.push(JSON.parse((await invoke('reserved-tag-keys/create', 1_000_000 + i)).body).data.id);
 fixture.commentId = JSON.parse((await invoke('comments/create', 1_000_000)).body).data.id;
 
+// The deployed bundles (the synthesized local stage's own), and what every process of the bench
+// gets beside its template's environment: DynamoDB Local, and credentials as Lambda gives them.
+const assembly = await ensureAssembly((line) => process.stderr.write(`\n${line}`));
+const deployed = deployedFunctions(assembly);
+const localStore = { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ACCESS_KEY_ID: 'bench', AWS_SECRET_ACCESS_KEY: 'bench', AWS_SESSION_TOKEN: 'bench', TABLE_NAME: 'bench' };
+
 // Warm latency needs a request to send (test/load/scenarios.ts); a function without one, like the
 // authorizer, still has its cold start measured below. It is measured in rounds, every function in
 // turn in each (as the cold starts rotate): a stretch of load on a shared machine, or DynamoDB
@@ -210,6 +224,38 @@ interface WarmSamples { handlerMs: number[]; baselineMs: number[]; roundTrips: n
 const warmFunctions = functionNames().filter((name) => scenarios[name]);
 const warm = new Map<string, WarmSamples>(warmFunctions.map((name) => [name, { handlerMs: [], baselineMs: [], roundTrips: 0, invoked: 0 }]));
 
+/**
+ * Where the warm invocations run. `in-process` (the goal's): the handlers in this process, back to
+ * back with the bare client. `sandbox`: each deployed bundle in a process of its own, the bare SDK
+ * bundled alike in another (warm.ts), so each process sits idle while the others run.
+ */
+const sandboxed = WARM_MODE === 'sandbox';
+const sandboxes = new Map<string, WarmSandbox>();
+let bareSandbox: WarmSandbox | undefined;
+if (sandboxed) {
+  for (const name of warmFunctions) sandboxes.set(name, await WarmSandbox.start(name, { ...deployed.get(name)!.environment, ...localStore }));
+  const bareReplay = await bundle(resolve('test/bench/bare-replay.ts'));
+  bareSandbox = await WarmSandbox.start('bare-replay', {
+    ...deployed.get('ping')!.environment, ...localStore, AWS_LAMBDA_FUNCTION_NAME: 'bare-replay', LAMBDA_TASK_ROOT: dirname(bareReplay.file),
+  });
+}
+
+/** Invocation `n` of a function's scenario, where WARM_MODE runs it. */
+async function invokeWarm(name: string, n: number): Promise<Invocation> {
+  if (!sandboxed) return invoke(name, n);
+  const answer = await sandboxes.get(name)!.invoke(eventFor(name, n).event);
+  if (answer.statusCode >= 300) throw new Error(`${name} #${n} answered ${answer.statusCode}: ${answer.body}`);
+  return answer;
+}
+
+/** The same calls through the bare SDK, where WARM_MODE runs it: its time. */
+async function replay(calls: Call[]): Promise<number> {
+  if (!bareSandbox) return replayInProcess(calls);
+  const answer = await bareSandbox.invoke(calls);
+  if (answer.statusCode !== 204) throw new Error(`the bare replay answered ${answer.statusCode}: ${answer.body}`);
+  return answer.ms;
+}
+
 /** Invocations of `name` until it has made `until` (its first WARMUP unmeasured), each then replayed through the bare client. */
 async function measureWarm(name: string, until: number): Promise<void> {
   const samples = warm.get(name)!;
@@ -217,7 +263,7 @@ async function measureWarm(name: string, until: number): Promise<void> {
   for (; samples.invoked < until; samples.invoked++) {
     const n = samples.invoked;
     const onTwinRun = twins.shift();
-    const invocation = await invoke(name, n);
+    const invocation = await invokeWarm(name, n);
     if (name === 'reserved-tag-keys/create') {
       const id = JSON.parse(invocation.body).data.id as string;
       keyCreations.set(id, invocation.calls);
@@ -250,6 +296,7 @@ for (let round = 1; round <= WARM_ROUNDS; round++) {
   process.stderr.write('.');
 }
 process.stderr.write('\n');
+for (const sandbox of [...sandboxes.values(), ...(bareSandbox ? [bareSandbox] : [])]) sandbox.stop();
 for (const name of warmFunctions) {
   const { handlerMs, baselineMs, roundTrips } = warm.get(name)!;
   const handlerP50 = percentile(handlerMs, 50);
@@ -267,8 +314,6 @@ const lists = await (await import('./lists')).benchLists((line) => process.stder
 // Bundles: the synthesized local stage's own (what deploys), and each function bundled again with
 // each other tracer candidate (tracers/candidates.ts); the deployed ones are the project emitter's.
 process.stderr.write('bundling');
-const assembly = await ensureAssembly((line) => process.stderr.write(`\n${line}`));
-const deployed = deployedFunctions(assembly);
 // The floors: built as the stack builds its bundles, and as esbuild builds one by default.
 const minimal = await bundle(resolve('test/bench/minimal-function.ts'));
 const minimalDefault = await bundle(resolve('test/bench/minimal-function.ts'), { esbuildDefault: true });
@@ -288,12 +333,11 @@ process.stderr.write('\n');
 // Cold starts as a user feels them (cold-start.ts): each deployed bundle imported and invoked once
 // in fresh processes against DynamoDB Local, with its template environment, Lambda's runtime
 // variables and credentials as Lambda gives them, beside the floors (ping's environment: no table access of their own).
-const coldEnvironment = { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ACCESS_KEY_ID: 'bench', AWS_SECRET_ACCESS_KEY: 'bench', AWS_SESSION_TOKEN: 'bench', TABLE_NAME: 'bench' };
 const FLOOR_DEFAULT = 'esbuild default';
 const FLOOR_SAME = 'built alike';
 const floors: ColdStartFloor[] = [
-  { name: FLOOR_DEFAULT, file: minimalDefault.file, environment: { ...deployed.get('ping')!.environment, ...coldEnvironment } },
-  { name: FLOOR_SAME, file: minimal.file, environment: { ...deployed.get('ping')!.environment, ...coldEnvironment } },
+  { name: FLOOR_DEFAULT, file: minimalDefault.file, environment: { ...deployed.get('ping')!.environment, ...localStore } },
+  { name: FLOOR_SAME, file: minimal.file, environment: { ...deployed.get('ping')!.environment, ...localStore } },
 ];
 // A delete's first invocation deletes a key of its own, created alone in its 100 ms creation
 // window as most keys are: a key that shares its window costs a third call (see
@@ -311,7 +355,7 @@ const authorizerEvent = (sample: number) => ({
 process.stderr.write(`cold starts (${COLD_SAMPLES} per bundle, each beside one of each floor)`);
 const cold = benchColdStarts({
   subjects: [...deployed].map(([name, fn]) => ({
-    name, file: fn.file, environment: { ...fn.environment, ...coldEnvironment },
+    name, file: fn.file, environment: { ...fn.environment, ...localStore },
     event: name === AUTHORIZER_FUNCTION ? authorizerEvent : (sample: number) => eventFor(name, coldN + sample).event,
     expected: name === AUTHORIZER_FUNCTION ? /^Allow$/ : /^2\d\d$/,
   })),
@@ -322,7 +366,7 @@ const extras: ExtraFigure[] = [];
 for (const extra of EXTRA_MEASUREMENTS) {
   const fn = deployed.get(extra.function)!;
   extras.push(...await extra.measure({
-    file: fn.file, bytes: fn.bytes, environment: { ...fn.environment, ...coldEnvironment }, floors, samples: COLD_SAMPLES, coldStart: coldStartCost,
+    file: fn.file, bytes: fn.bytes, environment: { ...fn.environment, ...localStore }, floors, samples: COLD_SAMPLES, coldStart: coldStartCost,
   }));
 }
 
@@ -388,7 +432,7 @@ function printTable(header: string[], table: string[][], leftColumns = 1): void 
   const line = (cells: string[]) => cells.map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   console.log([line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...table.map(line)].join('\n'));
 }
-console.log(`\nBench on ${cpus().length}× ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, load average ${loadavg()[0]!.toFixed(1)} at the end (${startLoad.toFixed(1)} at the start), ${ITERATIONS} warm invocations per function in ${WARM_ROUNDS} rounds (latencies in ms)\n`);
+console.log(`\nBench on ${cpus().length}× ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, load average ${loadavg()[0]!.toFixed(1)} at the end (${startLoad.toFixed(1)} at the start), ${ITERATIONS} warm invocations per function in ${WARM_ROUNDS} rounds, ${sandboxed ? 'each function and the bare SDK in a sandbox of its own (BENCH_WARM_MODE=sandbox: not judged)' : 'in-process'} (latencies in ms)\n`);
 printTable(
   ['function', 'DDB calls', 'budget', 'handler p50', 'p99', 'bare SDK p50', 'p99', 'p50 ratio'],
   rows.map((r) => [r.function, String(r.roundTrips), String(r.budget), f(r.handlerP50), f(r.handlerP99), f(r.baselineP50), f(r.baselineP99), f(r.latencyRatio)]),
@@ -449,7 +493,7 @@ printTable(
 const figures: Figures[] = cold.rows.map((c) => {
   const warm = rows.find((r) => r.function === c.function);
   return {
-    function: c.function, roundTrips: warm?.roundTrips ?? 0, budget: warm?.budget ?? 1, latencyRatio: warm?.latencyRatio ?? null,
+    function: c.function, roundTrips: warm?.roundTrips ?? 0, budget: warm?.budget ?? 1, latencyRatio: sandboxed ? null : warm?.latencyRatio ?? null,
     initRatio: c.init[FLOOR_SAME]!.wall, initCpuRatio: c.init[FLOOR_SAME]!.cpu, bundleBytes: deployed.get(c.function)!.bytes,
     coldStartRatio: c.cold[FLOOR_DEFAULT]!.wall, coldStartCpuRatio: c.cold[FLOOR_DEFAULT]!.cpu,
   };
@@ -462,7 +506,7 @@ mkdirSync('reports', { recursive: true });
 const file = join('reports', `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
 writeFileSync(file, JSON.stringify({
   machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version, loadAverage: { start: startLoad, end: loadavg()[0] } },
-  iterations: ITERATIONS, coldSamples: COLD_SAMPLES, goals: GOALS, nodeOptions,
+  iterations: ITERATIONS, warmMode: WARM_MODE, coldSamples: COLD_SAMPLES, goals: GOALS, nodeOptions,
   floors: cold.floors.map((r) => ({ ...r, bytes: (r.floor === FLOOR_DEFAULT ? minimalDefault : minimal).bytes })),
   rows, coldStarts: cold.rows, figures, extras, tracers, tracersWarm: warmRows, lists: lists.rows, ...(CHECK ? { missed } : {}),
 }, null, 2));
