@@ -7,6 +7,7 @@
 // to what the bundle loads.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { lambdaContext } from './lambda-context.mjs';
 
 const { handler } = await import(pathToFileURL(join(process.env.LAMBDA_TASK_ROOT, 'index.mjs')).href);
 const turn = () => new Promise((resolve) => setImmediate(resolve));
@@ -16,18 +17,7 @@ process.on('message', async ({ events, traceHeaders }) => {
   const statuses = [];
   for (let i = 0; i < events.length; i++) {
     process.env._X_AMZN_TRACE_ID = traceHeaders[i];
-    const context = {
-      callbackWaitsForEmptyEventLoop: true,
-      functionName: process.env.AWS_LAMBDA_FUNCTION_NAME,
-      functionVersion: '$LATEST',
-      invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${process.env.AWS_LAMBDA_FUNCTION_NAME}`,
-      memoryLimitInMB: '1024',
-      awsRequestId: `bench-${process.pid}-${i}`,
-      logGroupName: 'bench',
-      logStreamName: 'bench',
-      getRemainingTimeInMillis: () => 10_000,
-      done() {}, fail() {}, succeed() {},
-    };
+    const context = lambdaContext(`bench-${process.pid}-${i}`);
     const cpu = process.cpuUsage();
     const started = performance.now();
     const result = await handler(events[i], context);

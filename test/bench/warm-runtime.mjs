@@ -7,6 +7,7 @@
 import { ClientRequest } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { lambdaContext } from './lambda-context.mjs';
 
 // Every request passes its body to end() (@smithy/node-http-handler). Noting it costs the same in
 // the function's sandbox and in the bare SDK's: the operation and the body as sent, decoded later.
@@ -23,18 +24,7 @@ const { handler } = await import(pathToFileURL(join(process.env.LAMBDA_TASK_ROOT
 let invocation = 0;
 
 process.on('message', async ({ event }) => {
-  const context = {
-    callbackWaitsForEmptyEventLoop: true,
-    functionName: process.env.AWS_LAMBDA_FUNCTION_NAME,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${process.env.AWS_LAMBDA_FUNCTION_NAME}`,
-    memoryLimitInMB: '1024',
-    awsRequestId: `bench-${process.pid}-${invocation++}`,
-    logGroupName: 'bench',
-    logStreamName: 'bench',
-    getRemainingTimeInMillis: ((deadline) => () => deadline - Date.now())(Date.now() + 10_000),
-    done() {}, fail() {}, succeed() {},
-  };
+  const context = lambdaContext(`bench-${process.pid}-${invocation++}`);
   sent = [];
   const started = performance.now();
   const result = await handler(event, context);
