@@ -2,6 +2,7 @@ import {
   BatchWriteItemCommand, DeleteItemCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand,
   TransactWriteItemsCommand, UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import type { DynamoDbCall } from '../support/round-trips';
 
 /**
  * The warm baseline as a function of its own (test/bench/warm.ts): bundled as the stack bundles
@@ -13,11 +14,9 @@ const COMMANDS = {
   BatchWriteItemCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand, UpdateItemCommand,
 } as const;
 
-export interface Call { command: string; input: unknown; refused?: boolean }
-
 const client = new DynamoDBClient({});
 
-export const handler = async (calls: Call[]) => {
+export const handler = async (calls: DynamoDbCall[]) => {
   for (const { command, input, refused } of calls) {
     const Command = COMMANDS[command as keyof typeof COMMANDS] as (new (input: unknown) => GetItemCommand) | undefined;
     if (!Command) throw new Error(`the bare replay does not send ${command}`);
