@@ -3,7 +3,7 @@ import '../support/scratch-temp';
 import * as ddb from '@aws-sdk/client-dynamodb';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from '#infra/local/dynamodb-local';
 import { AUTHORIZER_FUNCTION, functionNames, routes } from '#shared/routes';
@@ -66,7 +66,7 @@ Environment: BENCH_ITERATIONS (300) warm invocations per function, spread over B
 BENCH_INIT_SAMPLES (15) cold imports per bundle and tracer, BENCH_WARM_ITERATIONS (200)
 Lambda-like invocations per tracer, function and mode. BENCH_WARM_MODE=sandbox runs the warm
 invocations in sandboxes instead: each deployed bundle in a process of its own, the bare SDK
-bundled alike in another (reported, not judged: the warm goal is judged in-process).`);
+bundled alike beside it (reported, not judged: the warm goal is judged in-process).`);
   process.exit(0);
 }
 if (WARM_MODE !== 'in-process' && WARM_MODE !== 'sandbox') {
@@ -226,18 +226,16 @@ const warm = new Map<string, WarmSamples>(warmFunctions.map((name) => [name, { h
 
 /**
  * Where the warm invocations run. `in-process` (the goal's): the handlers in this process, back to
- * back with the bare client. `sandbox`: each deployed bundle in a process of its own, the bare SDK
- * bundled alike in another (warm.ts), so each process sits idle while the others run.
+ * back with the bare client. `sandbox`: each deployed bundle in a process of its own with the bare
+ * SDK bundled alike beside it (warm.ts), so each pair sits idle while the other functions run.
  */
 const sandboxed = WARM_MODE === 'sandbox';
 const sandboxes = new Map<string, WarmSandbox>();
-let bareSandbox: WarmSandbox | undefined;
 if (sandboxed) {
-  for (const name of warmFunctions) sandboxes.set(name, await WarmSandbox.start(name, { ...deployed.get(name)!.environment, ...localStore }));
   const bareReplay = await bundle(resolve('test/bench/bare-replay.ts'));
-  bareSandbox = await WarmSandbox.start('bare-replay', {
-    ...deployed.get('ping')!.environment, ...localStore, AWS_LAMBDA_FUNCTION_NAME: 'bare-replay', LAMBDA_TASK_ROOT: dirname(bareReplay.file),
-  });
+  for (const name of warmFunctions) {
+    sandboxes.set(name, await WarmSandbox.start(name, { ...deployed.get(name)!.environment, ...localStore, BENCH_BARE_REPLAY: bareReplay.file }));
+  }
 }
 
 /** Invocation `n` of a function's scenario, where WARM_MODE runs it. */
@@ -248,10 +246,10 @@ async function invokeWarm(name: string, n: number): Promise<Invocation> {
   return answer;
 }
 
-/** The same calls through the bare SDK, where WARM_MODE runs it: its time. */
-async function replay(calls: Call[]): Promise<number> {
-  if (!bareSandbox) return replayInProcess(calls);
-  const answer = await bareSandbox.invoke(calls);
+/** The same calls through the bare SDK, where WARM_MODE runs `name`: its time. */
+async function replay(name: string, calls: Call[]): Promise<number> {
+  if (!sandboxed) return replayInProcess(calls);
+  const answer = await sandboxes.get(name)!.replay(calls);
   if (answer.statusCode !== 204) throw new Error(`the bare replay answered ${answer.statusCode}: ${answer.body}`);
   return answer.ms;
 }
@@ -275,16 +273,16 @@ async function measureWarm(name: string, until: number): Promise<void> {
     if (invocation.calls.length === 0) continue;
     if (name === 'reserved-tag-keys/delete') {
       const victim = /rtk-[A-Za-z0-9]{16}/.exec(JSON.stringify(invocation.calls[0]!.input))![0];
-      await replay(withFreshReceipts(keyCreations.get(victim)!)); // untimed: puts the key back for the baseline to delete
-      samples.baselineMs.push(await replay(invocation.calls));
+      await replay(name, withFreshReceipts(keyCreations.get(victim)!)); // untimed: puts the key back for the baseline to delete
+      samples.baselineMs.push(await replay(name, invocation.calls));
     } else if (name === 'run-notifications/receive') {
-      samples.baselineMs.push(await replay(withFreshRuns(invocation.calls))); // a run is registered once: replay on new run ids
+      samples.baselineMs.push(await replay(name, withFreshRuns(invocation.calls))); // a run is registered once: replay on new run ids
     } else if (onTwinRun) {
-      samples.baselineMs.push(await replay(onTwinRun(renamed(invocation.calls)))); // a run's comments are numbered: replay on a copy
+      samples.baselineMs.push(await replay(name, onTwinRun(renamed(invocation.calls)))); // a run's comments are numbered: replay on a copy
     } else if (name.endsWith('/create')) {
-      samples.baselineMs.push(await replay(renamed(invocation.calls)));
+      samples.baselineMs.push(await replay(name, renamed(invocation.calls)));
     } else {
-      samples.baselineMs.push(await replay(invocation.calls));
+      samples.baselineMs.push(await replay(name, invocation.calls));
     }
   }
 }
@@ -296,7 +294,7 @@ for (let round = 1; round <= WARM_ROUNDS; round++) {
   process.stderr.write('.');
 }
 process.stderr.write('\n');
-for (const sandbox of [...sandboxes.values(), ...(bareSandbox ? [bareSandbox] : [])]) sandbox.stop();
+for (const sandbox of sandboxes.values()) sandbox.stop();
 for (const name of warmFunctions) {
   const { handlerMs, baselineMs, roundTrips } = warm.get(name)!;
   const handlerP50 = percentile(handlerMs, 50);
@@ -432,7 +430,7 @@ function printTable(header: string[], table: string[][], leftColumns = 1): void 
   const line = (cells: string[]) => cells.map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   console.log([line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...table.map(line)].join('\n'));
 }
-console.log(`\nBench on ${cpus().length}× ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, load average ${loadavg()[0]!.toFixed(1)} at the end (${startLoad.toFixed(1)} at the start), ${ITERATIONS} warm invocations per function in ${WARM_ROUNDS} rounds, ${sandboxed ? 'each function and the bare SDK in a sandbox of its own (BENCH_WARM_MODE=sandbox: not judged)' : 'in-process'} (latencies in ms)\n`);
+console.log(`\nBench on ${cpus().length}× ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, load average ${loadavg()[0]!.toFixed(1)} at the end (${startLoad.toFixed(1)} at the start), ${ITERATIONS} warm invocations per function in ${WARM_ROUNDS} rounds, ${sandboxed ? 'each function in a sandbox of its own with the bare SDK beside it (BENCH_WARM_MODE=sandbox: not judged)' : 'in-process'} (latencies in ms)\n`);
 printTable(
   ['function', 'DDB calls', 'budget', 'handler p50', 'p99', 'bare SDK p50', 'p99', 'p50 ratio'],
   rows.map((r) => [r.function, String(r.roundTrips), String(r.budget), f(r.handlerP50), f(r.handlerP99), f(r.baselineP50), f(r.baselineP99), f(r.latencyRatio)]),

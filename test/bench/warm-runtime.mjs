@@ -2,8 +2,9 @@
 // environment that imports its bundle once, as deployed, then runs the invocations it is sent, one
 // at a time as Lambda does. For each it reports the handler's elapsed time, its answer, and the
 // DynamoDB requests it sent (operation, body, whether DynamoDB refused it), so that the bench can
-// count them and replay them through the bare SDK in a sandbox of its own. Plain JavaScript: it
-// adds nothing to what the bundle loads.
+// count them and replay them through the bare SDK, bundled alike (bare-replay.ts) and imported
+// beside the function when BENCH_BARE_REPLAY names its bundle: the pair shares the process, its
+// caches and its idle gaps. Plain JavaScript: it adds nothing to what the bundle loads.
 import { ClientRequest } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -21,9 +22,16 @@ ClientRequest.prototype.end = function (body, ...rest) {
 };
 
 const { handler } = await import(pathToFileURL(join(process.env.LAMBDA_TASK_ROOT, 'index.mjs')).href);
+const bare = process.env.BENCH_BARE_REPLAY ? await import(pathToFileURL(process.env.BENCH_BARE_REPLAY).href) : undefined;
 let invocation = 0;
 
-process.on('message', async ({ event }) => {
+process.on('message', async ({ event, replay }) => {
+  if (replay) {
+    const started = performance.now();
+    const result = await bare.handler(replay);
+    process.send({ ms: performance.now() - started, statusCode: result.statusCode, body: result.body, calls: [] });
+    return;
+  }
   const context = lambdaContext(`bench-${process.pid}-${invocation++}`);
   sent = [];
   const started = performance.now();

@@ -7,10 +7,10 @@ export interface WarmAnswer { ms: number; statusCode: number; body: string; call
 const RUNTIME = new URL('./warm-runtime.mjs', import.meta.url);
 
 /**
- * A function's deployed bundle, warm, alone in a process of its own started with its Lambda
- * environment (warm-runtime.mjs), as Lambda runs it: the warm latency is measured on what deploys,
- * and the bare SDK's baseline runs the same way (bare-replay.ts), each in its own sandbox, so
- * neither shares the other's copy of the SDK. Invocations go one at a time.
+ * A function's deployed bundle, warm, in a process of its own started with its Lambda environment
+ * (warm-runtime.mjs), as Lambda runs it: the warm latency is measured on what deploys. The bare
+ * SDK's baseline runs bundled alike beside it (bare-replay.ts), with its own copy of the SDK, in
+ * the same process: both meet the same caches after the same idle gaps. One call at a time.
  */
 export class WarmSandbox {
   private readonly stderr: string[] = [];
@@ -33,6 +33,13 @@ export class WarmSandbox {
   invoke(event: unknown): Promise<WarmAnswer> {
     const answer = this.next<WarmAnswer>();
     this.child.send({ event });
+    return answer;
+  }
+
+  /** `calls` through the bare SDK bundled beside the function (BENCH_BARE_REPLAY at start). */
+  replay(calls: DynamoDbCall[]): Promise<WarmAnswer> {
+    const answer = this.next<WarmAnswer>();
+    this.child.send({ replay: calls });
     return answer;
   }
 
