@@ -1,12 +1,17 @@
-import { createRemoteJWKSet, customFetch, errors, type JWTVerifyGetKey } from 'jose';
+import { get as httpGet, type IncomingMessage } from 'node:http';
+import { get as httpsGet } from 'node:https';
+import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { issuerFault } from './trust';
 
 /**
  * The signing keys of a trusted issuer, found by OpenID discovery and kept per function instance.
  * Only issuers of a trust are ever asked (the caller passes the trust's issuer, never one read
- * from a token), and every fetch is bounded in time and size. jose's remote key set keeps the
- * keys for KEYS_MAX_AGE_MS, refetches for an unknown `kid` at most once per KEY_REFETCH_COOLDOWN_MS,
- * and lets concurrent requests share one fetch.
+ * from a token), and every fetch is bounded in time and size. Keys are kept for KEYS_MAX_AGE_MS,
+ * refetched for an unknown `kid` at most once per KEY_REFETCH_COOLDOWN_MS, and concurrent
+ * requests share one fetch; jose picks and imports the key (createLocalJWKSet).
+ * The documents are fetched with node:http(s), which the SDK has already loaded: Node's `fetch`
+ * (and jose's remote key set, which needs its `Headers`) loads undici on first use, 25–40 ms of
+ * a cold authorizer's first JWT (docs/performance.md).
  * https://openid.net/specs/openid-connect-discovery-1_0.html §4
  */
 export const FETCH_TIMEOUT_MS = 2_000;
@@ -55,25 +60,63 @@ async function discover(issuer: string): Promise<JWTVerifyGetKey> {
   if (typeof jwksUri !== 'string' || issuerFault(jwksUri, { loopback: loopbackAllowed() })) {
     throw new IssuerUnavailable(issuer, 'its discovery document has no usable jwks_uri');
   }
-  return createRemoteJWKSet(new URL(jwksUri), {
-    timeoutDuration: FETCH_TIMEOUT_MS,
-    cooldownDuration: KEY_REFETCH_COOLDOWN_MS,
-    cacheMaxAge: KEYS_MAX_AGE_MS,
-    [customFetch]: async (url: string) => new Response(JSON.stringify(await fetchJson(issuer, url)), { status: 200 }),
-  });
+  const keySet = new IssuerKeySet(issuer, jwksUri);
+  await keySet.reload(); // a discovery that cannot read the keys is a failed one, not kept
+  return keySet.getKey;
+}
+
+/** The keys at an issuer's `jwks_uri`, as last fetched. */
+class IssuerKeySet {
+  private held?: { getKey: JWTVerifyGetKey; fetchedAt: number };
+  private pending?: Promise<void>;
+  private readonly issuer: string;
+  private readonly jwksUri: string;
+  constructor(issuer: string, jwksUri: string) {
+    this.issuer = issuer;
+    this.jwksUri = jwksUri;
+  }
+
+  /** jose's key lookup over the held keys: stale ones are fetched again, an unknown `kid` once per cooldown. */
+  readonly getKey: JWTVerifyGetKey = async (header, token) => {
+    if (!this.held || Date.now() - this.held.fetchedAt >= KEYS_MAX_AGE_MS) await this.reload();
+    const tried = this.held!;
+    try {
+      return await tried.getKey(header, token);
+    } catch (error) {
+      if (!(error instanceof errors.JWKSNoMatchingKey)) throw error;
+      // Keys fetched since this lookup began may have it; otherwise fetch, unless fetched just now.
+      if (this.held === tried) {
+        if (Date.now() - tried.fetchedAt < KEY_REFETCH_COOLDOWN_MS) throw error;
+        await this.reload();
+      }
+      return this.held!.getKey(header, token);
+    }
+  };
+
+  /** Fetches the keys; callers meanwhile share the fetch. On failure the keys held stay as they were. */
+  reload(): Promise<void> {
+    this.pending ??= fetchJson(this.issuer, this.jwksUri)
+      .then((jwks) => { this.held = { getKey: keySetOf(this.issuer, jwks), fetchedAt: Date.now() }; })
+      .finally(() => { this.pending = undefined; });
+    return this.pending;
+  }
+}
+
+function keySetOf(issuer: string, jwks: unknown): JWTVerifyGetKey {
+  try {
+    return createLocalJWKSet(jwks as JSONWebKeySet);
+  } catch (error) {
+    throw new IssuerUnavailable(issuer, 'its JWKS is not a key set', { cause: error });
+  }
 }
 
 /** GET a JSON document: 200 only, no redirects, at most MAX_DOCUMENT_BYTES in FETCH_TIMEOUT_MS. */
 async function fetchJson(issuer: string, url: string): Promise<unknown> {
-  let text: string;
-  try {
-    const response = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } });
-    if (response.status !== 200) throw new IssuerUnavailable(issuer, `${url} answered ${response.status}`);
-    text = await readBounded(issuer, url, response);
-  } catch (error) {
-    if (error instanceof IssuerUnavailable) throw error;
-    throw new IssuerUnavailable(issuer, `${url} could not be read (${(error as Error).name})`, { cause: error });
-  }
+  const text = await getBounded(url).catch((error: unknown) => {
+    if (error instanceof Refused) throw new IssuerUnavailable(issuer, `${url} ${error.message}`);
+    const name = (error as NodeJS.ErrnoException).code ?? (error as Error).name;
+    throw new IssuerUnavailable(issuer, `${url} could not be read (${name})`, { cause: error });
+  });
   try {
     return JSON.parse(text);
   } catch {
@@ -81,25 +124,32 @@ async function fetchJson(issuer: string, url: string): Promise<unknown> {
   }
 }
 
-async function readBounded(issuer: string, url: string, response: Response): Promise<string> {
-  const declared = Number(response.headers.get('content-length') ?? 0);
-  if (declared > MAX_DOCUMENT_BYTES) throw new IssuerUnavailable(issuer, `${url} is larger than ${MAX_DOCUMENT_BYTES} bytes`);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body ?? []) {
-    size += chunk.byteLength;
-    if (size > MAX_DOCUMENT_BYTES) {
-      await response.body?.cancel().catch(() => {});
-      throw new IssuerUnavailable(issuer, `${url} is larger than ${MAX_DOCUMENT_BYTES} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
+/** What the issuer answered, refused: its status or its size. */
+class Refused extends Error {}
 
-/** jose's errors that mean "the keys could not be had", as opposed to "this token is not good". */
-export const isKeysUnavailable = (error: unknown) =>
-  error instanceof IssuerUnavailable || error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid;
+/** The body of a 200 at `url`, whole: connecting, the answer and its body all within FETCH_TIMEOUT_MS. */
+function getBounded(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const get = url.startsWith('https:') ? httpsGet : httpGet;
+    const request = get(url, { headers: { accept: 'application/json' } }, (response: IncomingMessage) => {
+      const refuse = (why: string) => { request.destroy(); reject(new Refused(why)); };
+      if (response.statusCode !== 200) return refuse(`answered ${response.statusCode}`);
+      if (Number(response.headers['content-length'] ?? 0) > MAX_DOCUMENT_BYTES) return refuse(`is larger than ${MAX_DOCUMENT_BYTES} bytes`);
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.byteLength;
+        if (size > MAX_DOCUMENT_BYTES) refuse(`is larger than ${MAX_DOCUMENT_BYTES} bytes`);
+        else chunks.push(chunk);
+      });
+      response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      response.on('error', reject);
+    });
+    const deadline = setTimeout(() => request.destroy(Object.assign(new Error('timed out'), { name: 'TimeoutError' })), FETCH_TIMEOUT_MS);
+    request.on('error', reject);
+    request.on('close', () => clearTimeout(deadline));
+  });
+}
 
 /** For tests: forget every issuer's keys, as a new function instance would. */
 export const forgetIssuerKeys = () => discoveries.clear();

@@ -3,7 +3,7 @@ import type { Principal, Role } from '../auth/principal';
 import { ROLE_RANK } from '../auth/principal';
 import { isId } from '../ids';
 import { findTrustsOfIssuer } from '../store/trusts';
-import { isKeysUnavailable, IssuerUnavailable, keysOf } from './issuer-keys';
+import { IssuerUnavailable, keysOf } from './issuer-keys';
 import { ALLOWED_ALGORITHMS, CLOCK_LEEWAY_SECONDS, issuerFault, MAX_JWT_LENGTH, MAX_TOKEN_LIFETIME_SECONDS, type Trust } from './trust';
 
 /** Three base64url parts: a JWS in compact form, the only shape of a JWT this service reads. */
@@ -51,7 +51,8 @@ export async function checkWorkloadIdentity(jwt: string, at = new Date()): Promi
       currentDate: at,
     }));
   } catch (error) {
-    if (isKeysUnavailable(error)) throw error instanceof IssuerUnavailable ? error : new IssuerUnavailable(issuer, (error as Error).name, { cause: error });
+    // The keys could not be had: not the token's fault, never an allow.
+    if (error instanceof IssuerUnavailable) throw error;
     if (error instanceof errors.JOSEError) return { refused: error instanceof errors.JWTExpired ? 'expired' : 'invalid' };
     throw error;
   }

@@ -1,10 +1,14 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { createServer as createHttpServer, type ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { jwtVerify } from 'jose';
 import { handler as authorizer } from '#functions/authorizer';
 import { decodePrincipal, type Principal } from '#shared/auth/principal';
 import { createTrust, deleteTrust } from '#shared/store/trusts';
-import { forgetIssuerKeys, IssuerUnavailable, KEY_REFETCH_COOLDOWN_MS, LOOPBACK_ISSUERS_ENV } from '#shared/workload-identity/issuer-keys';
+import {
+  forgetIssuerKeys, IssuerUnavailable, KEY_REFETCH_COOLDOWN_MS, KEYS_MAX_AGE_MS, keysOf, LOOPBACK_ISSUERS_ENV, MAX_DOCUMENT_BYTES,
+} from '#shared/workload-identity/issuer-keys';
 import { CLOCK_LEEWAY_SECONDS } from '#shared/workload-identity/trust';
 import { startOidcIssuer } from '#infra/local/oidc-issuer';
 import {
@@ -146,6 +150,52 @@ describe('keys, fetched rarely and safely', () => {
       issuer.keys.pop();
     }
   }, KEY_REFETCH_COOLDOWN_MS + 15_000);
+
+  it('fetches the keys again once they are older than KEYS_MAX_AGE_MS, and only then', async () => {
+    // The key set alone, the tokens minted first: the authorizer would judge their times by the shifted clock too.
+    const tokens = await Promise.all(Array.from({ length: 4 }, () => issuer.mint({ claims: { repository_owner: 'acme' } })));
+    const verify = async () => (await jwtVerify(tokens.pop()!, await keysOf(issuer.url))).payload.sub;
+    expect(await verify()).toBeDefined();
+    const before = issuer.jwksFetches();
+    const realNow = Date.now.bind(Date);
+    const clock = jest.spyOn(Date, 'now');
+    try {
+      clock.mockImplementation(() => realNow() + KEYS_MAX_AGE_MS - 1_000);
+      expect(await verify()).toBeDefined();
+      expect(issuer.jwksFetches() - before).toBe(0);
+      clock.mockImplementation(() => realNow() + KEYS_MAX_AGE_MS + 1_000);
+      expect(await verify()).toBeDefined();
+      expect(await verify()).toBeDefined();
+      expect(issuer.jwksFetches() - before).toBe(1);
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  it.each([
+    ['redirects its JWKS elsewhere', (r: ServerResponse) => { r.writeHead(302, { location: 'https://attacker.example/jwks' }).end(); }],
+    ['answers 404 for its JWKS', (r: ServerResponse) => { r.writeHead(404).end('{}'); }],
+    ['sends a JWKS that is not JSON', (r: ServerResponse) => { r.writeHead(200).end('<html>'); }],
+    ['sends JSON that is not a key set', (r: ServerResponse) => { r.writeHead(200).end('{"keys":"none"}'); }],
+    ['declares a JWKS larger than the bound', (r: ServerResponse) => { r.writeHead(200, { 'content-length': String(MAX_DOCUMENT_BYTES + 1) }).write('{"keys":['); }],
+  ])('an issuer that %s is never an allow: the authorizer fails (503 to the client)', async (_, jwks) => {
+    let url = '';
+    const odd = createHttpServer((request, response) => {
+      if (request.url === '/.well-known/openid-configuration') return void response.end(JSON.stringify({ issuer: url, jwks_uri: `${url}/jwks` }));
+      jwks(response);
+    }).listen(0, '127.0.0.1');
+    await new Promise((resolve) => odd.once('listening', resolve));
+    url = `http://127.0.0.1:${(odd.address() as { port: number }).port}`;
+    const trust = await createTrust({ organization: org, issuer: url, audience: 'tfc-tags-comments', role: 'owner', claims: {} });
+    try {
+      const token = await signRaw({ alg: 'RS256', kid: issuer.keys[0]!.kid }, claims(url), issuer.keys[0]!);
+      await expect(authorize(token)).rejects.toBeInstanceOf(IssuerUnavailable);
+    } finally {
+      await deleteTrust(trust.trustId);
+      odd.closeAllConnections();
+      odd.close();
+    }
+  });
 
   it('an issuer that cannot be reached, hangs or sends a huge JWKS is never an allow: the authorizer fails (503 to the client)', async () => {
     const token = await issuer.mint({ claims: { repository_owner: 'acme' } });
