@@ -57,7 +57,10 @@ const TABLE = {
   createTagKey: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: [...TAG_KEY_PARTITIONS, any(PARTITION.receipt)] },
   /** GetItem by id, then one transaction: Updates of both copies; on a rename, Put and Delete of the name guard. */
   updateTagKey: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], partitions: TAG_KEY_PARTITIONS },
-  /** GetItem by id, then one transaction: Deletes of the three items, Update of the counter. */
+  /**
+   * The key by id read with the counters of the caller's organizations (TransactGetItems: GetItem
+   * permissions), or alone (GetItem); then one transaction: Deletes of the three items, Update of the counter.
+   */
   deleteTagKey: { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'], partitions: TAG_KEY_PARTITIONS },
   /** Page 1: one Query of the run's partition (its record and comments); a later page: GetItem of the record and a Query of the page's range. */
   listComments: { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: [any(PARTITION.run)] },

@@ -3,7 +3,7 @@ import { LOST_ROUND, whileContended } from '../store/contention';
 import type { Listed, Range } from '../store/collection';
 import { isId } from '../ids';
 import {
-  deleteStoredReservedTagKey, findReservedTagKey, insertReservedTagKey, listReservedTagKeys, updateStoredReservedTagKey,
+  deleteStoredReservedTagKey, findReservedTagKey, findReservedTagKeyToDelete, insertReservedTagKey, listReservedTagKeys, updateStoredReservedTagKey,
 } from '../store/reserved-tag-keys';
 import { countMetric, METRIC } from '../observability/metrics';
 import { isReplay, type Receipt } from '../store/receipts';
@@ -34,8 +34,8 @@ export async function createKey(organization: string, attributes: Attributes, au
 }
 
 /** Finds a key by id for a caller: 404 for ids of the wrong shape, unknown ids and keys it cannot see. */
-async function findForCaller(id: string | undefined, authorize: Authorize): Promise<ReservedTagKey> {
-  const found = isId('rtk', id) ? await findReservedTagKey(id) : undefined;
+async function findForCaller<T extends ReservedTagKey>(id: string | undefined, authorize: Authorize, find: (id: string) => Promise<T | undefined>): Promise<T> {
+  const found = isId('rtk', id) ? await find(id) : undefined;
   if (!found) throw new NotFound();
   authorize(found.organization);
   return found;
@@ -54,7 +54,7 @@ const changesAnything = (current: ReservedTagKey, changes: ReservedTagKeyChanges
 export async function updateKey(id: string | undefined, attributes: Attributes, authorize: Authorize): Promise<ReservedTagKey> {
   let changes: ReservedTagKeyChanges | undefined;
   return whileContended('organization', { reservedTagKeyId: String(id) }, async () => {
-    const current = await findForCaller(id, authorize);
+    const current = await findForCaller(id, authorize, findReservedTagKey);
     changes ??= parseUpdateAttributes(attributes);
     if (!changesAnything(current, changes)) return current;
     const updated = await updateStoredReservedTagKey(current, changes);
@@ -65,10 +65,14 @@ export async function updateKey(id: string | undefined, attributes: Attributes, 
   });
 }
 
-/** 'gone' means renamed or deleted meanwhile: read it again, so a rename never makes a delete miss (404 only once it is gone). */
-export async function deleteKey(id: string | undefined, authorize: Authorize): Promise<void> {
+/**
+ * 'gone' means renamed or deleted meanwhile: read it again, so a rename never makes a delete miss
+ * (404 only once it is gone). `ownedOrganizations`: where the caller may delete, whose counters
+ * are read with the key so that its delete is one transaction.
+ */
+export async function deleteKey(id: string | undefined, authorize: Authorize, ownedOrganizations: readonly string[]): Promise<void> {
   await whileContended('organization', { reservedTagKeyId: String(id) }, async () => {
-    const current = await findForCaller(id, authorize);
+    const current = await findForCaller(id, authorize, (found) => findReservedTagKeyToDelete(found, ownedOrganizations));
     if ((await deleteStoredReservedTagKey(current)) === 'gone') return LOST_ROUND;
     countMetric(METRIC.reservedTagKeyDeleted, { reservedTagKeyId: current.id, organization: current.organization });
     return undefined;

@@ -1,5 +1,7 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { TransactGetCommand } from '@aws-sdk/lib-dynamodb';
 import { endOfPrefix, getItem, queryPrefix, querySortKeyRange, recordOf, type Item, type Listed, type Range } from './collection';
-import { tableName } from './client';
+import { documentClient, tableName } from './client';
 import { Entity, keys } from './keys';
 import { receiptPut, replayFrom, type Receipt, type Replay } from './receipts';
 import { transactWrite, transactWriteOnce } from './transactions';
@@ -77,6 +79,39 @@ function startOf(counter: Item, offset: number): { window: number; skip: number 
 export async function findReservedTagKey(id: string): Promise<ReservedTagKey | undefined> {
   const found = await getItem(keys.reservedTagKeyById(id));
   return found ? toRecord(found) : undefined;
+}
+
+/** A key found for its delete: whether it is the last live key of its creation window, when known. */
+export type KeyToDelete = ReservedTagKey & { lastInWindow?: boolean };
+
+/** The most counters read beside a key to delete: a caller owning more organizations lets the delete guess. */
+const MAX_COUNTERS_READ = 10;
+
+/**
+ * A key by id for its delete, read in one TransactGetItems with the counters of `organizations`
+ * (those where the caller may delete): when the key is of one of them, the counter says whether
+ * it is the last of its creation window, and its delete is one transaction. Otherwise (or when the
+ * read met a write of the counter in progress: a plain GetItem then) the delete guesses, and a key
+ * created in the same 100 ms as another live one takes a second transaction.
+ */
+export async function findReservedTagKeyToDelete(id: string, organizations: readonly string[]): Promise<KeyToDelete | undefined> {
+  if (organizations.length === 0 || organizations.length > MAX_COUNTERS_READ) return findReservedTagKey(id);
+  let items: (Item | undefined)[];
+  try {
+    const { Responses = [] } = await documentClient.send(new TransactGetCommand({
+      TransactItems: [keys.reservedTagKeyById(id), ...organizations.map(keys.reservedTagKeyCounter)].map((Key) => ({ Get: { TableName: tableName(), Key } })),
+    }));
+    items = Responses.map((response) => response?.Item);
+  } catch (error) {
+    if (!(error instanceof TransactionCanceledException)) throw error;
+    return findReservedTagKey(id);
+  }
+  const [byId, ...counters] = items;
+  if (!byId) return undefined;
+  const key = toRecord(byId);
+  const index = organizations.indexOf(key.organization);
+  if (index === -1) return key;
+  return { ...key, lastInWindow: Number(counters[index]?.[windowOf(key.createdAt)] ?? 0) <= 1 };
 }
 
 /**
@@ -169,14 +204,16 @@ export async function updateStoredReservedTagKey(current: ReservedTagKey, change
  * Removes all three items and decrements the counter; 'gone' when it was already deleted. The
  * key's window leaves the counter with its last key, so the counter holds only windows with live
  * keys (it would otherwise grow with every key ever created, up to DynamoDB's 400 KB item limit).
- * Most keys are alone in their window: the first attempt expects that (the window is 1, and goes),
- * and a key created in the same 100 ms as another takes a second transaction that expects others
- * to remain (the window is above 1, and drops by one). Two keys of one window deleted at once may
+ * The first attempt expects what the read of the key found in the counter
+ * (findReservedTagKeyToDelete): the window is 1, and goes, or above 1, and drops by one. Not
+ * knowing, it expects the key alone in its window, as most keys are, and one created in the same
+ * 100 ms as another takes a second transaction that expects others to remain. Two keys of one
+ * window deleted at once may
  * each find the other still there, then each be the last: every attempt states which it expects,
  * and one whose expectation failed tries the other, so the window always goes with its last key.
  */
-export async function deleteStoredReservedTagKey(current: ReservedTagKey): Promise<undefined | WriteRefusal> {
-  let lastInWindow = true;
+export async function deleteStoredReservedTagKey(current: KeyToDelete): Promise<undefined | WriteRefusal> {
+  let lastInWindow = current.lastInWindow ?? true;
   return whileContended('organization', { organization: current.organization }, async () => {
     const refused = await transactWriteOnce([
       { Delete: { TableName: tableName(), Key: memberKey(current), ConditionExpression: 'attribute_exists(PK)' } },

@@ -1,6 +1,6 @@
 import {
   BatchWriteItemCommand, DeleteItemCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand,
-  TransactWriteItemsCommand, UpdateItemCommand,
+  TransactGetItemsCommand, TransactWriteItemsCommand, UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { DynamoDbCall } from '../support/round-trips';
 
@@ -11,7 +11,8 @@ import type { DynamoDbCall } from '../support/round-trips';
  * again.
  */
 const COMMANDS = {
-  BatchWriteItemCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand, UpdateItemCommand,
+  BatchWriteItemCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, TransactGetItemsCommand,
+  TransactWriteItemsCommand, UpdateItemCommand,
 } as const;
 
 const client = new DynamoDBClient({});

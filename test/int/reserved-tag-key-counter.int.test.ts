@@ -4,6 +4,8 @@ import { documentClient, tableName } from '#shared/store/client';
 import { keys } from '#shared/store/keys';
 import { deleteStoredReservedTagKey, insertReservedTagKey, listReservedTagKeys } from '#shared/store/reserved-tag-keys';
 import { randomAlphanumeric } from '#shared/ids';
+import { deleteKey } from '#shared/reserved-tag-keys/service';
+import { roundTrips } from '../support/round-trips';
 import { written } from '../support/written';
 
 /**
@@ -55,5 +57,31 @@ describe('the key counter', () => {
     expect(await deleteStoredReservedTagKey(third!)).toBeUndefined();
     expect(await windowsOf(organization)).toBe(0);
     expect(await deleteStoredReservedTagKey(third!)).toBe('gone');
+  });
+
+  it('deletes keys that share a creation window in 2 calls each for an owner: the key and its counter read together, then one transaction', async () => {
+    const organization = newOrganization();
+    // Created together: in one window, or two (then the first delete of each finds its count too).
+    const keys = await Promise.all(['p', 'q', 'r'].map((key) => insertReservedTagKey(organization, { key, disableOverrides: false }).then(written)));
+    const owner = () => 'owner';
+    for (const key of keys) {
+      const { commands } = await roundTrips(() => deleteKey(key!.id, owner, ['another-org', organization]));
+      expect(commands).toEqual(['TransactGetItemsCommand', 'TransactWriteItemsCommand']);
+    }
+    expect(await windowsOf(organization)).toBe(0);
+    expect(await listReservedTagKeys(organization, { offset: 0, limit: 20 })).toEqual({ items: [], totalCount: 0 });
+  });
+
+  it('still deletes exactly, in at most 3 calls, for a caller whose organizations were not read (none owned, or too many)', async () => {
+    for (const owned of [[], Array.from({ length: 11 }, (_, i) => `org-${i}`)]) {
+      const organization = newOrganization();
+      const keys = await Promise.all(['s', 't'].map((key) => insertReservedTagKey(organization, { key, disableOverrides: false }).then(written)));
+      for (const key of keys) {
+        const { commands } = await roundTrips(() => deleteKey(key!.id, () => 'owner', owned));
+        expect(commands[0]).toBe('GetItemCommand');
+        expect(commands.length).toBeLessThanOrEqual(3);
+      }
+      expect(await windowsOf(organization)).toBe(0);
+    }
   });
 });
