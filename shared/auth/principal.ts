@@ -49,10 +49,14 @@ export function authorize(principal: Principal, organization: string, minimum: R
 /** True when the principal can see the organization at all (any role). */
 export const canSee = (principal: Principal, organization: string) => Object.hasOwn(principal.grants, organization);
 
-/** Organizations where the principal holds at least `minimum`. */
+/**
+ * The organizations `authorize` lets the principal act on at `minimum` or above, the organization
+ * itself and not only one run of it: a name no organization can have, or a run-bound grant, is left out.
+ */
 export const organizationsWith = (principal: Principal, minimum: Role) =>
   Object.entries(principal.grants)
-    .filter(([, role]) => ROLE_RANK[role] >= ROLE_RANK[minimum])
+    .filter(([organization, role]) => isOrganizationName(organization) && isRole(role) && ROLE_RANK[role] >= ROLE_RANK[minimum]
+      && !(principal.runs && Object.hasOwn(principal.runs, organization)))
     .map(([organization]) => organization);
 
 /** A token expires at its `expiresAt` instant, not after it. */

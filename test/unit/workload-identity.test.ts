@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { authorize, type Principal } from '#shared/auth/principal';
+import { authorize, organizationsWith, ROLES, type Principal } from '#shared/auth/principal';
 import { Forbidden, NotFound } from '#shared/jsonapi/errors';
 import { issuerFault, parseClaimPin } from '#shared/workload-identity/trust';
 import { looksLikeJwt } from '#shared/workload-identity/verify';
@@ -64,5 +64,22 @@ describe('a run-scoped principal', () => {
   it('is bound only where its trust bound it', () => {
     expect(authorize(scoped, 'other', 'reader', 'run-BBBBBBBBBBBBBBBB')).toBe('reader');
     expect(authorize(scoped, 'other', 'reader')).toBe('reader');
+  });
+});
+
+describe('the organizations a principal may act on (a delete reads their key counters)', () => {
+  it('are exactly those where authorize accepts the organization itself at that role', () => {
+    const principal: Principal = {
+      subject: 's', tokenId: 't',
+      grants: { acme: 'owner', beta: 'member', gamma: 'reader', bound: 'owner', 'Not An Org!': 'owner', odd: 'admin' as never },
+      runs: { bound: 'run-AAAAAAAAAAAAAAAA' },
+    };
+    for (const minimum of ROLES) {
+      const accepted = Object.keys(principal.grants).filter((organization) => {
+        try { authorize(principal, organization, minimum); return true; } catch { return false; }
+      });
+      expect(organizationsWith(principal, minimum)).toEqual(accepted);
+    }
+    expect(organizationsWith(principal, 'owner')).toEqual(['acme']);
   });
 });
