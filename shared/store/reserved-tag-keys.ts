@@ -208,9 +208,9 @@ export async function updateStoredReservedTagKey(current: ReservedTagKey, change
  * (findReservedTagKeyToDelete): the window is 1, and goes, or above 1, and drops by one. Not
  * knowing, it expects the key alone in its window, as most keys are, and one created in the same
  * 100 ms as another takes a second transaction that expects others to remain. Two keys of one
- * window deleted at once may
- * each find the other still there, then each be the last: every attempt states which it expects,
- * and one whose expectation failed tries the other, so the window always goes with its last key.
+ * window deleted at once may each find the other still there, then each be the last: every
+ * attempt states which it expects, and one whose expectation failed tries the other, so the
+ * window always goes with its last key.
  */
 export async function deleteStoredReservedTagKey(current: KeyToDelete): Promise<undefined | WriteRefusal> {
   let lastInWindow = current.lastInWindow ?? true;
