@@ -127,11 +127,16 @@ async function fetchJson(issuer: string, url: string): Promise<unknown> {
 /** What the issuer answered, refused: its status or its size. */
 class Refused extends Error {}
 
-/** The body of a 200 at `url`, whole: connecting, the answer and its body all within FETCH_TIMEOUT_MS. */
+/**
+ * The body of a 200 at `url`, whole: connecting, the answer and its body all within
+ * FETCH_TIMEOUT_MS. Each on a connection of its own (`agent: false`): one kept alive across a
+ * Lambda freeze is dead on thaw, and nothing tells the client before it writes on it. A fetch
+ * happens a few times an hour per instance.
+ */
 function getBounded(url: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const get = url.startsWith('https:') ? httpsGet : httpGet;
-    const request = get(url, { headers: { accept: 'application/json' } }, (response: IncomingMessage) => {
+    const request = get(url, { agent: false, headers: { accept: 'application/json' } }, (response: IncomingMessage) => {
       const refuse = (why: string) => { request.destroy(); reject(new Refused(why)); };
       if (response.statusCode !== 200) return refuse(`answered ${response.statusCode}`);
       if (Number(response.headers['content-length'] ?? 0) > MAX_DOCUMENT_BYTES) return refuse(`is larger than ${MAX_DOCUMENT_BYTES} bytes`);

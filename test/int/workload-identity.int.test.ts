@@ -172,6 +172,31 @@ describe('keys, fetched rarely and safely', () => {
     }
   });
 
+  it('opens a connection of its own for each document: an issuer that resets a reused one is still read', async () => {
+    // A connection kept alive across a Lambda freeze is dead on thaw, with nothing to tell the
+    // client before it writes on it; this issuer resets every second request on a connection.
+    let url = '';
+    const requestsOn = new WeakMap<object, number>();
+    const strict = createHttpServer((request, response) => {
+      const count = (requestsOn.get(request.socket) ?? 0) + 1;
+      requestsOn.set(request.socket, count);
+      if (count > 1) return void request.socket.destroy();
+      if (request.url === '/.well-known/openid-configuration') return void response.end(JSON.stringify({ issuer: url, jwks_uri: `${url}/jwks` }));
+      response.end(JSON.stringify({ keys: [issuer.keys[0]!.publicJwk] }));
+    }).listen(0, '127.0.0.1');
+    await new Promise((resolve) => strict.once('listening', resolve));
+    url = `http://127.0.0.1:${(strict.address() as { port: number }).port}`;
+    const trust = await createTrust({ organization: org, issuer: url, audience: 'tfc-tags-comments', role: 'owner', claims: {} });
+    try {
+      const token = await signRaw({ alg: 'RS256', kid: issuer.keys[0]!.kid }, claims(url), issuer.keys[0]!);
+      expect(effectOf(await authorize(token))).toBe('Allow');
+    } finally {
+      await deleteTrust(trust.trustId);
+      strict.closeAllConnections();
+      strict.close();
+    }
+  });
+
   it.each([
     ['redirects its JWKS elsewhere', (r: ServerResponse) => { r.writeHead(302, { location: 'https://attacker.example/jwks' }).end(); }],
     ['answers 404 for its JWKS', (r: ServerResponse) => { r.writeHead(404).end('{}'); }],
