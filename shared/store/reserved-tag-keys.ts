@@ -84,8 +84,11 @@ export async function findReservedTagKey(id: string): Promise<ReservedTagKey | u
 /** A key found for its delete: whether it is the last live key of its creation window, when known. */
 export type KeyToDelete = ReservedTagKey & { lastInWindow?: boolean };
 
-/** The most counters read beside a key to delete: a caller owning more organizations lets the delete guess. */
-const MAX_COUNTERS_READ = 10;
+/**
+ * The most counters read beside a key to delete (a caller owning more organizations lets the
+ * delete guess): at DynamoDB's 400 KB per item, within the 4 MB one TransactGetItems may read.
+ */
+export const MAX_COUNTERS_READ = 9;
 
 /**
  * A key by id for its delete, read in one TransactGetItems with the counters of `organizations`

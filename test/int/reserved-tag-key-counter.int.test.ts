@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '#shared/store/client';
 import { keys } from '#shared/store/keys';
-import { deleteStoredReservedTagKey, insertReservedTagKey, listReservedTagKeys } from '#shared/store/reserved-tag-keys';
+import { deleteStoredReservedTagKey, insertReservedTagKey, listReservedTagKeys, MAX_COUNTERS_READ } from '#shared/store/reserved-tag-keys';
 import { randomAlphanumeric } from '#shared/ids';
 import { deleteKey } from '#shared/reserved-tag-keys/service';
 import { roundTrips } from '../support/round-trips';
@@ -73,7 +73,7 @@ describe('the key counter', () => {
   });
 
   it('still deletes exactly, in at most 3 calls, for a caller whose organizations were not read (none owned, or too many)', async () => {
-    for (const owned of [[], Array.from({ length: 11 }, (_, i) => `org-${i}`)]) {
+    for (const owned of [[], Array.from({ length: MAX_COUNTERS_READ + 1 }, (_, i) => `org-${i}`)]) {
       const organization = newOrganization();
       const keys = await Promise.all(['s', 't'].map((key) => insertReservedTagKey(organization, { key, disableOverrides: false }).then(written)));
       for (const key of keys) {
