@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { createServer as createHttpServer, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { jwtVerify } from 'jose';
@@ -175,26 +175,14 @@ describe('keys, fetched rarely and safely', () => {
   it('opens a connection of its own for each document: an issuer that resets a reused one is still read', async () => {
     // A connection kept alive across a Lambda freeze is dead on thaw, with nothing to tell the
     // client before it writes on it; this issuer resets every second request on a connection.
-    let url = '';
     const requestsOn = new WeakMap<object, number>();
-    const strict = createHttpServer((request, response) => {
+    const answer = authorizeWithIssuer((request, response, url) => {
       const count = (requestsOn.get(request.socket) ?? 0) + 1;
       requestsOn.set(request.socket, count);
       if (count > 1) return void request.socket.destroy();
-      if (request.url === '/.well-known/openid-configuration') return void response.end(JSON.stringify({ issuer: url, jwks_uri: `${url}/jwks` }));
-      response.end(JSON.stringify({ keys: [issuer.keys[0]!.publicJwk] }));
-    }).listen(0, '127.0.0.1');
-    await new Promise((resolve) => strict.once('listening', resolve));
-    url = `http://127.0.0.1:${(strict.address() as { port: number }).port}`;
-    const trust = await createTrust({ organization: org, issuer: url, audience: 'tfc-tags-comments', role: 'owner', claims: {} });
-    try {
-      const token = await signRaw({ alg: 'RS256', kid: issuer.keys[0]!.kid }, claims(url), issuer.keys[0]!);
-      expect(effectOf(await authorize(token))).toBe('Allow');
-    } finally {
-      await deleteTrust(trust.trustId);
-      strict.closeAllConnections();
-      strict.close();
-    }
+      serveDiscoveryOr(request, response, url, () => response.end(JSON.stringify({ keys: [issuer.keys[0]!.publicJwk] })));
+    });
+    expect(effectOf(await answer)).toBe('Allow');
   });
 
   it.each([
@@ -204,22 +192,8 @@ describe('keys, fetched rarely and safely', () => {
     ['sends JSON that is not a key set', (r: ServerResponse) => { r.writeHead(200).end('{"keys":"none"}'); }],
     ['declares a JWKS larger than the bound', (r: ServerResponse) => { r.writeHead(200, { 'content-length': String(MAX_DOCUMENT_BYTES + 1) }).write('{"keys":['); }],
   ])('an issuer that %s is never an allow: the authorizer fails (503 to the client)', async (_, jwks) => {
-    let url = '';
-    const odd = createHttpServer((request, response) => {
-      if (request.url === '/.well-known/openid-configuration') return void response.end(JSON.stringify({ issuer: url, jwks_uri: `${url}/jwks` }));
-      jwks(response);
-    }).listen(0, '127.0.0.1');
-    await new Promise((resolve) => odd.once('listening', resolve));
-    url = `http://127.0.0.1:${(odd.address() as { port: number }).port}`;
-    const trust = await createTrust({ organization: org, issuer: url, audience: 'tfc-tags-comments', role: 'owner', claims: {} });
-    try {
-      const token = await signRaw({ alg: 'RS256', kid: issuer.keys[0]!.kid }, claims(url), issuer.keys[0]!);
-      await expect(authorize(token)).rejects.toBeInstanceOf(IssuerUnavailable);
-    } finally {
-      await deleteTrust(trust.trustId);
-      odd.closeAllConnections();
-      odd.close();
-    }
+    await expect(authorizeWithIssuer((request, response, url) => serveDiscoveryOr(request, response, url, () => jwks(response))))
+      .rejects.toBeInstanceOf(IssuerUnavailable);
   });
 
   it('an issuer that cannot be reached, hangs or sends a huge JWKS is never an allow: the authorizer fails (503 to the client)', async () => {
@@ -265,6 +239,31 @@ describe('trusts', () => {
     expect(effectOf(await authorize(await issuer.mint({ audience: 'run-scoped', claims: { terraform_run_id: 'run-../../x' } })))).toBe('Deny');
   });
 });
+
+/**
+ * The authorizer's answer to a good token of an issuer that `serve` answers for (on 127.0.0.1,
+ * trusted by an owner trust for the time of the call): its discovery, then its keys.
+ */
+async function authorizeWithIssuer(serve: (request: IncomingMessage, response: ServerResponse, url: string) => void) {
+  let url = '';
+  const server = createHttpServer((request, response) => serve(request, response, url)).listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const trust = await createTrust({ organization: org, issuer: url, audience: 'tfc-tags-comments', role: 'owner', claims: {} });
+  try {
+    return await authorize(await signRaw({ alg: 'RS256', kid: issuer.keys[0]!.kid }, claims(url), issuer.keys[0]!));
+  } finally {
+    await deleteTrust(trust.trustId);
+    server.closeAllConnections();
+    server.close();
+  }
+}
+
+/** The discovery document naming `url` and its `/jwks`, or what `otherwise` answers. */
+function serveDiscoveryOr(request: IncomingMessage, response: ServerResponse, url: string, otherwise: () => void) {
+  if (request.url === '/.well-known/openid-configuration') response.end(JSON.stringify({ issuer: url, jwks_uri: `${url}/jwks` }));
+  else otherwise();
+}
 
 async function freePort(): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1');
