@@ -138,13 +138,14 @@ function getBounded(url: string): Promise<string> {
     const get = url.startsWith('https:') ? httpsGet : httpGet;
     const request = get(url, { agent: false, headers: { accept: 'application/json' } }, (response: IncomingMessage) => {
       const refuse = (why: string) => { request.destroy(); reject(new Refused(why)); };
+      const tooLarge = () => refuse(`is larger than ${MAX_DOCUMENT_BYTES} bytes`);
       if (response.statusCode !== 200) return refuse(`answered ${response.statusCode}`);
-      if (Number(response.headers['content-length'] ?? 0) > MAX_DOCUMENT_BYTES) return refuse(`is larger than ${MAX_DOCUMENT_BYTES} bytes`);
+      if (Number(response.headers['content-length'] ?? 0) > MAX_DOCUMENT_BYTES) return tooLarge();
       const chunks: Buffer[] = [];
       let size = 0;
       response.on('data', (chunk: Buffer) => {
         size += chunk.byteLength;
-        if (size > MAX_DOCUMENT_BYTES) refuse(`is larger than ${MAX_DOCUMENT_BYTES} bytes`);
+        if (size > MAX_DOCUMENT_BYTES) tooLarge();
         else chunks.push(chunk);
       });
       response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
