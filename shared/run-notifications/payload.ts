@@ -1,4 +1,5 @@
 import { BadRequest, InvalidAttribute } from '../jsonapi/errors';
+import { decodeUtf8 } from '../http/request-body';
 import { isId } from '../ids';
 import { isWorkspaceName, type NewRun } from '../store/runs';
 
@@ -19,9 +20,10 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 
 /** The JSON of a body, or a 400; read before the signature is checked only to know which run to look up. */
 export function parseJson(body: Buffer): Record<string, unknown> {
+  const text = decodeUtf8(body);
   let document: unknown;
   try {
-    document = JSON.parse(body.toString('utf8'));
+    document = JSON.parse(text);
   } catch {
     throw new BadRequest('request body is not valid JSON');
   }

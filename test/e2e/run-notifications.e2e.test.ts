@@ -228,6 +228,27 @@ describe('a malformed payload, correctly signed', () => {
     expect(await findRun(runId)).toBeUndefined();
   });
 
+  it.each([
+    ['a lone lead byte', Buffer.from([0xc3])],
+    ['bytes that are never UTF-8', Buffer.from([0xff, 0xfe])],
+    ['an encoded surrogate', Buffer.from([0xed, 0xa0, 0x80])],
+  ])('a field with %s: 400 as on every endpoint, nothing registered (not read with U+FFFD in its place)', async (_case, bad) => {
+    const runId = newId('run');
+    const [before, after] = JSON.stringify(runPayload('acme', runId, 'created')).split('"run_created_by":"');
+    const body = Buffer.concat([Buffer.from(`${before}"run_created_by":"sample-`), bad, Buffer.from(after!.slice(after!.indexOf('"')))]);
+    const response = await deliver('acme', body, sign(body, acme));
+    expect(response.status).toBe(400);
+    expect(response.json).toEqual(errorBody(400, 'bad request', 'request body is not valid UTF-8'));
+    expect(await findRun(runId)).toBeUndefined();
+  });
+
+  it('a body that begins with a byte order mark is read as its JSON, as on every endpoint', async () => {
+    const runId = newId('run');
+    const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(runPayload('acme', runId, 'created')))]);
+    expect((await deliver('acme', body, sign(body, acme))).status).toBe(204);
+    expect(await findRun(runId)).toMatchObject({ runId, organization: 'acme' });
+  });
+
   it('not JSON and unsigned: 401, the payload is not judged for a stranger', async () => {
     expect((await deliver('acme', '{', undefined)).status).toBe(401);
   });
