@@ -237,9 +237,28 @@ const TRANSFORMATIONS: Record<string, (value: Buffer) => Buffer> = {
   URL_DECODE: (v) => { try { return Buffer.from(decodeURIComponent(v.toString('latin1').replace(/\+/g, ' ')), 'utf8'); } catch { return v; } },
   BASE64_DECODE: (v) => Buffer.from(v.toString('latin1'), 'base64'),
   HEX_DECODE: (v) => Buffer.from(v.toString('latin1'), 'hex'),
+  NORMALIZE_PATH: (v) => Buffer.from(normalizePath(v.toString('latin1')), 'latin1'),
   REMOVE_NULLS: (v) => Buffer.from(v.filter((byte) => byte !== 0)),
   MD5: (v) => createHash('md5').update(v).digest(),
 };
+
+/**
+ * WAF's NORMALIZE_PATH: "Remove multiple slashes, directory self-references, and directory
+ * back-references that are not at the beginning of the input". A path that ended on a removed
+ * segment keeps its last slash (`/a/b/..` is `/a/`).
+ */
+function normalizePath(path: string): string {
+  const segments = path.replace(/\/{2,}/g, '/').split('/');
+  const kept: string[] = [];
+  segments.forEach((segment, i) => {
+    const parent = kept.at(-1);
+    const removable = segment === '.' || (segment === '..' && parent !== undefined && parent !== '..' && !(kept.length === 1 && parent === ''));
+    if (!removable) return void kept.push(segment);
+    if (segment === '..') kept.pop();
+    if (i === segments.length - 1) kept.push('');
+  });
+  return kept.join('/');
+}
 
 function transformation(rule: string, type: string): (value: Buffer) => Buffer {
   const apply = TRANSFORMATIONS[type];

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { startLocalStack, type LocalStack } from '#infra/local/local-stack';
@@ -248,6 +249,35 @@ describe('WAF', () => {
     expect(await hook('acme')).toBe(403); // over the limit: blocked (no custom response: WAF_FILTERED)
     expect(await hook('globex')).toBe(200); // another path, another bucket
     for (let i = 0; i < 12; i++) expect((await fetch(`${stack.url}/things`)).status).toBe(200); // outside the scope-down: never counted
+  });
+
+  it('counts a path as routed after URL_DECODE, NORMALIZE_PATH and LOWERCASE: every spelling of one hook is one bucket', async () => {
+    const asRouted = [{ Priority: 0, Type: 'URL_DECODE' }, { Priority: 1, Type: 'NORMALIZE_PATH' }, { Priority: 2, Type: 'LOWERCASE' }];
+    const stack = await serve({
+      functions: { Echo: { code: echo } },
+      methods: [{ method: 'POST', path: '/hooks/{name}', function: 'Echo' }],
+      webAcl: {
+        DefaultAction: { Allow: {} },
+        CustomResponseBodies: { Slow: { ContentType: 'APPLICATION_JSON', Content: '{"slow":true}' } },
+        Rules: [{
+          Name: 'PerHook', Priority: 0, Action: { Block: { CustomResponse: { ResponseCode: 429, CustomResponseBodyKey: 'Slow' } } },
+          Statement: { RateBasedStatement: {
+            Limit: 10, EvaluationWindowSec: 60, AggregateKeyType: 'CUSTOM_KEYS',
+            CustomKeys: [{ UriPath: { TextTransformations: asRouted } }],
+            ScopeDownStatement: { ByteMatchStatement: { FieldToMatch: { UriPath: {} }, PositionalConstraint: 'CONTAINS', SearchString: '/hooks/', TextTransformations: asRouted } },
+          } },
+          VisibilityConfig: { MetricName: 'PerHook', CloudWatchMetricsEnabled: true, SampledRequestsEnabled: false },
+        }],
+      },
+    });
+    // The path on the request line exactly as written (fetch would resolve the dot segments itself).
+    const hook = (path: string) => new Promise<number>((resolve, reject) => {
+      request(`${stack.url}${path}`, { method: 'POST', path }, (response) => { response.resume(); resolve(response.statusCode!); }).on('error', reject).end('{}');
+    });
+    const spellings = ['/hooks/acme', '/hooks/%61cme', '/hooks/ACM%45', '/./hooks/acme', '/x/../hooks/acme', '//hooks//acme', '/%68ooks/acme', '/hooks/./acme', '/x/y/../../hooks/acme', '/hooks/acme'];
+    for (const path of spellings) expect(await hook(path)).not.toBe(429);
+    expect(await hook('/hooks/%41cme')).toBe(429); // the eleventh, however spelled: over the limit
+    expect(await hook('/hooks/globex')).not.toBe(429); // another hook, another bucket
   });
 
   it('refuses to start, naming it, on a statement it does not implement', async () => {

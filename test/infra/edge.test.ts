@@ -282,14 +282,17 @@ describe('the web ACL', () => {
     });
   });
 
-  it('counts run notifications (no token) in one bucket per URL, i.e. per organization: 600 a minute', () => {
+  it('counts run notifications (no token) in one bucket per URL as routed, i.e. per organization: 600 a minute', () => {
+    // Percent-decoded, dot segments and repeated slashes resolved, lower-cased: another spelling of
+    // an organization's URL is neither a bucket of its own nor outside the scope-down.
+    const asRouted = [{ Priority: 0, Type: 'URL_DECODE' }, { Priority: 1, Type: 'NORMALIZE_PATH' }, { Priority: 2, Type: 'LOWERCASE' }];
     expect(rule(front, 'RunNotificationsPerOrganization').Statement.RateBasedStatement).toEqual({
       Limit: 600, EvaluationWindowSec: 60, AggregateKeyType: 'CUSTOM_KEYS',
-      CustomKeys: [{ UriPath: { TextTransformations: [{ Priority: 0, Type: 'LOWERCASE' }] } }],
+      CustomKeys: [{ UriPath: { TextTransformations: asRouted } }],
       // CONTAINS: on the execute-api endpoint the stage name comes first in the path.
       ScopeDownStatement: { ByteMatchStatement: {
         FieldToMatch: { UriPath: {} }, PositionalConstraint: 'CONTAINS', SearchString: '/api/v2/run-notifications/',
-        TextTransformations: [{ Priority: 0, Type: 'LOWERCASE' }],
+        TextTransformations: asRouted,
       } },
     });
   });

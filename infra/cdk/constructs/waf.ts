@@ -32,6 +32,11 @@ export const RATE_RETRY_AFTER_SECONDS = RATE_WINDOW_SECONDS;
 export const RUN_NOTIFICATIONS_LIMIT_PER_SECOND = 10;
 /** What every run-notification URL contains (the stage name precedes it on the execute-api endpoint). */
 export const RUN_NOTIFICATIONS_PATH = `${API_BASE_PATH}/run-notifications/`;
+/**
+ * A URI path as the stage routes it: percent-decoded once (as API Gateway decodes a path
+ * parameter), repeated slashes and dot segments resolved, lower-cased.
+ */
+const AS_ROUTED = [{ priority: 0, type: 'URL_DECODE' }, { priority: 1, type: 'NORMALIZE_PATH' }, { priority: 2, type: 'LOWERCASE' }];
 
 export const WAF_BODY_KEYS = {
   perClientIp: 'TooManyRequestsPerAddress', perToken: 'TooManyRequestsPerToken', runNotifications: 'TooManyRunNotifications', payloadTooLarge: 'PayloadTooLarge',
@@ -222,7 +227,10 @@ export class Waf extends Construct {
         visibilityConfig: visibility('per-token-rate'),
       },
       {
-        // Notifications carry no token (their signature is checked by the function): one bucket per URL, i.e. per organization.
+        // Notifications carry no token (their signature is checked by the function): one bucket per
+        // URL, i.e. per organization. Counted on the path as the stage routes it, so that no other
+        // spelling of one organization's URL (`%65xample-org`, `./`, `x/../`, `//`, capitals) is a
+        // bucket of its own; WAF cannot drop a trailing slash, so that spelling is the one other.
         name: 'RunNotificationsPerOrganization',
         action: rateLimited(WAF_BODY_KEYS.runNotifications),
         statement: {
@@ -230,13 +238,13 @@ export class Waf extends Construct {
             limit: RUN_NOTIFICATIONS_LIMIT_PER_SECOND * RATE_WINDOW_SECONDS,
             evaluationWindowSec: RATE_WINDOW_SECONDS,
             aggregateKeyType: 'CUSTOM_KEYS',
-            customKeys: [{ uriPath: { textTransformations: [{ priority: 0, type: 'LOWERCASE' }] } }],
+            customKeys: [{ uriPath: { textTransformations: AS_ROUTED } }],
             scopeDownStatement: {
               byteMatchStatement: {
                 fieldToMatch: { uriPath: {} },
                 positionalConstraint: 'CONTAINS',
                 searchString: RUN_NOTIFICATIONS_PATH,
-                textTransformations: [{ priority: 0, type: 'LOWERCASE' }],
+                textTransformations: AS_ROUTED,
               },
             },
           },
