@@ -77,6 +77,13 @@ describe('the documentation reads on any screen', () => {
     expect(long).toEqual([]);
   });
 
+  it('gives the README\'s test command exactly as CI runs it', () => {
+    const block = /<!-- tests -->\n```sh\n([\s\S]*?)```/.exec(text('README.md'))![1]!;
+    const readme = block.split('\n').flatMap((line) => line.replace(/#.*$/, '').split('&&')).map((c) => c.trim()).filter(Boolean);
+    const ci = text('.ci/run').split('\n').map((line) => line.trim()).filter((line) => /^npm /.test(line));
+    expect(readme).toEqual(ci);
+  });
+
   it('keeps the README a front door', () => {
     expect(text('README.md').split('\n').length).toBeLessThanOrEqual(300);
   });
