@@ -3,7 +3,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { authorize, decodePrincipal, ExpiredToken, type Principal, type Role } from '../auth/principal';
-import { ApiError, Forbidden, GatewayTimeout, InternalError, NotFound, Unauthorized, Unavailable, WriteOutcomeUnknown } from '../jsonapi/errors';
+import { ApiError, BadRequest, Forbidden, GatewayTimeout, InternalError, NotFound, Unauthorized, Unavailable, WriteOutcomeUnknown } from '../jsonapi/errors';
 import { UNAUTHORIZED_DETAIL } from '../auth/unauthorized';
 import { assertAcceptable, assertRequestContentType } from '../jsonapi/media-type';
 import { assertNoInclusion } from '../jsonapi/inclusion';
@@ -215,7 +215,11 @@ function contentNegotiation(takesBody: boolean): MiddlewareObj<Event, APIGateway
     before: async ({ event }) => {
       assertAcceptable(event.headers.accept);
       assertNoInclusion(event.queryStringParameters, event.multiValueQueryStringParameters);
-      if (takesBody) assertRequestContentType(event.headers['content-type']);
+      if (takesBody) {
+        // Two media types are none: the body would be read as whichever came last.
+        if (distinctHeaderValues(event, 'content-type').length > 1) throw new BadRequest('more than one Content-Type header: send exactly one');
+        assertRequestContentType(event.headers['content-type']);
+      }
     },
   };
 }

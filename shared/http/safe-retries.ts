@@ -2,6 +2,7 @@ import { hash as digest } from 'node:crypto';
 import { BadRequest, InvalidAttribute } from '../jsonapi/errors';
 import type { Receipt, Replay } from '../store/receipts';
 import type { ApiRequest } from './handler';
+import { distinctHeaderValues } from './headers';
 
 /**
  * Safe retries of a create. Every create writes a receipt in its own transaction (see
@@ -50,7 +51,10 @@ const hash = (...parts: unknown[]) => digest('sha256', canonical(parts), 'base64
 
 /** The receipt `functionName`'s create writes for this request (400 for a malformed key). */
 export function receiptFor(request: Pick<ApiRequest, 'event' | 'pathParameters' | 'data' | 'principal'>, functionName: string): Receipt {
-  const key = request.event.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()];
+  // Two keys are no key: which one a retry repeats would decide whether it makes a second resource.
+  const sent = distinctHeaderValues(request.event, IDEMPOTENCY_KEY_HEADER);
+  if (sent.length > 1) throw new BadRequest(`more than one ${IDEMPOTENCY_KEY_HEADER} header: send exactly one`);
+  const key = sent[0];
   if (key !== undefined && !KEY_PATTERN.test(key)) throw new BadRequest(`${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 printable ASCII characters`);
   const asked = hash(request.pathParameters, request.data);
   const now = Math.floor(Date.now() / 1000);

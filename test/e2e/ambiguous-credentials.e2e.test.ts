@@ -3,10 +3,12 @@ import { errorBody, tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 
 /**
- * Two different Authorization headers on one request are ambiguous credentials: refused with 401
+ * Headers that say two things are refused, never judged by their order. Two different
+ * Authorization headers on one request are ambiguous credentials: refused with 401
  * whatever their order and spelling. The authorizer judges the one value API Gateway keys its
  * cache on (a refusal of it says the token is not accepted); the function refuses the pair when
- * that value is allowed, cached or not (saying why).
+ * that value is allowed, cached or not (saying why). Two different Idempotency-Key or Content-Type
+ * headers on a create are a 400 that writes nothing.
  */
 const { api } = useLocalStack();
 const ORG = 'ambiguous-org';
@@ -52,5 +54,37 @@ describe('two different Authorization headers', () => {
   it('the same header twice is not ambiguous', async () => {
     const answer = await getWithLines(keys, [['Authorization', `Bearer ${good}`], ['Authorization', `Bearer ${good}`]]);
     expect([answer.status, answer.json]).toEqual([200, expect.anything()]);
+  });
+});
+
+describe('two different Idempotency-Key or Content-Type headers on a create', () => {
+  const JSON_API = ['Content-Type', 'application/vnd.api+json'];
+  const create = async (key: string, lines: string[][]) => {
+    const owner = await tokenFor({ [ORG]: 'owner' });
+    return api.requestWithLines('POST', keys, [['Authorization', `Bearer ${owner}`], ...lines],
+      JSON.stringify({ data: { type: 'reserved-tag-keys', attributes: { key } } }));
+  };
+  const listed = async (key: string) => {
+    const reader = await tokenFor({ [ORG]: 'reader' });
+    const answer = await getWithLines(`${keys}?page[size]=100`, [['Authorization', `Bearer ${reader}`]]);
+    return answer.json.data.filter((k: { attributes: { key: string } }) => k.attributes.key === key).length;
+  };
+
+  it.each<[string, string[][], string]>([
+    ['two keys', [JSON_API, ['Idempotency-Key', 'job-42-a'], ['Idempotency-Key', 'job-42-b']], 'Idempotency-Key'],
+    ['two keys, spelled differently', [JSON_API, ['idempotency-key', 'job-43-b'], ['Idempotency-Key', 'job-43-a']], 'Idempotency-Key'],
+    ['another media type, then JSON:API', [['Content-Type', 'text/plain'], JSON_API], 'Content-Type'],
+    ['JSON:API, then another media type', [JSON_API, ['content-type', 'text/plain']], 'Content-Type'],
+  ])('%s: 400 whatever their order, nothing written', async (name, lines, header) => {
+    const key = `ambiguous-${name.replace(/[^a-z]+/g, '-')}`;
+    const answer = await create(key, lines);
+    expect(answer).toEqual({ status: 400, json: errorBody(400, 'bad request', `more than one ${header} header: send exactly one`) });
+    expect(await listed(key)).toBe(0);
+  });
+
+  it('the same header sent twice is one header', async () => {
+    const answer = await create('sent-twice', [JSON_API, JSON_API, ['Idempotency-Key', 'job-44'], ['Idempotency-Key', 'job-44']]);
+    expect(answer.status).toBe(201);
+    expect(await listed('sent-twice')).toBe(1);
   });
 });
