@@ -104,11 +104,11 @@ OPERATIONS.deleteReservedTag = { ...OPERATIONS.deleteReservedTagKey! };
 const SHARED_ERRORS: readonly ErrorStatus[] = [400, 403, 406, 429];
 
 const ERROR_MEANINGS: Record<ErrorStatus, string> = {
-  400: 'Bad request: the body is not JSON, has no object data, is not UTF-8 or nested too deeply; an include parameter; a malformed Idempotency-Key',
+  400: 'Bad request: the body is not JSON, has no object data, is not UTF-8 or nested too deeply; an include parameter; a malformed Idempotency-Key; two different Idempotency-Key or Content-Type headers',
   401: 'Unauthorized: no Authorization header, not a Bearer credential, or a credential not accepted (one answer for unknown, revoked and expired); for a run notification, a missing or wrong signature',
   403: 'Forbidden: the role does not allow this, or the web application firewall blocked the request',
   404: 'Not found: it does not exist, or the credential cannot see it (ids of the wrong shape too)',
-  406: 'Not acceptable: every JSON:API media type in Accept carries parameters',
+  406: 'Not acceptable: Accept names no JSON type (application/vnd.api+json, application/json, application/*, */*) with a weight above 0, or every JSON:API media type in it carries a parameter other than ext or profile',
   409: 'Conflict: data.type is not this endpoint\'s, or data.id differs from the path\'s id',
   413: `Payload too large: the body is over ${MAX_BODY_BYTES} bytes (the web application firewall's answer is application/json)`,
   415: 'Unsupported media type: the body is neither application/vnd.api+json (with at most ext or profile) nor application/json',

@@ -391,7 +391,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description Bad request: the body is not JSON, has no object data, is not UTF-8 or nested too deeply; an include parameter; a malformed Idempotency-Key */
+        /** @description Bad request: the body is not JSON, has no object data, is not UTF-8 or nested too deeply; an include parameter; a malformed Idempotency-Key; two different Idempotency-Key or Content-Type headers */
         Error400: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -455,7 +455,7 @@ export interface components {
                 } & components["schemas"]["Errors"];
             };
         };
-        /** @description Not acceptable: every JSON:API media type in Accept carries parameters */
+        /** @description Not acceptable: Accept names no JSON type (application/vnd.api+json, application/json, application/*, *\/*) with a weight above 0, or every JSON:API media type in it carries a parameter other than ext or profile */
         Error406: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -10,14 +10,41 @@ const JSONAPI_PARAMETERS = new Set(['ext', 'profile']);
 interface MediaRange {
   type: string;
   parameters: string[];
+  /** The Accept weight: 0 means "not acceptable" (RFC 9110 §12.4.2). */
+  weight: number;
 }
 
+/** `text` split at each `separator` outside quoted strings, whose values may hold it (RFC 9110 §5.6.4). */
+function splitOutsideQuotes(text: string, separator: ',' | ';'): string[] {
+  const parts: string[] = [];
+  let start = 0;
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    if (quoted && text[i] === '\\') i++; // an escaped character, a quote included
+    else if (text[i] === '"') quoted = !quoted;
+    else if (!quoted && text[i] === separator) {
+      parts.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  return [...parts, text.slice(start)];
+}
+
+/** RFC 9110 §12.4.2's qvalue: 0 to 1 with at most three decimals. */
+const QVALUE = /^(0(\.\d{0,3})?|1(\.0{0,3})?)$/;
+
 function parseMediaRange(text: string): MediaRange {
-  const [type = '', ...params] = text.split(';');
-  const parameters = params
-    .map((p) => p.split('=')[0]!.trim().toLowerCase())
-    .filter((name) => name !== '' && name !== 'q'); // q is an Accept weight, not a media type parameter
-  return { type: type.trim().toLowerCase(), parameters };
+  const [type = '', ...params] = splitOutsideQuotes(text, ';');
+  const named = params.map((p) => {
+    const [name = '', value = ''] = p.split('=', 2);
+    return { name: name.trim().toLowerCase(), value: value.trim() };
+  }).filter(({ name }) => name !== '');
+  const q = named.find(({ name }) => name === 'q');
+  return {
+    type: type.trim().toLowerCase(),
+    parameters: named.map(({ name }) => name).filter((name) => name !== 'q'), // q is an Accept weight, not a media type parameter
+    weight: q !== undefined && QVALUE.test(q.value) ? Number(q.value) : 1, // a malformed weight is no weight
+  };
 }
 
 /** What a 415 says is accepted: both types the functions read. */
@@ -45,8 +72,9 @@ const ACCEPTABLE = new Set(['*/*', 'application/*', JSON_MEDIA_TYPE, JSONAPI_MED
 export function assertAcceptable(accept: string | undefined): void {
   // What clients send (go-tfe's JSON:API type, curl's */*): one acceptable range without parameters.
   if (!accept || ACCEPTABLE.has(accept) || accept.trim() === '') return;
-  const ranges = accept.split(',').map(parseMediaRange).filter((r) => r.type !== '');
-  if (ranges.length === 0) return;
+  const sent = splitOutsideQuotes(accept, ',').map(parseMediaRange).filter((r) => r.type !== '');
+  if (sent.length === 0) return;
+  const ranges = sent.filter((r) => r.weight > 0);
   const jsonApi = ranges.filter((r) => r.type === JSONAPI_MEDIA_TYPE);
   const usable = (r: MediaRange) => r.parameters.every((p) => JSONAPI_PARAMETERS.has(p));
   if (jsonApi.length > 0 && !jsonApi.some(usable)) {

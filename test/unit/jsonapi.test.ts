@@ -23,6 +23,9 @@ describe('Content-Type of POST and PATCH bodies', () => {
     'Application/Vnd.Api+JSON',
     'application/vnd.api+json; ext="https://jsonapi.org/ext/atomic"',
     'application/vnd.api+json; profile="https://example.com/p"',
+    // A quoted value may hold ; and , (RFC 9110 §5.6.4): they separate nothing there.
+    'application/vnd.api+json; ext="https://example.com/ext;v=1"',
+    'application/vnd.api+json; profile="https://example.com/p;x, y"; ext="a\\"b;c"',
   ])('accepts %s', (type) => expect(statusOf(() => assertRequestContentType(type))).toBe('ok'));
 
   it.each([
@@ -31,6 +34,7 @@ describe('Content-Type of POST and PATCH bodies', () => {
     ['text/plain', '415 Content-Type must be application/vnd.api+json (application/json is accepted too), not text/plain'],
     ['application/x-www-form-urlencoded', '415 Content-Type must be application/vnd.api+json (application/json is accepted too), not application/x-www-form-urlencoded'],
     ['application/vnd.api+json; charset=utf-8', '415 media type parameter charset is not supported: application/vnd.api+json takes only ext and profile'],
+    ['application/vnd.api+json; ext="a;b"; foo=1', '415 media type parameter foo is not supported: application/vnd.api+json takes only ext and profile'],
   ])('refuses %s with 415, saying what is accepted', (type, expected) => expect(statusOf(() => assertRequestContentType(type))).toBe(expected));
 });
 
@@ -50,6 +54,20 @@ describe('Accept', () => {
 
   it('answers 406 when nothing JSON is acceptable', () => {
     expect(statusOf(() => assertAcceptable('text/html'))).toBe('406 responses are application/vnd.api+json');
+  });
+
+  it('reads a quoted parameter value whole, commas and semicolons included', () => {
+    expect(statusOf(() => assertAcceptable('application/vnd.api+json; ext="https://e/x;y"'))).toBe('ok');
+    expect(statusOf(() => assertAcceptable('application/vnd.api+json; profile="https://e/a,https://e/b"'))).toBe('ok');
+    expect(statusOf(() => assertAcceptable('application/vnd.api+json; ext="a;charset=x", text/html'))).toBe('ok');
+  });
+
+  it('takes q=0 as "not acceptable" (RFC 9110 §12.4.2)', () => {
+    expect(statusOf(() => assertAcceptable('application/vnd.api+json;q=0'))).toBe('406 responses are application/vnd.api+json');
+    expect(statusOf(() => assertAcceptable('application/vnd.api+json; q=0.000, application/json; q=0'))).toMatch(/^406 /);
+    expect(statusOf(() => assertAcceptable('application/vnd.api+json;q=0, application/json'))).toBe('ok');
+    expect(statusOf(() => assertAcceptable('application/vnd.api+json;q=0.001'))).toBe('ok');
+    expect(statusOf(() => assertAcceptable('application/vnd.api+json;q=zero'))).toBe('ok'); // a malformed weight is no weight
   });
 });
 
