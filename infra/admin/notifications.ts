@@ -53,7 +53,7 @@ function settingsLines(s: ReturnType<typeof settings>, secret?: string): string[
     `  Webhook URL:  ${s.url}`,
     secret ? `  Token:        ${secret}` : '  Token:        (shown once by create/rotate; never again)',
     `  Triggers:     Only certain events → ${s.triggers.join(', ')} (or All events)`,
-    `Secret created ${s.createdAt}${s.previousSecretValidUntil ? `; the previous one is accepted until ${s.previousSecretValidUntil}` : ''}.`,
+    `Secret created ${s.createdAt}${s.previousSecretValidUntil && Date.parse(s.previousSecretValidUntil) > Date.now() ? `; the previous one is accepted until ${s.previousSecretValidUntil}` : ''}.`,
   ];
 }
 
@@ -97,9 +97,11 @@ export const notificationCommands: Record<string, Command> = {
     async run({ values }, store) {
       const organization = requiredOption(values, 'org');
       const address = apiAddress(values, store);
-      const secrets = written(organization, await rotateNotificationSecret(organization, gracePeriod(values)));
-      return withNewToken(organization, address, secrets,
-        'The token is shown once: replace the old one in every notification configuration before the grace period ends.');
+      const grace = gracePeriod(values);
+      const secrets = written(organization, await rotateNotificationSecret(organization, grace));
+      return withNewToken(organization, address, secrets, grace === 0
+        ? 'The token is shown once, and the old one is refused from now on: put this one in every notification configuration.'
+        : 'The token is shown once: replace the old one in every notification configuration before the grace period ends.');
     },
   },
   show: {

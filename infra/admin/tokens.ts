@@ -52,7 +52,7 @@ export function cacheLines(what: string, store: { apiAddress?: string; stackRunn
 
 export const tokenCommands: Record<string, Command> = {
   create: {
-    usage: 'token create --org ORG --role owner|member|reader [--subject NAME] [--expires-in-days N]',
+    usage: 'token create --org ORG --role owner|member|reader [--subject NAME (default user-<your login name>)] [--expires-in-days N]',
     options: { org: { type: 'string' }, role: { type: 'string' }, subject: { type: 'string' }, 'expires-in-days': { type: 'string' } },
     check({ values }) {
       requiredOption(values, 'org');

@@ -121,6 +121,12 @@ describe('npm run admin -- notifications …', () => {
     expect([await verify('rotate-org', rotated.token), await verify('rotate-org', old)]).toEqual([204, 204]);
     const leaked = json(await admin('notifications', 'rotate', '--org', 'rotate-org', '--url', url, '--grace-hours', '0', '--json'));
     expect([await verify('rotate-org', leaked.token), await verify('rotate-org', rotated.token)]).toEqual([204, 401]);
+    // Said as it is: no grace period, and no "accepted until" for a secret refused already.
+    const said = (await admin('notifications', 'show', '--org', 'rotate-org', '--url', url)).stdout;
+    expect(said).not.toContain('accepted until');
+    const again = (await admin('notifications', 'rotate', '--org', 'rotate-org', '--url', url, '--grace-hours', '0')).stdout;
+    expect(again).toContain('the old one is refused from now on');
+    expect(again).not.toMatch(/accepted until|grace period/);
   });
 
   it('refuses without a secret to rotate or an address for a named table (exit 2)', async () => {

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { parseArgs } from 'node:util';
-import { startLocalTarget, type Target } from './target';
+import { apiUrlOf, startLocalTarget, type Target } from './target';
 import { supported } from './report';
 
 /**
@@ -15,7 +15,7 @@ const USAGE = `Usage: npm run hot-spots -- [options]
 
   --writers LIST   writer counts, comma-separated (default 1,4,16,60)
   --seconds S      how long each writer count writes (default 10)
-  --target URL     a deployed API (…/api/v2); default: a local stack of its own (npm start)
+  --target URL     a deployed API: its TfeAddress (with or without /api/v2); default: a local stack of its own (npm start)
   --token T        a token of the organization's owner (repeatable: spread over writers)
   --org O          the organization (with --target)
   --run R          a new registered run of that organization (no comments yet),
@@ -109,7 +109,7 @@ function report(spot: string, writers: number, { answers, elapsed }: { answers: 
 
 async function main(): Promise<void> {
   const target: Target = values.target
-    ? { apiUrl: values.target.replace(/\/$/, ''), tokens: values.token!, organization: values.org!, runId: values.run![0]!, commentRunIds: values.run!, stop: async () => {} }
+    ? { apiUrl: apiUrlOf(values.target), tokens: values.token!, organization: values.org!, runId: values.run![0]!, commentRunIds: values.run!, stop: async () => {} }
     // A token per writer of every phase (run, organization) and one to list with: the WAF limits each
     // token to 30 req/s over a minute, which one writer alone would pass.
     : await startLocalTarget(2 * writerCounts.reduce((sum, n) => sum + n, 0) + 1);

@@ -9,7 +9,7 @@ import { randomAlphanumeric } from '#shared/ids';
 import { bodyText, scenarios, type Fixture } from './scenarios';
 import { RATE_LIMIT_PER_SECOND } from '#shared/config';
 import { CLIENT_IP_LIMIT_PER_SECOND, RATE_WINDOW_SECONDS } from '#infra/cdk/constructs/waf';
-import { anyToken, apiPath, call, cleanUp, fillDeletable, prepareFixture, startLocalTarget, type Target } from './target';
+import { anyToken, apiPath, apiUrlOf, call, cleanUp, fillDeletable, prepareFixture, startLocalTarget, type Target } from './target';
 
 /** Under the per-address limit, with room for set-up and clean-up in the same window. */
 const DEFAULT_RATE = 50;
@@ -37,7 +37,7 @@ const { values, positionals } = parseArgs({
 
 const USAGE = `Usage: npm run load -- [FUNCTION…] [--duration S] [--connections N] [--rate REQ_PER_S]
        [--max-p50 MS] [--max-p90 MS] [--max-p99 MS] [--max-error-rate FRACTION] [--report-dir DIR]
-       [--target https://…/api/v2 --token TOKEN [--token TOKEN…] --org ORG --run RUN_ID [--run RUN_ID…] [--notification-secret S]]
+       [--target TFE_ADDRESS (with or without /api/v2) --token TOKEN [--token TOKEN…] --org ORG --run RUN_ID [--run RUN_ID…] [--notification-secret S]]
 Functions: ${functionNames().join(', ')}
 The stage's WAF allows ${RATE_LIMIT_PER_SECOND} req/s per token and ${CLIENT_IP_LIMIT_PER_SECOND} req/s per client address (over a
 ${RATE_WINDOW_SECONDS} s window): connections take the tokens in turn, and --rate (default ${DEFAULT_RATE}) stays under both.
@@ -95,7 +95,7 @@ let target: Target;
 if (values.target) {
   if (!values.token || !values.org || !values.run) { console.error(`--target needs --token, --org and --run\n${USAGE}`); process.exit(2); }
   target = {
-    apiUrl: values.target.replace(/\/$/, ''), tokens: values.token, organization: values.org, runId: values.run[0]!, commentRunIds: values.run,
+    apiUrl: apiUrlOf(values.target), tokens: values.token, organization: values.org, runId: values.run[0]!, commentRunIds: values.run,
     notificationSecret: values['notification-secret'], stop: async () => {},
   };
 } else {

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { useLocalEndpoint } from '#infra/local/dynamodb-local';
+import { API_BASE_PATH } from '#shared/config';
 import { freePort, run, TSX } from '../support/processes';
 import { bodyText, type Fixture, type ScenarioRequest } from './scenarios';
 
@@ -21,6 +22,9 @@ export interface Target {
   notificationSecret?: string;
   stop(): Promise<void>;
 }
+
+/** A --target as given, the address clients are given (TfeAddress) with or without /api/v2: its API base URL. */
+export const apiUrlOf = (target: string) => `${target.replace(/\/+$/, '').replace(/\/api\/v2$/, '')}${API_BASE_PATH}`;
 
 /**
  * `npm start` in its own process over a throwaway DATA_DIR: the load never shares its event loop.

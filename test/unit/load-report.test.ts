@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import {
   breachesOf, html, latencySource, linearTicks, loadAverage, logTicks, missedRate, percentilesOf, runHeader, samplesNeeded, supported, table, throughputOf, type FunctionResult,
 } from '../load/report';
+import { apiUrlOf } from '../load/target';
 
 /** What `npm run load` writes to reports/load-*.html, checked for what a reader relies on. */
 const PERCENTILES = [0.1, 1, 10, 50, 90, 97.5, 99, 99.9, 99.99, 99.999];
@@ -130,5 +131,13 @@ describe('load report', () => {
     expect(breachesOf([few], [{ percentile: 90, ms: 1_000 }], undefined)).toEqual([]);
     expect(breachesOf([few], [{ percentile: 50, ms: 5 }], undefined)).toEqual(['comments/show: p50 18.0 ms > 5 ms']);
     expect(breachesOf([{ ...few, requests: 0, samples: 0 }], [{ percentile: 50, ms: 5 }], undefined)).toEqual(['comments/show: no request completed']);
+  });
+});
+
+describe('a --target', () => {
+  it('is the address clients are given, with or without /api/v2, as npm run smoke takes it', () => {
+    for (const given of ['https://tfe.example.com', 'https://tfe.example.com/', 'https://tfe.example.com/api/v2', 'https://tfe.example.com/api/v2/']) {
+      expect(apiUrlOf(given)).toBe('https://tfe.example.com/api/v2');
+    }
   });
 });
