@@ -10,6 +10,13 @@ import { ALLOWED_ALGORITHMS, CLOCK_LEEWAY_SECONDS, issuerFault, MAX_JWT_LENGTH, 
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 export const looksLikeJwt = (credential: string) => COMPACT_JWS.test(credential);
 
+/**
+ * What no subject holds: control characters, format characters (bidi overrides, zero-width) and
+ * lone surrogates. The subject is who a comment says wrote it (`created-by`): an issuer's
+ * identifier, never text that could reorder or hide what a reader sees.
+ */
+const UNPRINTABLE = /\p{Cc}|\p{Cf}|\p{Cs}/u;
+
 /** Why a JWT was refused, for the log line only: the client reads one text for every refusal. */
 export type JwtRefusal = 'too-long' | 'unreadable' | 'untrusted-issuer' | 'expired' | 'invalid' | 'no-trust-matches';
 
@@ -57,7 +64,7 @@ export async function checkWorkloadIdentity(jwt: string, at = new Date()): Promi
     throw error;
   }
   const { exp, iat, sub } = payload as Required<Pick<JWTPayload, 'exp' | 'iat' | 'sub'>>;
-  if (exp - iat > MAX_TOKEN_LIFETIME_SECONDS || typeof sub !== 'string' || sub === '') return { refused: 'invalid' };
+  if (exp - iat > MAX_TOKEN_LIFETIME_SECONDS || typeof sub !== 'string' || sub === '' || UNPRINTABLE.test(sub)) return { refused: 'invalid' };
 
   const granted = trusts.flatMap((trust) => grantOf(trust, payload));
   if (granted.length === 0) return { refused: 'no-trust-matches' };
