@@ -1,6 +1,6 @@
 import { isRole, ROLES, type Role } from '#shared/auth/principal';
 import { isId } from '#shared/ids';
-import { createTrust, deleteTrust, listTrusts } from '#shared/store/trusts';
+import { createTrust, deleteTrust, findTrustsOfIssuer, listTrusts, type NewTrust } from '#shared/store/trusts';
 import { audienceFault, claimNameFault, issuerFault, parseClaimPin, type Trust } from '#shared/workload-identity/trust';
 import { localIssuerKeys, mintToken, SIGNING_ALGORITHMS, type SigningAlgorithm } from '../local/oidc-issuer';
 import { localSettings } from '../local/settings';
@@ -49,6 +49,12 @@ function checkCreate({ values }: CommandArgs, { deployed }: { deployed: boolean 
   }
 }
 
+/** The same organization, audience, role, pinned claims and run claim: a trust that grants exactly what `wanted` would. */
+const sameGrant = (trust: NewTrust, wanted: NewTrust) =>
+  trust.organization === wanted.organization && trust.audience === wanted.audience && trust.role === wanted.role
+  && trust.runClaim === wanted.runClaim && JSON.stringify(sortedEntries(trust.claims)) === JSON.stringify(sortedEntries(wanted.claims));
+const sortedEntries = (claims: Record<string, string>) => Object.entries(claims).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+
 export const trustCommands: Record<string, Command> = {
   create: {
     usage: 'trust create --org ORG --issuer URL --audience AUD --role owner|member|reader --claim NAME=VALUE [--claim NAME=VALUE]... [--run-claim NAME]',
@@ -59,14 +65,20 @@ export const trustCommands: Record<string, Command> = {
     check: checkCreate,
     async run({ values }) {
       const runClaim = values['run-claim'] as string | undefined;
-      const trust = await createTrust({
+      const wanted = {
         organization: requiredOption(values, 'org'),
         issuer: requiredOption(values, 'issuer'),
         audience: requiredOption(values, 'audience'),
         role: requiredOption(values, 'role') as Role,
         claims: claimPins(values),
         ...(runClaim ? { runClaim } : {}),
-      });
+      };
+      // Run twice (a script, a walkthrough pasted again), it names the trust it made, not a twin.
+      const existing = (await findTrustsOfIssuer(wanted.issuer)).find((t) => sameGrant(t, wanted));
+      if (existing) {
+        return { json: existing, text: [`The organization already has this trust: ${existing.trustId}: ${describe(existing)}. Nothing was written.`] };
+      }
+      const trust = await createTrust(wanted);
       return {
         json: trust,
         text: [

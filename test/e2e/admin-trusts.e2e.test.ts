@@ -23,6 +23,12 @@ describe('npm run admin -- trust (against a table, as after a deploy)', () => {
       claims: { terraform_organization_id: 'org-ABC', terraform_run_phase: 'apply' }, runClaim: 'terraform_run_id',
     });
     expect((await listTrusts('trust-org')).map((t) => t.trustId)).toContain(trust.trustId);
+    // The same trust again (its claims in another order): named, not doubled.
+    const twin = await admin(['trust', 'create', '--org', 'trust-org', '--issuer', HCP, '--audience', 'tfc-tags-comments', '--role', 'member',
+      '--claim', 'terraform_run_phase=apply', '--claim', 'terraform_organization_id=org-ABC', '--run-claim', 'terraform_run_id'], deployed());
+    expectWith(twin.code, twin.output).toBe(0);
+    expect(twin.output).toContain(`The organization already has this trust: ${trust.trustId}`);
+    expect((await listTrusts('trust-org')).filter((t) => t.issuer === HCP)).toHaveLength(1);
 
     const listed = await admin(['trust', 'list', '--org', 'trust-org'], deployed());
     const row = listed.output.split('\n').find((line) => line.startsWith(trust.trustId))!;
