@@ -1,8 +1,10 @@
 import { isId } from '#shared/ids';
 import { findRun, isWorkspaceName, listRuns, registerRun, type RunRecord } from '#shared/store/runs';
 import { requiredOption, UsageError, type Command } from './command';
+import { columns, shortTime } from './tokens';
 
-const describe = (run: RunRecord) => [run.runId, run.organization, run.workspace ?? '-', run.createdAt].join('\t');
+/** A run's row: CREATED is when the run was created, as its first notification said, or when it was registered. */
+const row = (run: RunRecord) => [run.runId, run.organization, run.workspace ?? '-', shortTime(run.createdAt)];
 
 export const runCommands: Record<string, Command> = {
   register: {
@@ -38,7 +40,7 @@ export const runCommands: Record<string, Command> = {
     check({ values }) { requiredOption(values, 'org'); },
     async run({ values }) {
       const runs = await listRuns(requiredOption(values, 'org'));
-      return { json: { runs }, text: runs.length === 0 ? ['No runs.'] : runs.map(describe) };
+      return { json: { runs }, text: runs.length === 0 ? ['No runs.'] : columns(['RUN ID', 'ORGANIZATION', 'WORKSPACE', 'CREATED (UTC)'], runs.map(row)) };
     },
   },
 };

@@ -74,9 +74,10 @@ describe('npm run admin -- run …', () => {
     expect(listed.runs[0]).toEqual({ runId: expect.any(String), organization: 'listed-org', workspace: 'app', createdAt: expect.stringMatching(ISO) });
 
     const text = await admin('run', 'list', '--org', 'listed-org');
-    expect(text.stdout.trim().split('\n').map((line) => line.split('\t').slice(0, 3))).toEqual(
-      [...runIds].sort().map((runId) => [runId, 'listed-org', 'app']),
-    );
+    expect(text.stdout.trim().split('\n').map((line) => line.split(/\s{2,}/))).toEqual([
+      ['RUN ID', 'ORGANIZATION', 'WORKSPACE', 'CREATED (UTC)'],
+      ...[...runIds].sort().map((runId) => [runId, 'listed-org', 'app', expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d$/)]),
+    ]);
     expect((await admin('run', 'list', '--org', 'empty-org')).stdout.trim()).toBe('No runs.');
   });
 });
