@@ -40,7 +40,7 @@ if (dev) process.env[LOOPBACK_ISSUERS_ENV] = 'allowed';
 // The dev gateway's handlers print to this process's stdout: their metrics are off unless asked for.
 if (dev && !showMetrics) process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 const refuse = (line: string): never => {
-  console.error(`npm start: ${line}`);
+  console.error(`${dev ? 'npm run dev' : 'npm start'}: ${line}`);
   process.exit(1);
 };
 
@@ -137,7 +137,7 @@ function seedLines(s: Seed): string[] {
       : `created its owner token ${s.tokenId}`;
   return [
     `Seed of ${s.organization}: ${token} and ${run}.`,
-    `Paste this line into the shell where you try the API (any directory; every start over ${settings.dataDir} prints the same token, kept in its ${SEED_TOKEN_FILE} file):`,
+    `Paste this line into the shell where you try the API (another terminal, in this directory for npm run admin; every start over ${settings.dataDir} prints the same token, kept in its ${SEED_TOKEN_FILE} file):`,
     `  export API=${base} TOKEN=${s.token} RUN=${s.runId} ISSUER=${issuer.url}`,
   ];
 }
