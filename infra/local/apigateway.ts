@@ -5,6 +5,7 @@ import { LOCAL_ACCOUNT, LOCAL_REGION } from './cloudformation';
 import { headerValue } from '#shared/http/headers';
 import { policyAllows } from './iam';
 import type { InvocationResult } from './lambda';
+import { newTraceId } from './xray';
 
 /**
  * The local stand-in for API Gateway (REST API, v1), read from the template: resources and
@@ -113,6 +114,8 @@ interface RequestState {
   requestId: string;
   extendedRequestId: string;
   startedAt: number;
+  /** The X-Ray trace API Gateway starts for the request: its functions' segments join it. */
+  traceId: string;
   headers: Record<string, string>;
   multiValueHeaders: Record<string, string[]>;
   query: Record<string, string>;
@@ -135,14 +138,16 @@ export class ApiGateway {
   private readonly throttles = new Map<string, TokenBucket>();
   private readonly authorizerCache = new Map<string, { decision: AuthorizerDecision; expires: number }>();
   private readonly invoke: Invoke;
+  private readonly onRequestEnd: ((traceId: string) => void) | undefined;
   private readonly functionOf: (uri: unknown) => string;
 
   /**
    * `invoke` takes what an integration URI names: `NAME`, or `NAME:QUALIFIER` for a version or an
    * alias; `knows` says whether Lambda would find it (checked at the start, for every URI).
    */
-  constructor(stack: Stack, invoke: Invoke, knows: (target: string) => boolean = () => true) {
+  constructor(stack: Stack, invoke: Invoke, knows: (target: string) => boolean = () => true, onRequestEnd?: (traceId: string) => void) {
     this.invoke = invoke;
+    this.onRequestEnd = onRequestEnd;
     this.functionOf = (uri) => {
       const arn = /functions\/(.+)\/invocations$/.exec(stack.string(uri))?.[1] ?? '';
       const target = arn.split(':function:')[1];
@@ -240,8 +245,17 @@ export class ApiGateway {
   }
 
   /** One request, as API Gateway handles it after WAF let it through. */
+  /** One request, and then its trace's end (X-Ray's daemon prints a trace once its request is answered). */
   async handle(request: HttpRequest): Promise<HttpResponse> {
     const state = this.requestState(request);
+    try {
+      return await this.answer(request, state);
+    } finally {
+      this.onRequestEnd?.(state.traceId);
+    }
+  }
+
+  private async answer(request: HttpRequest, state: RequestState): Promise<HttpResponse> {
     if (request.body.length > MAX_PAYLOAD_BYTES) return this.gatewayResponse('REQUEST_TOO_LARGE', state);
     const url = URL.parse(request.url, 'http://local');
     // A request target no resource can match (it does not even parse as a path) is an unknown route.
@@ -300,6 +314,7 @@ export class ApiGateway {
       requestId: randomUUID(),
       extendedRequestId: randomBytes(8).toString('base64url'),
       startedAt: Date.now(),
+      traceId: newTraceId(),
       headers, multiValueHeaders, query, multiQuery, pathParameters: {},
     };
   }
@@ -312,7 +327,7 @@ export class ApiGateway {
     const added: Record<string, string> = {
       'X-Forwarded-For': forwardedFor,
       'X-Forwarded-Proto': 'http',
-      'X-Amzn-Trace-Id': `Root=1-${Math.floor(state.startedAt / 1000).toString(16)}-${randomBytes(12).toString('hex')}`,
+      'X-Amzn-Trace-Id': `Root=${state.traceId}`,
     };
     for (const [name, value] of Object.entries(added)) {
       for (const existing of Object.keys(headers)) if (existing.toLowerCase() === name.toLowerCase()) { delete headers[existing]; delete multiValueHeaders[existing]; }

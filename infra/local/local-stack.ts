@@ -32,7 +32,7 @@ export interface LocalStackOptions {
   showMetrics?: boolean;
   /** One line per request, after the response: an access log without tokens. */
   onRequest?(entry: { method: string; path: string; status: number; ms: number; errorType?: string }): void;
-  /** Each trace the functions sent, once it has gone quiet: `npm start` prints or saves it (TRACES). */
+  /** Each trace the functions sent, once its request was answered and its last datagrams are in: `npm start` prints or saves it (TRACES). */
   onTrace?(traceId: string, segments: Array<Record<string, any>>): void;
 }
 
@@ -120,7 +120,7 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
       log,
       onInvoked: (invocation) => xray.recordFunctionSegment(invocation),
     });
-    gateway = new ApiGateway(stack, (target, event) => lambda.invoke(target, event), (target) => lambda.resolve(target) !== undefined);
+    gateway = new ApiGateway(stack, (target, event) => lambda.invoke(target, event), (target) => lambda.resolve(target) !== undefined, (traceId) => xray.endTrace(traceId));
     labels = routeLabels(gateway.functionRoutes());
     waf = webAclOf(stack);
     front = LocalFront.of(stack);

@@ -21,6 +21,8 @@ export interface XRayDaemon {
   received: { datagrams: number; bytes: number; undecoded: number };
   /** The segment Lambda records for an invocation: the trace header's `Parent`. */
   recordFunctionSegment(invocation: FunctionInvocation): void;
+  /** The request of this trace has been answered: its trace is complete once its last datagrams are in. */
+  endTrace(traceId: string): void;
   /** A trace's segments, oldest first. */
   trace(traceId: string): Array<Record<string, any>>;
   close(): Promise<void>;
@@ -29,9 +31,14 @@ export interface XRayDaemon {
 export interface FunctionInvocation { name: string; traceHeader: string; startedAt: number; endedAt: number; ok: boolean }
 
 export interface XRayDaemonOptions {
-  /** A trace that has received nothing for `quietMs` (default 200): its segments, once. */
+  /**
+   * A trace's segments, once: when its request has ended (`endTrace`) and nothing more arrived for
+   * `quietMs` (default 50: the last datagrams in flight), or, for a trace no request ends, when
+   * nothing arrived for `orphanQuietMs` (default 15 s, past any function's init and timeout).
+   */
   onTrace?(traceId: string, segments: Array<Record<string, any>>): void;
   quietMs?: number;
+  orphanQuietMs?: number;
 }
 
 const KEPT = 10_000;
@@ -50,19 +57,23 @@ export async function startXRayDaemon(options: XRayDaemonOptions = {}): Promise<
   const segments: Array<Record<string, any>> = [];
   const received = { datagrams: 0, bytes: 0, undecoded: 0 };
   const quiet = new Map<string, NodeJS.Timeout>();
+  /** Traces whose request has ended: a pause between two functions of one request (a cold start) is not their end. */
+  const ended = new Set<string>();
+  const settle = (traceId: string) => {
+    clearTimeout(quiet.get(traceId));
+    quiet.set(traceId, setTimeout(() => {
+      quiet.delete(traceId);
+      ended.delete(traceId);
+      options.onTrace!(traceId, segments.filter((s) => s.trace_id === traceId));
+    }, ended.has(traceId) ? options.quietMs ?? 50 : options.orphanQuietMs ?? 15_000).unref());
+  };
   const keep = (document: Record<string, any>, parent?: Record<string, any>) => {
     const { subsegments, ...own } = document;
     const kept = parent ? { ...own, trace_id: parent.trace_id, parent_id: parent.id } : own;
     segments.push(kept);
     for (const child of (subsegments ?? []) as Array<Record<string, any>>) keep(child, kept);
     if (segments.length > KEPT) segments.splice(0, segments.length - KEPT);
-    if (options.onTrace && typeof kept.trace_id === 'string' && !parent) {
-      clearTimeout(quiet.get(kept.trace_id));
-      quiet.set(kept.trace_id, setTimeout(() => {
-        quiet.delete(kept.trace_id);
-        options.onTrace!(kept.trace_id, segments.filter((s) => s.trace_id === kept.trace_id));
-      }, options.quietMs ?? 200).unref());
-    }
+    if (options.onTrace && typeof kept.trace_id === 'string' && !parent) settle(kept.trace_id);
   };
   socket.on('message', (message) => {
     received.datagrams++;
@@ -88,6 +99,13 @@ export async function startXRayDaemon(options: XRayDaemonOptions = {}): Promise<
       const id = /Parent=([^;]+)/.exec(traceHeader)?.[1];
       if (!root || !id || !traceHeader.includes('Sampled=1')) return;
       keep({ name, id, trace_id: root, origin: 'AWS::Lambda::Function', start_time: startedAt / 1000, end_time: endedAt / 1000, ...(ok ? {} : { fault: true }) });
+    },
+    endTrace(traceId) {
+      if (!options.onTrace) return;
+      ended.add(traceId);
+      // A request with no sampled segment leaves nothing to print: forgotten once its datagrams could have come.
+      if (quiet.has(traceId)) settle(traceId);
+      else setTimeout(() => { if (!quiet.has(traceId)) ended.delete(traceId); }, 1_000).unref();
     },
     trace: (traceId) => segments.filter((s) => s.trace_id === traceId),
     close: () => new Promise<void>((resolve) => {
