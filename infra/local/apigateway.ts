@@ -244,8 +244,7 @@ export class ApiGateway {
     }
   }
 
-  /** One request, as API Gateway handles it after WAF let it through. */
-  /** One request, and then its trace's end (X-Ray's daemon prints a trace once its request is answered). */
+  /** One request, as API Gateway handles it after WAF let it through; then its trace ends (the X-Ray daemon prints it whole). */
   async handle(request: HttpRequest): Promise<HttpResponse> {
     const state = this.requestState(request);
     try {
