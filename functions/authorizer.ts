@@ -54,14 +54,15 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent, context?:
     countAuthorization('allowed');
     return policy(principal.subject, 'Allow', event.methodArn, encodePrincipal(principal));
   } catch (error) {
-    if (isStoreUnavailable(error)) {
-      outcome = 'store-unavailable';
+    outcome = failureOf(error);
+    if (outcome === 'store-unavailable') {
       logger.warn('store unavailable', { error: error as Error });
       countMetric(METRIC.storeUnavailable);
-    } else if (error instanceof IssuerUnavailable) {
+    } else if (outcome === 'issuer-unavailable') {
       // The issuer's keys could not be had: never an allow, a 503 with Retry-After (AUTHORIZER_FAILURE).
-      outcome = 'issuer-unavailable';
-      logger.warn('issuer unavailable', { detail: error.message });
+      const { issuer, message } = error as IssuerUnavailable;
+      logger.warn('issuer unavailable', { issuer, detail: message });
+      countMetric(METRIC.issuerUnavailable, { issuer });
     } else {
       logger.error('unhandled error', { error: withOriginalStack(error) as Error });
     }
@@ -70,6 +71,18 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent, context?:
     closeInvocationTrace(trace, outcome, outcome === 'failed' || outcome.endsWith('-unavailable') ? 500 : undefined, who);
     flushMetrics(AUTHORIZER_FUNCTION);
   }
+}
+
+/**
+ * What made the authorizer fail, for its log line, metric and trace. The issuer is asked first: its
+ * network errors (a refused connection, a timeout, a name DNS cannot resolve) travel as the cause
+ * of an IssuerUnavailable, and the AWS SDK's classifier, which reads causes, calls them transient,
+ * so the store's check would claim them and send on-call to DynamoDB.
+ */
+export function failureOf(error: unknown): 'store-unavailable' | 'issuer-unavailable' | 'failed' {
+  if (error instanceof IssuerUnavailable) return 'issuer-unavailable';
+  if (isStoreUnavailable(error)) return 'store-unavailable';
+  return 'failed';
 }
 
 function policy(

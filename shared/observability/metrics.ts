@@ -20,6 +20,8 @@ export const METRIC = {
   commentCreated: 'CommentCreated',
   authorizationOutcome: 'AuthorizationOutcome',
   storeUnavailable: 'StoreUnavailable',
+  /** The authorizer could not read a trusted OIDC issuer's discovery document or keys (metadata: `issuer`). */
+  issuerUnavailable: 'IssuerUnavailable',
   /** Per request that lost at least one round on a hot spot (shared/store/contention.ts), by `hotSpot`. */
   hotSpotWaits: 'HotSpotWaits',
   hotSpotAttempts: 'HotSpotAttempts',

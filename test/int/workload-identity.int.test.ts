@@ -3,7 +3,9 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import { createServer } from 'node:net';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { jwtVerify } from 'jose';
-import { handler as authorizer } from '#functions/authorizer';
+import { failureOf, handler as authorizer } from '#functions/authorizer';
+import { logger } from '#shared/observability/logger';
+import { metrics } from '#shared/observability/metrics';
 import { decodePrincipal, type Principal } from '#shared/auth/principal';
 import { createTrust, deleteTrust } from '#shared/store/trusts';
 import {
@@ -220,6 +222,45 @@ describe('keys, fetched rarely and safely', () => {
       hanging.close();
       await huge.close();
     }
+  });
+});
+
+describe('an issuer that cannot be reached is the issuer\'s failure, never the store\'s', () => {
+  // The network errors (ECONNREFUSED, a timeout, ENOTFOUND) are ones the AWS SDK's classifier also
+  // calls transient: checked before the store's, the issuer's failure is logged and counted as its own.
+  it.each([
+    ['refuses connections', async () => ({ url: `http://127.0.0.1:${await freePort()}`, close: () => undefined })],
+    ['accepts connections and never answers', async () => {
+      const hanging = createServer(() => {}).listen(0, '127.0.0.1');
+      await new Promise((resolve) => hanging.once('listening', resolve));
+      return { url: `http://127.0.0.1:${(hanging.address() as { port: number }).port}`, close: () => { hanging.close(); } };
+    }],
+  ])('an issuer that %s: logged "issuer unavailable", counted as IssuerUnavailable', async (_, start) => {
+    const unreachable = await start();
+    const trust = await createTrust({ organization: org, issuer: unreachable.url, audience: 'tfc-tags-comments', role: 'owner', claims: {} });
+    const warned = jest.spyOn(logger, 'warn');
+    const counted = jest.spyOn(metrics, 'addMetric');
+    try {
+      const token = await signRaw({ alg: 'RS256', kid: issuer.keys[0]!.kid }, claims(unreachable.url), issuer.keys[0]!);
+      await expect(authorize(token)).rejects.toBeInstanceOf(IssuerUnavailable);
+      expect(warned.mock.calls.map(([message]) => message)).toEqual(['issuer unavailable']);
+      expect(warned.mock.calls[0]![1]).toMatchObject({ issuer: unreachable.url, detail: expect.stringContaining(unreachable.url) });
+      const names = counted.mock.calls.map(([name]) => name);
+      expect(names).toContain('IssuerUnavailable');
+      expect(names).not.toContain('StoreUnavailable');
+    } finally {
+      warned.mockRestore();
+      counted.mockRestore();
+      unreachable.close();
+      await deleteTrust(trust.trustId);
+    }
+  });
+
+  it('a name DNS cannot resolve (ENOTFOUND) is the issuer\'s failure too', () => {
+    const dns = Object.assign(new Error('getaddrinfo ENOTFOUND token.actions.githubusercontent.com'), { code: 'ENOTFOUND' });
+    expect(failureOf(new IssuerUnavailable('https://token.actions.githubusercontent.com', 'could not be read (ENOTFOUND)', { cause: dns }))).toBe('issuer-unavailable');
+    expect(failureOf(dns)).toBe('store-unavailable'); // the same error from the store's client
+    expect(failureOf(new TypeError('a bug'))).toBe('failed');
   });
 });
 
