@@ -1,11 +1,12 @@
 import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import { AttributeType, Billing, TableEncryptionV2, TableV2, type ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, Billing, ProjectionType, TableEncryptionV2, TableV2, type ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { APP_NAME } from '#shared/config';
 import { LOOPBACK_ISSUERS_ENV } from '#shared/workload-identity/issuer-keys';
 import { AUTHORIZER_FUNCTION, AUTHORIZER_TABLE_ACCESS, functionNames, routeOf, routes, type Route } from '#shared/routes';
-import { TABLE_KEYS, TTL_ATTRIBUTE } from '#shared/store/table';
+import { EXPIRY_INDEX, EXPIRY_KEYS } from '#shared/store/expiry';
+import { TABLE_KEYS } from '#shared/store/table';
 import {
   checkBurstFitsConcurrency, checkReservationsFitAccount, checkThrottleFitsAccount, LOCAL_STAGE, stageConfigFrom, validStage, type StageConfig,
 } from './config';
@@ -128,15 +129,22 @@ export class ApiStack extends Stack {
   }
 
   /**
-   * The table, when the stage does not adopt one: same keys as the local store
+   * The table, when the stage does not adopt one: same keys and index as the local store
    * (shared/store/table.ts). Retained on delete; a later deploy adopts it with context `tableName`.
+   * No TTL and no local secondary index, which a global table in multi-Region strong consistency
+   * refuses: expiring items carry their own expiry, listed by the sparse Expiry index, and the
+   * sweeper deletes them (shared/store/expiry.ts).
    */
   private newTable(): TableV2 {
     return new TableV2(this, 'Table', {
       partitionKey: { name: TABLE_KEYS.partitionKey, type: AttributeType.STRING },
       sortKey: { name: TABLE_KEYS.sortKey, type: AttributeType.STRING },
-      // Create receipts expire on their own (shared/store/receipts.ts); nothing else carries it.
-      timeToLiveAttribute: TTL_ATTRIBUTE,
+      globalSecondaryIndexes: [{
+        indexName: EXPIRY_INDEX,
+        partitionKey: { name: EXPIRY_KEYS.shard, type: AttributeType.STRING },
+        sortKey: { name: EXPIRY_KEYS.expiresAt, type: AttributeType.NUMBER },
+        projectionType: ProjectionType.KEYS_ONLY,
+      }],
       billing: Billing.onDemand(),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: true,

@@ -4,7 +4,10 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createServer } from 'node:net';
-import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException, UpdateTableCommand,
+  type TableDescription,
+} from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '#shared/store/table';
 import { PROJECT_TMP } from '#infra/local/settings';
 
@@ -89,15 +92,59 @@ export function useLocalEndpoint(endpoint: string): void {
   process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
 }
 
-/** Creates the table from the definition the stack uses; an existing table is kept as it is. */
+/**
+ * Creates the table from the definition the stack uses. An existing table keeps its items; a global
+ * secondary index of the definition that it lacks is added (a data folder from before the Expiry
+ * index), and waited for until DynamoDB Local has filled it.
+ */
 export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
   const client = localClient(endpoint);
+  const definition = createTableInput(tableName);
   try {
-    await client.send(new CreateTableCommand(createTableInput(tableName)));
-  } catch (error) {
-    if (!(error instanceof ResourceInUseException)) throw error;
+    try {
+      await client.send(new CreateTableCommand(definition));
+      return;
+    } catch (error) {
+      if (!(error instanceof ResourceInUseException)) throw error;
+    }
+    const described = async () => (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table!;
+    const has = (table: TableDescription, indexName: string) => (table.GlobalSecondaryIndexes ?? []).some((index) => index.IndexName === indexName);
+    for (const index of definition.GlobalSecondaryIndexes ?? []) {
+      if (has(await described(), index.IndexName!)) continue;
+      const keys = new Set(index.KeySchema!.map((key) => key.AttributeName));
+      await client.send(new UpdateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: definition.AttributeDefinitions!.filter((attribute) => keys.has(attribute.AttributeName)),
+        // One index per UpdateTable, as DynamoDB allows; on-demand, so no throughput to give.
+        GlobalSecondaryIndexUpdates: [{ Create: { IndexName: index.IndexName, KeySchema: index.KeySchema, Projection: index.Projection } }],
+      }));
+      await waitUntilActive(() => described(), index.IndexName!);
+    }
   } finally {
     client.destroy();
+  }
+}
+
+/**
+ * Until the table and the index are ACTIVE (DynamoDB Local backfills an index it adds to a table
+ * with items). While it backfills, DynamoDB Local has been seen to answer a DescribeTable with an
+ * InternalFailure (a server fault) once: asked again, it answers.
+ */
+async function waitUntilActive(describe: () => Promise<TableDescription>, indexName: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  let status = 'not described';
+  for (;;) {
+    try {
+      const table = await describe();
+      const index = table.GlobalSecondaryIndexes?.find((candidate) => candidate.IndexName === indexName);
+      if (table.TableStatus === 'ACTIVE' && index?.IndexStatus === 'ACTIVE') return;
+      status = `${index?.IndexStatus ?? 'missing'}`;
+    } catch (error) {
+      if ((error as { $fault?: string }).$fault !== 'server') throw error;
+      status = `answering ${(error as Error).name}`;
+    }
+    if (Date.now() > deadline) throw new Error(`DynamoDB Local: the index ${indexName} is still ${status} after 60 s`);
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 

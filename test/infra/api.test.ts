@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/config';
 import { COMMON_HEADERS } from '#shared/http/responses';
 import { routes } from '#shared/routes';
-import { TABLE_KEYS } from '#shared/store/table';
+import { createTableInput, TABLE_KEYS } from '#shared/store/table';
+import { EXPIRY_INDEX, EXPIRY_KEYS } from '#shared/store/expiry';
 import { startGateway, type LocalGateway } from '#infra/local/gateway';
 import { ACCESS_LOG_FIELDS } from '#infra/cdk/constructs/json-api-gateway';
 import { deployedMethods, resourcesOf, synthesize, underBase, type Synthesized } from './synth';
@@ -246,13 +247,7 @@ describe('the table', () => {
       { AttributeName: TABLE_KEYS.partitionKey, KeyType: 'HASH' },
       { AttributeName: TABLE_KEYS.sortKey, KeyType: 'RANGE' },
     ]);
-    expect(table.Properties.AttributeDefinitions).toEqual([
-      { AttributeName: TABLE_KEYS.partitionKey, AttributeType: 'S' },
-      { AttributeName: TABLE_KEYS.sortKey, AttributeType: 'S' },
-    ]);
     expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
-    // Create receipts carry their expiry in `ttl` (epoch seconds): DynamoDB deletes them on its own.
-    expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'ttl', Enabled: true });
     expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: true, SSEType: 'KMS' });
     expect(table.Properties.Replicas).toEqual([expect.objectContaining({
       Region: 'eu-west-1',
@@ -262,5 +257,34 @@ describe('the table', () => {
     expect(table.DeletionPolicy).toBe('Retain');
     expect(table.UpdateReplacePolicy).toBe('Retain');
     expect(table.Properties.TableName).toBeUndefined(); // CloudFormation names it: two stages per account
+  });
+
+  it('lists expiring items in the sparse Expiry index, keys only, and has no TTL and no local index (MRSC allows neither)', () => {
+    const table = single('AWS::DynamoDB::GlobalTable');
+    expect(table.Properties.GlobalSecondaryIndexes).toEqual([{
+      IndexName: EXPIRY_INDEX,
+      KeySchema: [
+        { AttributeName: EXPIRY_KEYS.shard, KeyType: 'HASH' },
+        { AttributeName: EXPIRY_KEYS.expiresAt, KeyType: 'RANGE' },
+      ],
+      Projection: { ProjectionType: 'KEYS_ONLY' },
+    }]);
+    expect(new Set(table.Properties.AttributeDefinitions)).toEqual(new Set([
+      { AttributeName: TABLE_KEYS.partitionKey, AttributeType: 'S' },
+      { AttributeName: TABLE_KEYS.sortKey, AttributeType: 'S' },
+      { AttributeName: EXPIRY_KEYS.shard, AttributeType: 'S' },
+      { AttributeName: EXPIRY_KEYS.expiresAt, AttributeType: 'N' },
+    ]));
+    expect(table.Properties.TimeToLiveSpecification).toBeUndefined();
+    expect(table.Properties.LocalSecondaryIndexes).toBeUndefined();
+  });
+
+  it('is the table the local store creates: the same keys, attributes and indexes (shared/store/table.ts)', () => {
+    const table = single('AWS::DynamoDB::GlobalTable');
+    const local = createTableInput('local');
+    expect(table.Properties.KeySchema).toEqual(local.KeySchema);
+    expect(new Set(table.Properties.AttributeDefinitions)).toEqual(new Set(local.AttributeDefinitions));
+    expect(table.Properties.GlobalSecondaryIndexes).toEqual(local.GlobalSecondaryIndexes);
+    expect(local.LocalSecondaryIndexes).toBeUndefined();
   });
 });
