@@ -2,6 +2,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import { randomBytes } from 'node:crypto';
 import type { Stack } from './cloudformation';
 import { LOCAL_ACCOUNT } from './cloudformation';
+import { MrscEmulation, mrscErrorResponse, type MrscOptions, type MrscRefusal } from './mrsc';
 
 /**
  * The local stand-in for IAM, for the one service the functions call: each role's identity
@@ -32,7 +33,10 @@ export interface DynamoDbCall {
   /** The DynamoDB API called, e.g. `Query`, `TransactWriteItems`. */
   operation: string;
   requests: AccessRequest[];
+  /** IAM's decision. */
   allowed: boolean;
+  /** Set when the MRSC emulation (infra/local/mrsc.ts) refused the call, allowed by IAM: it never reached DynamoDB Local. */
+  mrsc?: MrscRefusal;
 }
 
 /** Condition keys and operators this evaluator implements; anything else stops the start. */
@@ -179,12 +183,15 @@ export interface DynamoDbProxy {
   endpoint: string;
   /** Credentials of a role: what Lambda gives a function whose execution role it is. */
   credentialsFor(role: string): Record<string, string>;
+  /** What this proxy refuses as an MRSC global table does, with the settings in effect. */
+  mrsc: MrscEmulation;
   close(): Promise<void>;
 }
 
 /**
  * A proxy in front of DynamoDB Local that authorizes each request with the signer's role policy.
- * `tables` maps each local table name to its partition key attribute (from the template).
+ * `tables` maps each local table name to its partition key attribute (from the template). Then
+ * what IAM allows, the MRSC emulation (`mrsc`, see infra/local/mrsc.ts) may still refuse.
  */
 export async function startDynamoDbProxy(options: {
   policies: IamPolicies;
@@ -192,10 +199,13 @@ export async function startDynamoDbProxy(options: {
   tableArn(table: string): string;
   partitionKeyOf(table: string): string;
   onCall?(call: DynamoDbCall): void;
+  /** MRSC's refusals: transactions, replicated write conflicts. Defaults in infra/local/mrsc.ts. */
+  mrsc?: MrscOptions;
 }): Promise<DynamoDbProxy> {
   const roleByAccessKey = new Map<string, string>();
   const accessKeyByRole = new Map<string, string>();
   const target = new URL(options.target);
+  const mrsc = new MrscEmulation(options.mrsc, options.partitionKeyOf);
 
   const server = createServer(async (req, res) => {
     const body = await readAll(req);
@@ -204,17 +214,26 @@ export async function startDynamoDbProxy(options: {
     const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
     if (!role) return deny(res, `The security token included in the request is invalid.`, 'UnrecognizedClientException');
     let requests: AccessRequest[];
+    let parsed: unknown;
     try {
-      requests = accessRequests(operation, JSON.parse(body.toString('utf8') || '{}'), options.tableArn, options.partitionKeyOf);
+      parsed = JSON.parse(body.toString('utf8') || '{}');
+      requests = accessRequests(operation, parsed, options.tableArn, options.partitionKeyOf);
     } catch {
       return forward(req, res, body, target); // not a request IAM can read: DynamoDB Local answers its own validation error
     }
     const refused = requests.find((request) => !options.policies.allows(role, request));
-    options.onCall?.({ role, operation, requests, allowed: !refused });
+    // IAM decides first; what it allows, MRSC may still refuse.
+    const admission = refused ? undefined : mrsc.admit(operation, parsed, signedRegion(req.headers.authorization));
+    options.onCall?.({ role, operation, requests, allowed: !refused, ...(admission?.refusal ? { mrsc: admission.refusal } : {}) });
     if (refused) {
       return deny(res, `User: arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/${role}/local is not authorized to perform: ${refused.action} on resource: ${refused.resource} because no identity-based policy allows the ${refused.action} action`);
     }
-    forward(req, res, body, target);
+    if (admission!.refusal) {
+      const answer = mrscErrorResponse(admission!.refusal);
+      res.writeHead(answer.status, answer.headers);
+      return res.end(answer.body);
+    }
+    forward(req, res, body, target, admission!.done);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
@@ -229,8 +248,14 @@ export async function startDynamoDbProxy(options: {
       }
       return { AWS_ACCESS_KEY_ID: accessKey, AWS_SECRET_ACCESS_KEY: randomBytes(20).toString('hex'), AWS_SESSION_TOKEN: randomBytes(32).toString('base64') };
     },
+    mrsc,
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
+}
+
+/** The Region a SigV4 request was signed for (`Credential=<key>/<date>/<region>/dynamodb/aws4_request`). */
+function signedRegion(authorization: string | undefined): string | undefined {
+  return /Credential=[^/]+\/\d{8}\/([^/]+)\//.exec(authorization ?? '')?.[1];
 }
 
 async function readAll(req: IncomingMessage): Promise<Buffer> {
@@ -246,14 +271,17 @@ function deny(res: ServerResponse, message: string, type = 'AccessDeniedExceptio
   res.end(body);
 }
 
-function forward(req: IncomingMessage, res: ServerResponse, body: Buffer, target: URL): void {
+/** Forwards to DynamoDB Local; `answered` once its answer is in (or the forward failed). */
+function forward(req: IncomingMessage, res: ServerResponse, body: Buffer, target: URL, answered?: () => void): void {
   const upstream = httpRequest({
     host: target.hostname, port: target.port, method: req.method, path: req.url,
     headers: { ...req.headers, host: target.host, 'content-length': String(body.length) },
   }, (answer) => {
     res.writeHead(answer.statusCode ?? 502, answer.headers);
+    answer.once('end', () => answered?.());
+    answer.once('close', () => answered?.());
     answer.pipe(res);
   });
-  upstream.on('error', () => { if (!res.headersSent) res.writeHead(502); res.end(); });
+  upstream.on('error', () => { answered?.(); if (!res.headersSent) res.writeHead(502); res.end(); });
   upstream.end(body);
 }

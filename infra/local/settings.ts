@@ -11,6 +11,20 @@ export const localSettings = () => ({
   tableName: process.env.TABLE_NAME || 'tfc-tags-comments-local',
 });
 
+/** The variable that sets the share (0..1) of the functions' writes the local IAM proxy refuses with ReplicatedWriteConflictException (infra/local/mrsc.ts). */
+export const REPLICATED_WRITE_CONFLICT_RATE_ENV = 'LOCAL_REPLICATED_WRITE_CONFLICT_RATE';
+
+/** LOCAL_REPLICATED_WRITE_CONFLICT_RATE as a number, 0 when unset or empty; anything but a number from 0 to 1 throws, naming it. */
+export function replicatedWriteConflictRate(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env[REPLICATED_WRITE_CONFLICT_RATE_ENV]?.trim();
+  if (!raw) return 0;
+  const rate = Number(raw);
+  if (!Number.isFinite(rate) || rate < 0 || rate > 1) {
+    throw new Error(`${REPLICATED_WRITE_CONFLICT_RATE_ENV}=${raw} is not a rate: give a number from 0 (off) to 1 (every write refused), e.g. 0.05`);
+  }
+  return rate;
+}
+
 export const SEED_ORGANIZATION = 'example-org';
 /** The seed token's secret, in the data folder, so that every npm start can print it (infra/local/seed.ts). */
 export const SEED_TOKEN_FILE = 'seed-token';

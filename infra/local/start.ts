@@ -2,7 +2,7 @@ import { API_BASE_PATH } from '#shared/config';
 import { ensureAssembly } from './assembly';
 import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from './dynamodb-local';
 import { portInUse } from './ports';
-import { localSettings, SEED_TOKEN_FILE } from './settings';
+import { localSettings, REPLICATED_WRITE_CONFLICT_RATE_ENV, replicatedWriteConflictRate, SEED_TOKEN_FILE } from './settings';
 import { removeStackRecord, runningStack, writeStackRecord } from './stack-record';
 import type { Seed } from './seed';
 import { localIssuerKeys, startOidcIssuer } from './oidc-issuer';
@@ -21,6 +21,8 @@ Environment: PORT (3000) the API on 127.0.0.1, DDB_PORT (8000) DynamoDB Local, D
              issuer whose tokens trusts can accept (npm run admin -- issuer token mints them).
              TRACES=print prints each request's X-Ray trace (functions, DynamoDB calls) after it;
              TRACES=<folder> saves each as <folder>/<trace id>.json. Off by default.
+             LOCAL_REPLICATED_WRITE_CONFLICT_RATE (0: off) from 0 to 1: the share of the functions' writes
+             refused, unapplied, with ReplicatedWriteConflictException, as an MRSC global table may (npm start only).
 Logs: one access line per request, and each function's log lines labelled with its route. The functions'
              EMF metric lines (what CloudWatch turns into metrics) are hidden: npm start -- --metrics,
              or LOG_METRICS=1, prints them too.
@@ -43,6 +45,15 @@ const refuse = (line: string): never => {
   console.error(`${dev ? 'npm run dev' : 'npm start'}: ${line}`);
   process.exit(1);
 };
+
+// A bad rate stops the start in one line, before anything is started.
+const conflictRate = (() => {
+  try {
+    return replicatedWriteConflictRate();
+  } catch (error) {
+    return refuse((error as Error).message);
+  }
+})();
 
 /** Never serve, or write to, a port or a data folder this start did not take itself. */
 async function refuseWhatIsTaken(): Promise<void> {
@@ -100,6 +111,7 @@ console.log([
     : 'Dev mode: the TypeScript handlers in this process (no WAF, IAM or template gateway responses); npm start serves what deploys',
   `DynamoDB Local on ${dynamo.endpoint} (table ${settings.tableName}, data in ${settings.dataDir})`,
   `OpenID issuer on ${issuer.url} (workload identity: npm run admin -- trust create, issuer token; docs/operating.md)`,
+  ...conflictLines(),
   ...seedLines(seed),
   'Try:',
   `  curl -i $API/ping`,
@@ -108,6 +120,13 @@ console.log([
   `    -d '{"data":{"type":"comments","attributes":{"body":"Looks good"}}}' $API/runs/$RUN/comments`,
   'Ctrl-C stops the API and DynamoDB Local.',
 ].join('\n'));
+
+/** LOCAL_REPLICATED_WRITE_CONFLICT_RATE, when set: what it does, or that npm run dev has no proxy to do it. */
+function conflictLines(): string[] {
+  if (conflictRate === 0) return [];
+  if (dev) return [`${REPLICATED_WRITE_CONFLICT_RATE_ENV}=${conflictRate} is ignored: npm run dev has no IAM proxy in front of DynamoDB Local (npm start has)`];
+  return [`Replicated write conflicts ON (${REPLICATED_WRITE_CONFLICT_RATE_ENV}=${conflictRate}): about ${+(conflictRate * 100).toFixed(2)}% of the functions' writes (PutItem, UpdateItem, DeleteItem, BatchWriteItem) are refused, unapplied, with ReplicatedWriteConflictException, as an MRSC global table may`];
+}
 
 /** TRACES=print: each trace printed as a tree; TRACES=<folder>: each saved as JSON there. */
 async function traceOutput() {
