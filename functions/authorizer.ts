@@ -1,5 +1,5 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
-import { checkToken } from '#shared/auth/authenticate';
+import { checkToken, type RefusedJwt } from '#shared/auth/authenticate';
 import { DETAIL_CONTEXT_KEY } from '#shared/auth/unauthorized';
 import { encodePrincipal } from '#shared/auth/principal';
 import { headerValue } from '#shared/http/headers';
@@ -42,7 +42,7 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent, context?:
     const check = await checkToken(headerValue(event.headers, 'authorization'));
     if ('rejected' in check) {
       outcome = check.rejected;
-      logger.info('token rejected', { reason: check.rejected, ...(check.why ? { why: check.why } : {}) }); // never the token itself
+      logger.info('token rejected', { reason: check.rejected, ...(check.why ? { why: check.why } : {}), ...jwtRefusalKeys(check.jwt) });
       countAuthorization(check.rejected);
       return policy('rejected', 'Deny', event.methodArn, { [REJECTION_CONTEXT_KEY]: check.rejected, [DETAIL_CONTEXT_KEY]: check.detail });
     }
@@ -71,6 +71,26 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent, context?:
     closeInvocationTrace(trace, outcome, outcome === 'failed' || outcome.endsWith('-unavailable') ? 500 : undefined, who);
     flushMetrics(AUTHORIZER_FUNCTION);
   }
+}
+
+/** How many of an issuer's trusts a refusal's log line names: an issuer many organizations trust has many. */
+const MAX_LOGGED_TRUSTS = 10;
+
+/**
+ * What a refused JWT's log line says of it, never the token: its `iss`, `aud` and `sub` (keys of
+ * their own, for Logs Insights), the check that failed before any trust was tried, or for each
+ * trust of the issuer (the closest first) the checks it failed, as claim names, never values.
+ */
+function jwtRefusalKeys(jwt: RefusedJwt | undefined): Record<string, unknown> {
+  if (!jwt) return {};
+  const { claims, failed, trusts } = jwt;
+  const closest = trusts && [...trusts].sort((a, b) => a.failed.length - b.failed.length);
+  return {
+    ...claims,
+    ...(failed ? { failed } : {}),
+    ...(closest ? { trusts: closest.slice(0, MAX_LOGGED_TRUSTS).map(({ trustId, failed: f }) => ({ trust: trustId, failed: f })) } : {}),
+    ...(closest && closest.length > MAX_LOGGED_TRUSTS ? { trustsNotShown: closest.length - MAX_LOGGED_TRUSTS } : {}),
+  };
 }
 
 /**

@@ -18,8 +18,11 @@ export interface Command {
   check?(args: CommandArgs, where: { deployed: boolean }): void;
   /** False for a command that never touches the store: none is opened for it. */
   usesStore?: false;
-  /** Returns the JSON object printed with --json, and the lines printed without it. */
-  run(args: CommandArgs, store: StoreInUse): Promise<{ json: unknown; text: string[] }>;
+  /**
+   * Returns the JSON object printed with --json, and the lines printed without it; `exitCode`, when
+   * the answer is a "no" a script should see (trust check: no trust accepts the token), else 0.
+   */
+  run(args: CommandArgs, store: StoreInUse): Promise<{ json: unknown; text: string[]; exitCode?: number }>;
 }
 
 /** What the command works on. */

@@ -94,9 +94,9 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   try {
-    const { json: output, text } = await command.run(args, { apiAddress: store?.apiAddress, stackRunning: store?.stackRunning });
+    const { json: output, text, exitCode } = await command.run(args, { apiAddress: store?.apiAddress, stackRunning: store?.stackRunning });
     console.log(args.values.json ? JSON.stringify(output) : text.join('\n'));
-    return 0;
+    return exitCode ?? 0;
   } catch (error) {
     const aws = process.env.TABLE_NAME ? awsFailureLines(error, process.env.TABLE_NAME, process.env) : undefined;
     if (aws) {

@@ -6,6 +6,7 @@ import { localIssuerKeys, mintToken, SIGNING_ALGORITHMS, type SigningAlgorithm }
 import { localSettings } from '../local/settings';
 import { runningStack } from '../local/stack-record';
 import { cacheLines, columns, shortTime } from './tokens';
+import { trustCheckCommand } from './trust-check';
 import { requiredOption, UsageError, type Command, type CommandArgs, type Values } from './command';
 
 /** Every value a repeatable flag was given. */
@@ -101,6 +102,7 @@ export const trustCommands: Record<string, Command> = {
       };
     },
   },
+  check: trustCheckCommand,
   delete: {
     usage: 'trust delete TRUST_ID',
     positionals: 1,

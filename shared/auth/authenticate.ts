@@ -3,12 +3,16 @@ import { tokenIdOf, tokenMatchesHash } from './token-secret';
 import { findToken } from '../store/tokens';
 import type { TokenRejection } from '../observability/metrics';
 import { UNAUTHORIZED_DETAIL } from './unauthorized';
-import { checkWorkloadIdentity, looksLikeJwt, type JwtRefusal } from '../workload-identity/verify';
+import { checkWorkloadIdentity, looksLikeJwt, type JwtRefusal, type WorkloadIdentityRefusal } from '../workload-identity/verify';
 
-/** `why` says more than the metric's reason, for the log line: which check refused a JWT. */
+/**
+ * `why` says more than the metric's reason, for the log line: which check refused a JWT; `jwt`,
+ * what the log line may say of it (its iss, aud and sub; the checks that failed, by name).
+ */
 export type TokenCheck =
   | { principal: Principal; /** The trusts that accepted a workload identity token. */ trustIds?: string[] }
-  | { rejected: TokenRejection; detail: string; why?: JwtRefusal };
+  | { rejected: TokenRejection; detail: string; why?: JwtRefusal; jwt?: RefusedJwt };
+export type RefusedJwt = Omit<WorkloadIdentityRefusal, 'refused'>;
 
 /** A refused JWT counts under the reason an operator token would: shape, unknown, or expired. */
 const JWT_REJECTION: Record<JwtRefusal, TokenRejection> = {
@@ -35,7 +39,9 @@ export async function checkToken(authorization: string | undefined, at = new Dat
   if (!token) return { rejected: 'malformed', detail: UNAUTHORIZED_DETAIL.notBearer };
   if (looksLikeJwt(token)) {
     const check = await checkWorkloadIdentity(token, at);
-    return 'principal' in check ? check : { rejected: JWT_REJECTION[check.refused], detail: UNAUTHORIZED_DETAIL.notAccepted, why: check.refused };
+    if ('principal' in check) return check;
+    const { refused, ...jwt } = check;
+    return { rejected: JWT_REJECTION[refused], detail: UNAUTHORIZED_DETAIL.notAccepted, why: refused, ...(Object.keys(jwt).length > 0 ? { jwt } : {}) };
   }
   const tokenId = tokenIdOf(token);
   // A Bearer token of the wrong shape is a token this service does not accept, like an unknown one.

@@ -1,10 +1,11 @@
-import { describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { listTrusts } from '#shared/store/trusts';
-import { freePort, runToEnd, TSX } from '../support/processes';
+import { createTrust, listTrusts } from '#shared/store/trusts';
+import { claims, signRaw, startTestIssuer, type TestIssuer } from '../support/oidc';
+import { freePort, run, runToEnd, TSX } from '../support/processes';
 import { expectWith } from '../support/expect-with';
 
 /** The operator CLI's trust and issuer commands, as `npm run admin -- …` runs them. */
@@ -86,5 +87,74 @@ describe('npm run admin -- issuer token (the local issuer)', () => {
     const result = await admin(['issuer', 'token', '--audience', 'x'], deployed());
     expect(result.code).toBe(2);
     expect(result.output).toContain('the local issuer signs for the local stack only');
+  }, 30_000);
+});
+
+describe('npm run admin -- trust check (a JWT on stdin)', () => {
+  let issuer: TestIssuer;
+  beforeAll(async () => { issuer = await startTestIssuer(); });
+  afterAll(async () => { await issuer.close(); });
+  const RUN = 'run-CheckCheckCheck1';
+  /** As `printf '%s' "$JWT" | npm run admin -- trust check …`; the test's issuer is on 127.0.0.1, which only a local authorizer may fetch. */
+  async function check(org: string, token: string, ...more: string[]) {
+    const proc = run([TSX, 'infra/admin/main.ts', 'trust', 'check', '--org', org, ...more], { ...deployed(), WORKLOAD_IDENTITY_LOOPBACK_ISSUERS: 'allowed' });
+    proc.child.stdin.end(`${token}\n`);
+    const code = await proc.exited;
+    const output = proc.output();
+    for (const part of token.split('.')) expect(output).not.toContain(part); // never the token
+    return { code, output, lines: output.split('\n') };
+  }
+  const hcp = (phase: string, changes: Record<string, unknown> = {}) => signRaw({ alg: 'RS256', kid: issuer.keys[0]!.kid }, claims(issuer.url, {
+    sub: `organization:acme:project:Default Project:workspace:networking:run_phase:${phase}`,
+    terraform_workspace_id: 'ws-net', terraform_run_phase: phase, terraform_run_id: RUN, ...changes,
+  }), issuer.keys[0]!);
+
+  it('names the trust that accepts the token, or for each trust what did not match (exit 1)', async () => {
+    const apply = await createTrust({
+      organization: 'check-org', issuer: issuer.url, audience: 'tfc-tags-comments', role: 'member',
+      claims: { terraform_workspace_id: 'ws-net', terraform_run_phase: 'apply' }, runClaim: 'terraform_run_id',
+    });
+    const other = await createTrust({ organization: 'check-org', issuer: issuer.url, audience: 'other-aud', role: 'owner', claims: { terraform_workspace_id: 'ws-net' } });
+
+    const accepted = await check('check-org', await hcp('apply'));
+    expectWith(accepted.code, accepted.output).toBe(0);
+    expect(accepted.lines).toContain(`Accepted by ${apply.trustId}: member of check-org, only on run ${RUN} (its terraform_run_id).`);
+    expect(accepted.output).toMatch(/^Token: iss "http:\/\/127\.0\.0\.1:\d+", aud "tfc-tags-comments", sub "organization:acme:.*:run_phase:apply", exp \d{4}-.* UTC\.$/m);
+
+    const plan = await check('check-org', await hcp('plan'));
+    expectWith(plan.code, plan.output).toBe(1);
+    expect(plan.lines).toEqual(expect.arrayContaining([
+      'Verified (signature, times), but no trust of check-org accepts it:',
+      `  ${apply.trustId} (member): terraform_run_phase is "plan", the trust wants "apply"`,
+      `  ${other.trustId} (owner): aud is "tfc-tags-comments", the trust wants "other-aud"`,
+    ]));
+    // HCP Terraform's module-test tokens: no workspace, a trun- id in terraform_run_id.
+    const test = await check('check-org', await hcp('apply', { terraform_workspace_id: undefined, terraform_run_id: 'trun-AbCdEf123456' }));
+    expect(test.lines).toContain(`  ${apply.trustId} (member): terraform_workspace_id is missing, the trust wants "ws-net"; `
+      + 'terraform_run_id is "trun-AbCdEf123456", the trust wants a run id (run- and 16 letters or digits) in its run claim');
+
+    const json = await check('check-org', await hcp('plan'), '--json');
+    expect(JSON.parse(json.lines.find((line) => line.startsWith('{'))!)).toMatchObject({
+      accepted: false, why: 'no-trust-matches', trusts: expect.arrayContaining([{ trustId: apply.trustId, failed: ['terraform_run_phase'] }]),
+    });
+  }, 60_000);
+
+  it('says why a token is refused before any trust is tried: another issuer spelling, a lifetime over 24 h', async () => {
+    await createTrust({ organization: 'check-early', issuer: issuer.url, audience: 'tfc-tags-comments', role: 'reader', claims: { terraform_workspace_id: 'ws-net' } });
+    const slash = await check('check-early', await hcp('apply', { iss: `${issuer.url}/` }));
+    expectWith(slash.code, slash.output).toBe(1);
+    expect(slash.lines).toContain(`No trust of check-early names the issuer "${issuer.url}/": a token's iss must equal a trust's issuer exactly (a trailing slash is another issuer).`);
+    expect(slash.lines).toContain(`check-early's trusts name: ${issuer.url}`);
+
+    const now = Math.floor(Date.now() / 1000);
+    const long = await check('check-early', await hcp('apply', { iat: now, nbf: now, exp: now + 25 * 3600 }));
+    expectWith(long.code, long.output).toBe(1);
+    expect(long.lines).toContain('Refused before any trust was tried: its lifetime (exp − iat) is 25.0 h, over the 24 h this service accepts.');
+  }, 60_000);
+
+  it('refuses stdin that is not a JWT, in one line, exit 2', async () => {
+    const result = await check('check-org', 'Bearer abc');
+    expect(result.code).toBe(2);
+    expect(result.lines).toContain('admin: stdin is not a JWT (three base64url parts separated by dots); give the token alone, without "Bearer "');
   }, 30_000);
 });

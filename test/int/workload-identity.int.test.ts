@@ -274,6 +274,33 @@ describe('trusts', () => {
     expect(effectOf(await authorize(token))).toBe('Deny');
   });
 
+  it('a refused token\'s log line names its iss, aud and sub and, per trust of its issuer, the checks that failed (names, never values)', async () => {
+    const why = await createTrust({
+      organization: `${org}-why`, issuer: issuer.url, audience: 'why-aud', role: 'member', claims: { repository: 'acme/platform', environment: 'production' },
+    });
+    const logged = jest.spyOn(logger, 'info');
+    try {
+      const token = await issuer.mint({ audience: 'why-aud', subject: 'repo:acme/platform:ref:refs/heads/main', claims: { repository: 'acme/platform', environment: 'staging' } });
+      expect(effectOf(await authorize(token))).toBe('Deny');
+      const [, line] = logged.mock.calls.find(([message]) => message === 'token rejected')! as [string, Record<string, unknown>];
+      expect(line).toMatchObject({ reason: 'unknown', why: 'no-trust-matches', iss: issuer.url, aud: 'why-aud', sub: 'repo:acme/platform:ref:refs/heads/main' });
+      // The closest trust first; the organization's other trust of this issuer wants another audience and repository_owner.
+      expect((line.trusts as unknown[])[0]).toEqual({ trust: why.trustId, failed: ['environment'] });
+      expect(line.trusts).toEqual(expect.arrayContaining([{ trust: expect.any(String), failed: ['aud', 'repository_owner'] }]));
+      const text = JSON.stringify(line);
+      expect(text).not.toContain('staging'); // a claim's value, never
+      expect(text).not.toContain(token.split('.')[2]!);
+
+      logged.mockClear();
+      const long = await signRaw({ alg: 'RS256', kid: issuer.keys[0]!.kid }, good({ exp: Math.floor(Date.now() / 1000) + 25 * 3600 }), issuer.keys[0]!);
+      expect(effectOf(await authorize(long))).toBe('Deny');
+      expect(logged.mock.calls.find(([message]) => message === 'token rejected')![1]).toMatchObject({ why: 'invalid', iss: issuer.url, failed: ['lifetime'] });
+    } finally {
+      logged.mockRestore();
+      await deleteTrust(why.trustId);
+    }
+  });
+
   it('a run-scoped trust binds the token to the run its claim names', async () => {
     const scoped = `${org}-run`;
     await createTrust({ organization: scoped, issuer: issuer.url, audience: 'run-scoped', role: 'member', claims: {}, runClaim: 'terraform_run_id' });
