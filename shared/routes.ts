@@ -3,17 +3,14 @@ import { PARTITION } from './store/keys';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
-/**
- * The IAM actions of the DynamoDB calls the store makes. A TransactWriteItems has no action of its
- * own: IAM authorizes each of its items by that item's Put/Update/Delete/ConditionCheck action.
- */
+/** The IAM actions of the DynamoDB calls the store makes: single-item operations only (no transactions). */
 export type TableAction =
   | 'dynamodb:GetItem' | 'dynamodb:Query'
-  | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem' | 'dynamodb:ConditionCheckItem';
+  | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem';
 
 const READ_ACTIONS: ReadonlySet<TableAction> = new Set(['dynamodb:GetItem', 'dynamodb:Query']);
 
-/** Every action but a read changes the table (a ConditionCheckItem only within a write's transaction). */
+/** Every action but a read changes the table. */
 export const isWriteAction = (action: TableAction) => !READ_ACTIONS.has(action);
 
 /**
@@ -46,31 +43,47 @@ const any = (prefix: string) => `${prefix}*`;
  * their by-id partition (shared/store/reserved-tag-keys.ts).
  */
 const TAG_KEY_PARTITIONS = [any(PARTITION.organization), any(PARTITION.reservedTagKey)];
+/**
+ * Writing out an organization's latest change (shared/store/tag-key-log.ts), which any function
+ * that meets it unwritten does: Puts of a created key's items, Updates of a changed or deleted
+ * key's copy and member, Deletes of a released name guard.
+ */
+const WRITE_OUT_TAG_KEY_CHANGE: readonly TableAction[] = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
 const TABLE = {
   none: { actions: [], partitions: [] },
-  /** Page 1: one Query of the organization's collection; a later page: GetItem of its counter, then a Query of a range. */
-  listTagKeys: { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: [any(PARTITION.organization)] },
   /**
-   * One transaction: Puts of both copies, the name guard and the create's receipt, Update of the
-   * counter; a replay within the short window reads the key it made by id (GetItem).
+   * Page 1: one Query of the organization's collection; a later page: GetItem of its head, then a
+   * Query of a range; writing out the latest change first when the page would show it unwritten.
    */
-  createTagKey: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: [...TAG_KEY_PARTITIONS, any(PARTITION.receipt)] },
-  /** GetItem by id, then one transaction: Updates of both copies; on a rename, Put and Delete of the name guard. */
-  updateTagKey: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], partitions: TAG_KEY_PARTITIONS },
+  listTagKeys: { actions: ['dynamodb:GetItem', 'dynamodb:Query', ...WRITE_OUT_TAG_KEY_CHANGE], partitions: TAG_KEY_PARTITIONS },
   /**
-   * The key by id read with the counters of the caller's organizations (TransactGetItems: GetItem
-   * permissions), or alone (GetItem); then one transaction: Deletes of the three items, Update of the counter.
+   * Put of the receipt's claim (Delete when the create is refused), GetItem of the head (unless
+   * known), the name's guard and its owner's copy, Update of the head (the commit), then the key's
+   * items; a retry reads the receipt, the head and the copy it names.
    */
-  deleteTagKey: { actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'], partitions: TAG_KEY_PARTITIONS },
-  /** Page 1: one Query of the run's partition (its record and comments); a later page: GetItem of the record and a Query of the page's range. */
-  listComments: { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: [any(PARTITION.run)] },
-  /** GetItem of the run (unless its organization is cached), then one transaction: counter Update, Puts of each copy and of the create's receipt. */
-  createComment: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], partitions: [any(PARTITION.run), any(PARTITION.comment), any(PARTITION.receipt)] },
+  createTagKey: { actions: ['dynamodb:GetItem', ...WRITE_OUT_TAG_KEY_CHANGE], partitions: [...TAG_KEY_PARTITIONS, any(PARTITION.receipt)] },
+  /** GetItem by id (and of the head unless known, and a new name's guard), Update of the head, then the key's items. */
+  updateTagKey: { actions: ['dynamodb:GetItem', ...WRITE_OUT_TAG_KEY_CHANGE], partitions: TAG_KEY_PARTITIONS },
+  /** GetItem by id (and of the head unless known), Update of the head, then the key's tombstones and its guard's Delete. */
+  deleteTagKey: { actions: ['dynamodb:GetItem', ...WRITE_OUT_TAG_KEY_CHANGE], partitions: TAG_KEY_PARTITIONS },
+  /**
+   * Page 1: one Query of the run's partition (its record and comments); a later page: GetItem of
+   * the record and a Query of the page's range; Puts of the latest comment's copy and member when
+   * the page would show it unwritten.
+   */
+  listComments: { actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem'], partitions: [any(PARTITION.run), any(PARTITION.comment)] },
+  /**
+   * Put of the receipt's claim (Delete when the create is refused), GetItem of the run unless its
+   * organization is cached, Update of the run's record (the commit), Puts of the comment's copy
+   * and member; a retry reads the receipt, the run and the copy it names. Claims of a fair turn
+   * are Updates of the run's record too.
+   */
+  createComment: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], partitions: [any(PARTITION.run), any(PARTITION.comment), any(PARTITION.receipt)] },
   /** One GetItem of the by-id copy. */
   showComment: { actions: ['dynamodb:GetItem'], partitions: [any(PARTITION.comment)] },
   /**
    * GetItem of the organization's notification secrets and of the run, together; for a run not
-   * yet known, one transaction: Puts of the run's record and of its listing under the organization.
+   * yet known, Put of the run's record (the commit), then of its listing under the organization.
    */
   receiveRunNotification: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], partitions: [any(PARTITION.notificationSecrets), any(PARTITION.run), any(PARTITION.organization)] },
 } satisfies Record<string, TableAccess>;

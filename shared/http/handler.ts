@@ -159,6 +159,15 @@ function jsonApiResponses(): MiddlewareObj<Event, APIGatewayProxyResult> {
         apiError = error;
         if (error instanceof ExpiredToken) countAuthorization('expired');
         if (error instanceof GatewayTimeout) logger.error('gave up shortly before the function timeout');
+      } else if (isWriteOutcomeUnknown(error)) {
+        // Committed, or maybe: the answer was lost, or what follows the commit did not finish.
+        if (isStoreUnavailable(error)) {
+          logger.warn('store unavailable', { error: error as Error });
+          countMetric(METRIC.storeUnavailable);
+        } else {
+          logger.warn('write outcome unknown', { error: withOriginalStack(error) as Error });
+        }
+        apiError = new WriteOutcomeUnknown();
       } else if (error instanceof Contended) {
         // Which run or organization goes in the log line, never in a metric dimension (counted in contention.ts).
         logger.warn('gave up waiting on a busy hot spot', { hotSpot: error.hotSpot, ...error.where, attempts: error.attempts, waitedMs: error.waitedMs });
@@ -166,7 +175,7 @@ function jsonApiResponses(): MiddlewareObj<Event, APIGatewayProxyResult> {
       } else if (isStoreUnavailable(error)) {
         logger.warn('store unavailable', { error: error as Error });
         countMetric(METRIC.storeUnavailable);
-        apiError = isWriteOutcomeUnknown(error) ? new WriteOutcomeUnknown() : new Unavailable();
+        apiError = new Unavailable();
       } else {
         logger.error('unhandled error', { error: withOriginalStack(error) as Error });
         apiError = new InternalError();

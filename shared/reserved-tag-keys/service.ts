@@ -1,9 +1,9 @@
 import { InvalidAttribute, NotFound } from '../jsonapi/errors';
-import { LOST_ROUND, whileContended } from '../store/contention';
+import { LOST_ROUND, RETRY_NOW, whileContended } from '../store/contention';
 import type { Listed, Range } from '../store/collection';
 import { isId } from '../ids';
 import {
-  deleteStoredReservedTagKey, findReservedTagKey, findReservedTagKeyToDelete, insertReservedTagKey, listReservedTagKeys, updateStoredReservedTagKey,
+  deleteStoredReservedTagKey, findReservedTagKey, insertReservedTagKey, listReservedTagKeys, updateStoredReservedTagKey,
 } from '../store/reserved-tag-keys';
 import { countMetric, METRIC } from '../observability/metrics';
 import { isReplay, type Receipt } from '../store/receipts';
@@ -28,7 +28,7 @@ export async function createKey(organization: string, attributes: Attributes, au
   authorize(organization);
   const created = await insertReservedTagKey(organization, parseCreateAttributes(attributes), receipt);
   if (isReplay<ReservedTagKey>(created)) return replayed(receipt, created);
-  if (created === 'name-taken' || created === 'gone') throw nameTaken();
+  if (typeof created === 'string') throw nameTaken();
   countMetric(METRIC.reservedTagKeyCreated, { reservedTagKeyId: created.id, organization });
   return firstAnswer(created);
 }
@@ -58,6 +58,7 @@ export async function updateKey(id: string | undefined, attributes: Attributes, 
     changes ??= parseUpdateAttributes(attributes);
     if (!changesAnything(current, changes)) return current;
     const updated = await updateStoredReservedTagKey(current, changes);
+    if (updated === 'stale') return RETRY_NOW;
     if (updated === 'gone') return LOST_ROUND;
     if (updated === 'name-taken') throw nameTaken();
     countMetric(METRIC.reservedTagKeyUpdated, { reservedTagKeyId: updated.id, organization: updated.organization });
@@ -65,15 +66,13 @@ export async function updateKey(id: string | undefined, attributes: Attributes, 
   });
 }
 
-/**
- * 'gone' means renamed or deleted meanwhile: read it again, so a rename never makes a delete miss
- * (404 only once it is gone). `ownedOrganizations`: where the caller may delete, whose counters
- * are read with the key so that its delete is one transaction.
- */
-export async function deleteKey(id: string | undefined, authorize: Authorize, ownedOrganizations: readonly string[]): Promise<void> {
+/** 'gone' means changed or deleted meanwhile: read it again, so a rename never makes a delete miss (404 only once it is gone). */
+export async function deleteKey(id: string | undefined, authorize: Authorize): Promise<void> {
   await whileContended('organization', { reservedTagKeyId: String(id) }, async () => {
-    const current = await findForCaller(id, authorize, (found) => findReservedTagKeyToDelete(found, ownedOrganizations));
-    if ((await deleteStoredReservedTagKey(current)) === 'gone') return LOST_ROUND;
+    const current = await findForCaller(id, authorize, findReservedTagKey);
+    const refused = await deleteStoredReservedTagKey(current);
+    if (refused === 'stale') return RETRY_NOW;
+    if (refused === 'gone') return LOST_ROUND;
     countMetric(METRIC.reservedTagKeyDeleted, { reservedTagKeyId: current.id, organization: current.organization });
     return undefined;
   });

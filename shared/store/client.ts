@@ -3,6 +3,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { requiredEnv } from '../config';
 import { traceDynamoDbCalls } from '../observability/tracer';
 import { markWriteAttempts, writeAwareRetries } from './write-outcome';
+import { currentDeadline } from './deadline';
 
 /**
  * How long one DynamoDB call may take, retries included, so that a stalled store ends as the
@@ -47,6 +48,13 @@ export const documentClient = DynamoDBDocumentClient.from(
   traceDynamoDbCalls(client),
   { marshallOptions: { removeUndefinedValues: true } },
 );
+
+/**
+ * The options of every call on the request path: the request's deadline as an outer bound
+ * (deadline.ts), so that whatever a stalled store does, no call outlives the time the function has
+ * to answer: the answer is the contract's 503 (for a write, "outcome unknown"), never a timeout.
+ */
+export const withinDeadline = () => ({ abortSignal: AbortSignal.timeout(Math.max(1, currentDeadline() - Date.now())) });
 
 /** Read per call (not at import) so tests and the local gateway can point at a fresh table. */
 export const tableName = () => requiredEnv('TABLE_NAME');

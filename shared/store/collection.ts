@@ -1,5 +1,5 @@
 import { GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { documentClient, tableName } from './client';
+import { documentClient, tableName, withinDeadline } from './client';
 import type { Key } from './keys';
 
 export type Item = Record<string, unknown>;
@@ -35,7 +35,7 @@ export interface KeyPrefix {
 
 /** One strongly consistent GetItem. */
 export async function getItem(key: Key): Promise<Item | undefined> {
-  const { Item: found } = await documentClient.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
+  const { Item: found } = await documentClient.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }), withinDeadline());
   return found;
 }
 
@@ -55,6 +55,7 @@ async function query(input: Pick<QueryCommandInput, 'KeyConditionExpression' | '
         Limit: Number.isFinite(limit) ? limit - items.length : undefined,
         ExclusiveStartKey: startKey,
       }),
+      withinDeadline(),
     );
     items.push(...(result.Items ?? []));
     startKey = result.LastEvaluatedKey;

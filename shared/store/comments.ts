@@ -1,19 +1,29 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, tableName } from './client';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { getItem, querySortKeyRange, recordOf, type Item, type Listed, type Range } from './collection';
+import { Contended, currentDeadline, LOST_ROUND, RETRY_NOW, whileContended } from './contention';
+import { STORE_CALL_MAX_MS } from './client';
+import { CLAIM_AFTER_MS, CLAIM_TIMEOUT_MS, claimTurn, fairCommit, newTurn, type TurnNow } from './fair-turns';
 import { Entity, keys } from './keys';
-import { isReplay, receiptPut, replayFrom, type Receipt, type Replay } from './receipts';
+import { inTurn } from './process-queue';
+import { claimReceipt, findClaim, releaseClaim, takeOverClaim, type Claim, type Receipt, type Replay } from './receipts';
+import { forget, see, seenRun, seeRunItem, type SeenRun } from './run-cache';
+import { isRefused, writeDerived, writeOnce } from './single-write';
+import { afterCommit } from './write-outcome';
 import type { Comment } from '../comments/comment';
 import { newId } from '../ids';
-import { LOST_ROUND, RETRY_NOW, whileContended } from './contention';
 
 /**
- * Comments on runs. A run's comments are numbered 1, 2, 3… as they are written (they are never
- * changed or deleted), and the run's record holds how many there are, so any page is a known range
- * of sort keys. Each comment is two identical immutable items written in one transaction with the
- * run's count: its numbered member of the run's collection (what lists read) and a copy keyed by
- * id (what `GET /comments/:id` reads in one GetItem).
+ * Comments on runs. A run's comments are numbered 1, 2, 3… as they are written (never changed or
+ * deleted), so any page is a known range of sort keys. Each comment is two identical immutable
+ * items: its numbered member of the run's collection (what lists read) and a copy keyed by id
+ * (what `GET /comments/:id` reads).
+ *
+ * A comment commits with one conditional UpdateItem of the run's record: the count goes from n-1
+ * to n and the record's `latest` holds the comment itself. Its two items are derived from that
+ * commit and written after it, copy first, then member (so a member always has its copy). Only
+ * the latest comment can be unwritten: whoever commits the next one, and whoever lists a page that
+ * would show it, writes its items first. A writer that dies before its commit leaves nothing a
+ * reader can see; one that dies after it leaves a comment the next reader or writer finishes.
  */
 
 export interface NewComment {
@@ -23,7 +33,11 @@ export interface NewComment {
   createdBy: string;
 }
 
+/** The latest comment as its run's record holds it: the comment and its number. */
+type Latest = Comment & { number: number };
+
 const toRecord = (item: Item) => recordOf<Comment>(item);
+const latestOf = (run: Item | undefined) => run?.latest as Latest | undefined;
 
 /** The two items of a run's `sequence`-th comment; exported so tests can bulk-load comments exactly as they are stored. */
 export const commentItems = (comment: Comment, sequence: number): Item[] => [
@@ -31,32 +45,23 @@ export const commentItems = (comment: Comment, sequence: number): Item[] => [
   { ...keys.comment(comment.id), entity: Entity.Comment, ...comment },
 ];
 
-/**
- * What this process last saw of a run: its organization (which never changes) and, as a hint for
- * the next comment's number, its count and latest comment's time. A stale hint only costs a retry:
- * every write is conditioned on the count it expects. Bounded, dropping the oldest entry first.
- */
-interface SeenRun {
-  organization: string;
-  commentCount?: number;
-  lastCommentAt?: string;
+const asComment = ({ number: _number, ...comment }: Latest): Comment => comment;
+
+/** Writes a committed comment's items, copy first: idempotent, so anyone may (re)do it. */
+async function applyComment(latest: Latest): Promise<void> {
+  const comment = asComment(latest);
+  const [member, copy] = commentItems(comment, latest.number);
+  const where = { runId: comment.runId };
+  await writeDerived('run', where, { Put: { Item: copy!, ConditionExpression: 'attribute_not_exists(PK)' } });
+  await writeDerived('run', where, { Put: { Item: member!, ConditionExpression: 'attribute_not_exists(PK)' } });
 }
-const MAX_SEEN_RUNS = 10_000;
-const seenRuns = new Map<string, SeenRun>();
-function see(runId: string, run: SeenRun): void {
-  seenRuns.delete(runId); // re-inserted last: Maps iterate oldest first
-  if (seenRuns.size >= MAX_SEEN_RUNS) seenRuns.delete(seenRuns.keys().next().value!);
-  seenRuns.set(runId, run);
-}
-const seeRunItem = (runId: string, run: Item) =>
-  see(runId, { organization: run.organization as string, commentCount: (run.commentCount as number | undefined) ?? 0, lastCommentAt: run.lastCommentAt as string | undefined });
 
 /**
  * The run's organization, from what this process has seen (a run's organization never changes)
  * or one GetItem, which also tells the next insert the run's count; undefined when not registered.
  */
 export async function findRunOrganization(runId: string): Promise<string | undefined> {
-  const seen = seenRuns.get(runId);
+  const seen = seenRun(runId);
   if (seen) return seen.organization;
   const run = await getItem(keys.run(runId));
   if (!run) return undefined;
@@ -69,6 +74,7 @@ export async function findRunOrganization(runId: string): Promise<string | undef
  * undefined when the run is not registered. The first page is one Query (the run's record sorts
  * just before comment 1); any other is the run's record and exactly that range of numbers, read
  * together. Either way at most `limit + 1` items are read, whoever asks and whatever the run holds.
+ * A page that would show the latest comment before its items are written writes them first.
  */
 export async function listStoredComments(runId: string, range: Range): Promise<{ organization: string; page: Listed<Comment> } | undefined> {
   const record = keys.run(runId);
@@ -87,9 +93,16 @@ export async function listStoredComments(runId: string, range: Range): Promise<{
   }
   if (!run) return undefined;
   seeRunItem(runId, run);
+  const items = members.map(toRecord);
+  const latest = latestOf(run);
+  // The latest comment is the run's last: when this page reaches it and its member is missing, it is unwritten.
+  if (latest && latest.number >= first && latest.number <= last && !items.some((c) => c.id === latest.id)) {
+    await applyComment(latest);
+    items.push(asComment(latest));
+  }
   return {
     organization: run.organization as string,
-    page: { items: members.map(toRecord), totalCount: (run.commentCount as number | undefined) ?? 0 },
+    page: { items, totalCount: (run.commentCount as number | undefined) ?? 0 },
   };
 }
 
@@ -97,159 +110,139 @@ export async function findComment(commentId: string): Promise<Comment | undefine
   const found = await getItem(keys.comment(commentId));
   if (!found) return undefined;
   const comment = toRecord(found);
-  if (!seenRuns.has(comment.runId)) see(comment.runId, { organization: comment.organization });
+  if (!seenRun(comment.runId)) see(comment.runId, { organization: comment.organization });
   return comment;
 }
 
+/** What a commit knows of the run before it tries: its count and latest time, and how much is written out. */
+type Expected = SeenRun & { commentCount: number };
+
+const expectedFrom = (run: Item): Expected => ({
+  organization: run.organization as string,
+  commentCount: (run.commentCount as number | undefined) ?? 0,
+  lastCommentAt: run.lastCommentAt as string | undefined,
+});
+
 /**
- * Writes the run's next comment: one transaction of the run's count (conditioned on the count
- * this process expects and on the organization), its numbered member and its copy by id, so the
- * numbering stays dense with no hole to repair. When another writer took that number first, the
- * cancellation carries the run as it is now (ReturnValuesOnConditionCheckFailure), and the next
- * attempt takes the number after it; writers keep trying for as long as the request can wait
- * (contention.ts: bounded by the function's remaining time). Writers take turns fairly (see
- * Turn). Writers in one process take turns per run, so they do not race each other. Each
- * comment's time is after its predecessor's, so creation time orders a run's comments as their
- * numbers do. 'run-not-found' when the run is not registered in that organization; throws
- * Contended (nothing written) when the run stayed busy for longer than the request can wait. A
- * receipt that already exists refuses the insert with the comment it recorded (see receipts.ts).
+ * Writes the run's next comment, exactly once per receipt. The receipt is claimed first with the
+ * comment's id (receipts.ts); a retry that finds the claim answers with that comment once it is
+ * committed, and takes the claim over if its writer died before committing. 'run-not-found' when
+ * the run is not registered in that organization; throws Contended (nothing written) when the
+ * run stayed busy for longer than the request can wait.
  */
 export async function insertComment(input: NewComment): Promise<Comment | 'run-not-found'>;
 export async function insertComment(input: NewComment, receipt: Receipt): Promise<Comment | 'run-not-found' | Replay<Comment>>;
 export async function insertComment(input: NewComment, receipt?: Receipt): Promise<Comment | 'run-not-found' | Replay<Comment>> {
+  const id = newId('wsc');
+  const claim = receipt && await claimReceipt({ hotSpot: 'run', where: { runId: input.runId } }, receipt, id);
+  if (claim) return resolveClaim(input, receipt!, claim);
+  const seen = seenRun(input.runId);
+  const written = await commitComment(input, id, seen?.organization === input.organization && seen.commentCount !== undefined
+    ? { ...seen, commentCount: seen.commentCount }
+    : { organization: input.organization, commentCount: 0, appliedThrough: 0 });
+  if (written === 'run-not-found' && receipt) await releaseClaim(receipt, id);
+  return written;
+}
+
+/** How often a retry looks again for the comment a live claim is committing. */
+const CLAIM_POLL_MS = 25;
+
+/**
+ * A create that found its receipt claimed: another request with the same receipt. Its comment,
+ * once committed; the same receipt for another request, a Replay the caller refuses (422); a claim
+ * whose writer's lease has passed, taken over and committed by this request.
+ */
+async function resolveClaim(input: NewComment, receipt: Receipt, claim: Claim): Promise<Comment | 'run-not-found' | Replay<Comment>> {
+  const replay = (record: Comment): Replay<Comment> => ({ replayOf: { fingerprint: claim.fingerprint, record } });
+  if (claim.fingerprint !== receipt.fingerprint) return replay(undefined as unknown as Comment);
+  for (;;) {
+    // The record first, then the copy: a comment committed before the record was read and no
+    // longer its latest has its copy written (the next commit wrote it first).
+    const run = await getItem(keys.run(input.runId));
+    const latest = latestOf(run);
+    if (latest?.id === claim.recordId) {
+      await applyComment(latest);
+      return replay(asComment(latest));
+    }
+    const copy = await findComment(claim.recordId);
+    if (copy) return replay(copy);
+    if (!run) return 'run-not-found';
+    if (Date.now() < claim.leaseUntil) {
+      if (Date.now() + CLAIM_POLL_MS + STORE_CALL_MAX_MS * 2 > currentDeadline()) throw new Contended('run', { runId: input.runId }, 0, 0);
+      await sleep(CLAIM_POLL_MS);
+      continue;
+    }
+    // Its writer can no longer commit: this request commits the same comment, once.
+    if (await takeOverClaim(receipt, claim)) {
+      const written = await commitComment(input, claim.recordId, expectedFrom(run));
+      if (written === 'run-not-found') await releaseClaim(receipt, claim.recordId);
+      return written;
+    }
+    const now = await findClaim(receipt);
+    if (!now) return insertComment(input, receipt);
+    claim = now;
+  }
+}
+
+/**
+ * Commits comment `id` as the run's next: one conditional UpdateItem of the run's record per
+ * attempt, conditioned on the count `expected` (with no comment `id` among those it counts) and
+ * on the organization. A refused attempt carries the record as it is now: its latest comment is
+ * written out, and the next attempt takes the number after it. Writers in one process take turns
+ * per run; across processes, fairly (fair-turns.ts). Each comment's time is after its
+ * predecessor's, so creation time orders a run's comments as their numbers do.
+ */
+function commitComment(input: NewComment, id: string, expectedAtStart: Expected): Promise<Comment | 'run-not-found'> {
   return inTurn(input.runId, () => {
-    const seen = seenRuns.get(input.runId);
-    let expected: RunNow = seen?.organization === input.organization ? seen : { organization: input.organization, commentCount: 0 };
-    const turn: Turn = { since: Date.now(), held: false };
+    let expected = expectedAtStart;
+    const turn = newTurn();
     return whileContended('run', { runId: input.runId }, async () => {
-      const sequence = (expected.commentCount ?? 0) + 1;
-      const comment: Comment = { id: newId('wsc'), ...input, createdAt: timeAfter(expected.lastCommentAt) };
-      const outcome = await appendComment(comment, sequence, turn, receipt);
-      if (isReplay<Comment>(outcome)) return outcome;
+      const number = expected.commentCount + 1;
+      const latest: Latest = { id, ...input, createdAt: timeAfter(expected.lastCommentAt), number };
+      const count = number === 1 ? '(attribute_not_exists(commentCount) OR commentCount = :expected)' : 'commentCount = :expected';
+      const fair = fairCommit(turn);
+      const outcome = await writeOnce({
+        Update: {
+          Key: keys.run(input.runId),
+          UpdateExpression: `SET commentCount = :number, lastCommentAt = :createdAt, latest = :latest${fair.remove}`,
+          ConditionExpression: `organization = :organization AND ${count} AND ${fair.condition}`,
+          ExpressionAttributeValues: {
+            ':number': number, ':expected': number - 1, ':createdAt': latest.createdAt, ':latest': latest,
+            ':organization': input.organization, ...fair.values,
+          },
+        },
+      });
       if (outcome === 'written') {
-        see(comment.runId, { organization: comment.organization, commentCount: sequence, lastCommentAt: comment.createdAt });
-        return comment;
+        await afterCommit(() => applyComment(latest));
+        see(input.runId, { organization: input.organization, commentCount: number, lastCommentAt: latest.createdAt, appliedThrough: number });
+        return asComment(latest);
       }
-      if (outcome === 'run-not-found') {
-        seenRuns.delete(comment.runId);
-        return outcome;
+      // Another Region was writing the record: the turn's holder goes again at once.
+      if (!isRefused(outcome)) return turn.held ? RETRY_NOW : LOST_ROUND;
+      const run = outcome.refused;
+      if (run?.organization !== input.organization) {
+        forget(input.runId);
+        return 'run-not-found' as const;
       }
-      // The turn's holder goes again at once: the others hold back while its claim stands.
-      if (outcome === 'conflict') return turn.held ? RETRY_NOW : LOST_ROUND;
-      expected = outcome;
+      const now = latestOf(run);
+      // A retry that took over this comment's receipt committed it meanwhile.
+      if (now?.id === id) {
+        await afterCommit(() => applyComment(now));
+        return asComment(now);
+      }
+      // The next commit may come only once the latest comment is written out.
+      if (now && (expected.appliedThrough ?? 0) < now.number) await applyComment(now);
+      expected = { ...expectedFrom(run), appliedThrough: now?.number ?? 0 };
+      seeRunItem(input.runId, run);
+      const turnNow = run as TurnNow;
       // Still this writer's turn (an older writer took the number): the next one is its to take.
-      turn.held = outcome.turnSince === turn.since;
+      turn.held = turnNow.turnSince === turn.since;
       if (turn.held) return RETRY_NOW;
       // Waited long enough, and no older writer waiting: claim the next turn, and take it at once.
       if (Date.now() - turn.since < CLAIM_AFTER_MS) return LOST_ROUND;
-      return (await claimTurn(comment, turn, outcome)) ? RETRY_NOW : LOST_ROUND;
+      return (await claimTurn(keys.run(input.runId), input.organization, turn, turnNow)) ? RETRY_NOW : LOST_ROUND;
     }, { extraMsPerAttempt: CLAIM_TIMEOUT_MS });
   });
-}
-
-/**
- * Fair turns on a busy run. Without them, the writer that just took a number knows the next one
- * and takes it too, while those that lost wait out their backoff with a count already stale, and
- * one of them can lose every round until its deadline. So the run's record names the oldest
- * writer still waiting (`turnSince`: when its request started; `turnUntil`: when its claim
- * lapses): while a claim holds, only that writer (or an older one) may take a number, and its
- * comment's transaction releases the claim. A writer claims after losing a round, when no older
- * writer holds a claim. A claim lapses after TURN_LEASE_MS, so a writer that gave up or crashed
- * holds the others back for no longer; a holder whose claim lapsed and was taken by a younger
- * writer finds out on its next attempt, and claims it back.
- */
-interface Turn {
-  /** When this request started waiting: the older, the sooner its turn. */
-  since: number;
-  /** Whether the run's record names this request as the writer whose turn it is. */
-  held: boolean;
-}
-const TURN_LEASE_MS = 1_000;
-/**
- * Writers claim turns only once they have waited this long: under light contention writers take
- * numbers as they come (one call each, the most a run can take), and a writer that keeps losing
- * gets the next turn instead of losing until its deadline.
- */
-const CLAIM_AFTER_MS = 500;
-/**
- * A claim is best effort and bounded: it gives up after this long (its outcome then unknown, and
- * harmless: an unknown claim lapses with its lease), so an attempt with a claim still ends in time.
- */
-export const CLAIM_TIMEOUT_MS = 300;
-
-/** Claims the run's next turn for `turn`; false when an older writer holds it (or another write got there first). */
-async function claimTurn(comment: Comment, turn: Turn, now: RunNow): Promise<boolean> {
-  const claimed = now.turnSince;
-  if (claimed !== undefined && claimed < turn.since && (now.turnUntil ?? 0) >= Date.now()) return false;
-  try {
-    await documentClient.send(new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.run(comment.runId),
-      UpdateExpression: 'SET turnSince = :since, turnUntil = :until',
-      ConditionExpression: 'organization = :organization AND (attribute_not_exists(turnSince) OR turnSince >= :since OR turnUntil < :now)',
-      ExpressionAttributeValues: { ':since': turn.since, ':until': Date.now() + TURN_LEASE_MS, ':now': Date.now(), ':organization': comment.organization },
-    }), { abortSignal: AbortSignal.timeout(CLAIM_TIMEOUT_MS) });
-    turn.held = true;
-    return true;
-  } catch {
-    // Someone older claimed it, a transaction was writing the run at that moment, or the store is
-    // slow: wait a round. Nothing but the claim was at stake, and an unanswered one lapses.
-    return false;
-  }
-}
-
-/** The run's record as a refused attempt found it. */
-interface RunNow extends SeenRun {
-  turnSince?: number;
-  turnUntil?: number;
-}
-
-/** One attempt: 'written', the run as it is now when it refused this number, 'conflict' (retry as is), or the receipt's replay. */
-async function appendComment(comment: Comment, sequence: number, turn: Turn, receipt: Receipt | undefined): Promise<'written' | 'run-not-found' | 'conflict' | RunNow | Replay<Comment>> {
-  const [member, byId] = commentItems(comment, sequence);
-  const count = sequence === 1 ? '(attribute_not_exists(commentCount) OR commentCount = :expected)' : 'commentCount = :expected';
-  // The holder of the turn releases it; anyone else may write only when no older writer holds it.
-  const fair = turn.held ? 'turnSince = :since' : '(attribute_not_exists(turnSince) OR turnSince >= :since OR turnUntil < :now)';
-  try {
-    await documentClient.send(new TransactWriteCommand({
-      TransactItems: [
-        {
-          Update: {
-            TableName: tableName(),
-            Key: keys.run(comment.runId),
-            UpdateExpression: `SET commentCount = :sequence, lastCommentAt = :createdAt${turn.held ? ' REMOVE turnSince, turnUntil' : ''}`,
-            ConditionExpression: `organization = :organization AND ${count} AND ${fair}`,
-            ExpressionAttributeValues: {
-              ':sequence': sequence, ':expected': sequence - 1, ':createdAt': comment.createdAt, ':organization': comment.organization,
-              ':since': turn.since, ...(turn.held ? {} : { ':now': Date.now() }),
-            },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          },
-        },
-        { Put: { TableName: tableName(), Item: member, ConditionExpression: 'attribute_not_exists(PK)' } },
-        { Put: { TableName: tableName(), Item: byId, ConditionExpression: 'attribute_not_exists(PK)' } },
-        ...(receipt ? [receiptPut(receipt, comment)] : []),
-      ],
-    }));
-    return 'written';
-  } catch (error) {
-    if (!(error instanceof TransactionCanceledException)) throw error;
-    const [run, numbered, copy, receipted] = error.CancellationReasons ?? [];
-    if (receipted?.Code === 'ConditionalCheckFailed') return replayFrom<Comment>(receipted.Item);
-    if (run?.Code === 'ConditionalCheckFailed') {
-      // The low-level item: the document client does not unmarshall cancellation reasons.
-      const now = run.Item;
-      if (now?.organization?.S !== comment.organization) return 'run-not-found';
-      return {
-        organization: comment.organization, commentCount: Number(now.commentCount?.N ?? 0), lastCommentAt: now.lastCommentAt?.S,
-        ...(now.turnSince?.N ? { turnSince: Number(now.turnSince.N), turnUntil: Number(now.turnUntil?.N ?? 0) } : {}),
-      };
-    }
-    if ([run, numbered, copy, receipted].some((reason) => reason?.Code === 'TransactionConflict')) return 'conflict';
-    // A fresh random id that already exists (62^16 ids), or a number taken while the count says
-    // otherwise: a bug, not bad luck.
-    throw error;
-  }
 }
 
 /** Now, or one millisecond after `previous` when the clock has not passed it. */
@@ -257,15 +250,4 @@ function timeAfter(previous: string | undefined): string {
   const now = Date.now();
   const after = previous === undefined ? now : Math.max(now, Date.parse(previous) + 1);
   return new Date(after).toISOString();
-}
-
-/** Runs `write` after the writes this process already started on the same run. */
-const turns = new Map<string, Promise<unknown>>();
-function inTurn<T>(runId: string, write: () => Promise<T>): Promise<T> {
-  const previous = turns.get(runId) ?? Promise.resolve();
-  const mine = previous.then(write, write);
-  const settled = mine.catch(() => undefined);
-  turns.set(runId, settled);
-  void settled.then(() => { if (turns.get(runId) === settled) turns.delete(runId); });
-  return mine;
 }

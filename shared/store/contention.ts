@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { countContention, type HotSpot } from '../observability/metrics';
 import { STORE_CALL_MAX_MS } from './client';
+import { DEFAULT_BUDGET_MS, storeDeadline } from './deadline';
 
 /**
  * Hot spots: many writers meeting at one item (a run's comment count, an organization's reserved
@@ -14,8 +15,6 @@ import { STORE_CALL_MAX_MS } from './client';
 
 export type { HotSpot } from '../observability/metrics';
 
-/** Store calls of this request must have ended by this time (epoch ms); set by the handler. */
-const deadlines = new AsyncLocalStorage<number>();
 
 /**
  * The wait of the hot spot this request is on, shared by nested retries: when it began, and the
@@ -23,11 +22,7 @@ const deadlines = new AsyncLocalStorage<number>();
  */
 const waits = new AsyncLocalStorage<{ started: number; lost: number }>();
 
-/** Without a handler's deadline (operator CLI, tests calling the store): the API function's own budget. */
-const DEFAULT_BUDGET_MS = 9_500;
-
-/** Runs `work` with its store retries bounded by `deadline` (epoch ms). */
-export const withStoreDeadline = <T>(deadline: number, work: () => Promise<T>): Promise<T> => deadlines.run(deadline, work);
+export { currentDeadline, withStoreDeadline } from './deadline';
 
 /**
  * Nothing was written: the hot spot stayed busy for as long as this request could wait. The
@@ -79,7 +74,7 @@ export async function whileContended<T>(
   // of it: one request, one record.
   const outer = waits.getStore();
   const wait = outer ?? { started: Date.now(), lost: 0 };
-  const deadline = deadlines.getStore() ?? wait.started + DEFAULT_BUDGET_MS;
+  const deadline = storeDeadline() ?? wait.started + DEFAULT_BUDGET_MS;
   const attemptMaxMs = STORE_CALL_MAX_MS + extraMsPerAttempt;
   const patience = Math.max(1, deadline - attemptMaxMs - wait.started);
   /** Attempts made: one per round lost, and the last one when it won. */

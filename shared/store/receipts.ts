@@ -1,22 +1,30 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { tableName } from './client';
+import { getItem, type Item } from './collection';
+import { currentDeadline, LOST_ROUND, whileContended, type HotSpot } from './contention';
+import { expiring, hasExpired } from './expiry';
 import { Entity, keys } from './keys';
-import { TTL_ATTRIBUTE } from './table';
+import { writeOnce, type Write } from './single-write';
 
 /**
- * A create's receipt: one item written in the create's own transaction, so it exists exactly when
- * the create committed. A retry naming the same receipt is refused by the receipt's condition, and
- * the refusal carries the receipt (ReturnValuesOnConditionCheckFailure), so the retry is answered
- * with the first result at no extra round trip. Because the receipt commits with the create, a
- * retry is safe even when the first answer was lost after the write reached DynamoDB.
+ * A create's receipt: what makes a retried create safe. A create *claims* its receipt before it
+ * commits, naming the id of the record it is about to create; the record's own commit (one
+ * conditional write elsewhere) then decides whether that id exists. So:
+ *
+ * - a retry naming the same receipt finds the claim, and answers with that record once it exists,
+ *   never creating a second one;
+ * - a request that reuses an Idempotency-Key for something else is refused before anything is
+ *   written (its fingerprint differs from the claim's);
+ * - a claim whose create died before committing is taken over by a retry once its lease has
+ *   passed: the creator's deadline plus LEASE_MARGIN_MS, after which it can no longer commit
+ *   (its writes are conditioned on the collection's version it saw, which the taker's commit moves).
+ *
+ * A receipt carries its own expiry and counts as absent once past it (expiry.ts).
  */
 export interface Receipt {
   /** Names the operation: a hash of the token, the function and the Idempotency-Key or the request itself. */
   id: string;
   /** A hash of what was asked (path and body): a retry under the same id must ask the same. */
   fingerprint: string;
-  /** Epoch seconds after which the receipt no longer counts; DynamoDB's TTL deletes it some time later. */
+  /** Epoch seconds after which the receipt no longer counts (the sweeper then removes it). */
   expiresAt: number;
   /**
    * Named by the client's Idempotency-Key (kept 24 h whatever happens to the resource), or derived
@@ -25,41 +33,103 @@ export interface Receipt {
   keyed: boolean;
 }
 
-/** What a refused retry finds: the first request's fingerprint and the record it created. */
+/** What a refused retry is answered with: the first request's fingerprint and the record it created. */
 export interface Replay<T> {
   replayOf: { fingerprint: string; record: T };
 }
 
-/**
- * The transaction item that writes `receipt` for `record`, unless an unexpired one exists (or it
- * names `replacing`, the id of a record the store found gone: a receipt that ends with its record).
- */
-export function receiptPut(receipt: Receipt, record: object, replacing?: string) {
+export const isReplay = <T>(outcome: unknown): outcome is Replay<T> =>
+  typeof outcome === 'object' && outcome !== null && 'replayOf' in outcome;
+
+/** Beyond a creator's deadline: covers clocks that differ between two functions, and a write still in flight. */
+export const LEASE_MARGIN_MS = 20_000;
+
+/** A claim another request holds on the receipt. */
+export interface Claim {
+  fingerprint: string;
+  /** The record its create commits (or committed) under this id. */
+  recordId: string;
+  /** Until then (epoch ms) its creator may still be at work; after it, the claim may be taken over. */
+  leaseUntil: number;
+}
+
+const claimOf = (item: Item): Claim => ({
+  fingerprint: item.fingerprint as string,
+  recordId: item.recordId as string,
+  leaseUntil: item.leaseUntil as number,
+});
+
+function claimItem(receipt: Receipt, recordId: string): Item {
+  const key = keys.receipt(receipt.id);
   return {
-    Put: {
-      TableName: tableName(),
-      Item: {
-        ...keys.receipt(receipt.id),
-        entity: Entity.Receipt,
-        fingerprint: receipt.fingerprint,
-        record,
-        [TTL_ATTRIBUTE]: receipt.expiresAt,
-      },
-      // TTL deletion lags expiry (by up to days): an expired receipt counts as absent.
-      ConditionExpression: `attribute_not_exists(PK) OR #expiresAt < :now${replacing === undefined ? '' : ' OR #record.#id = :replacing'}`,
-      ExpressionAttributeNames: { '#expiresAt': TTL_ATTRIBUTE, ...(replacing === undefined ? {} : { '#record': 'record', '#id': 'id' }) },
-      ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000), ...(replacing === undefined ? {} : { ':replacing': replacing }) },
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-    },
+    ...key,
+    entity: Entity.Receipt,
+    fingerprint: receipt.fingerprint,
+    recordId,
+    leaseUntil: currentDeadline() + LEASE_MARGIN_MS,
+    ...expiring(key.PK, receipt.expiresAt),
   };
 }
 
-/** The replay a cancelled transaction's receipt item points to (its cancellation reason's item, low-level). */
-export function replayFrom<T>(existing: Record<string, AttributeValue> | undefined): Replay<T> {
-  if (!existing) throw new Error('receipt refused without its item');
-  const { fingerprint, record } = unmarshall(existing);
-  return { replayOf: { fingerprint: fingerprint as string, record: record as T } };
+/** The hot spot a create works on (its run or organization), where waits on the receipt are counted too. */
+export interface Spot {
+  hotSpot: HotSpot;
+  where: Record<string, string>;
 }
 
-export const isReplay = <T>(outcome: unknown): outcome is Replay<T> =>
-  typeof outcome === 'object' && outcome !== null && 'replayOf' in outcome;
+/**
+ * Claims `receipt` for the record `recordId` is about to create: undefined when claimed (no live
+ * receipt existed, or the one there named `replacing`, a record the caller found gone), else the
+ * claim that holds it.
+ */
+export async function claimReceipt(spot: Spot, receipt: Receipt, recordId: string, replacing?: string): Promise<Claim | undefined> {
+  return whileContended(spot.hotSpot, spot.where, async () => {
+    const outcome = await writeOnce({
+      Put: {
+        Item: claimItem(receipt, recordId),
+        ConditionExpression: `attribute_not_exists(PK) OR expiresAt < :now${replacing === undefined ? '' : ' OR recordId = :replacing'}`,
+        ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000), ...(replacing === undefined ? {} : { ':replacing': replacing }) },
+      },
+    });
+    if (outcome === 'written') return undefined;
+    // Another Region wrote the receipt at this moment: the next try reads what it wrote.
+    if (outcome === LOST_ROUND) return LOST_ROUND;
+    // Expired between its write and ours (or the item vanished): claim it again.
+    return outcome.refused && !hasExpired(outcome.refused) ? claimOf(outcome.refused) : LOST_ROUND;
+  });
+}
+
+/** Takes over a claim whose lease has passed, for the same record: false when someone else did first. */
+export async function takeOverClaim(receipt: Receipt, claim: Claim): Promise<boolean> {
+  const outcome = await writeOnce({
+    Update: {
+      Key: keys.receipt(receipt.id),
+      UpdateExpression: 'SET leaseUntil = :lease',
+      ConditionExpression: 'recordId = :recordId AND leaseUntil = :seen',
+      ExpressionAttributeValues: { ':lease': currentDeadline() + LEASE_MARGIN_MS, ':recordId': claim.recordId, ':seen': claim.leaseUntil },
+    },
+  });
+  return outcome === 'written';
+}
+
+/**
+ * Gives a claim back when its create was refused (404, 422): the refusal committed nothing, and a
+ * corrected retry must not wait for the lease. Best effort: a claim left behind is taken over.
+ */
+export async function releaseClaim(receipt: Receipt, recordId: string): Promise<void> {
+  const release: Write = {
+    Delete: { Key: keys.receipt(receipt.id), ConditionExpression: 'recordId = :recordId', ExpressionAttributeValues: { ':recordId': recordId } },
+  };
+  try {
+    await writeOnce(release);
+  } catch {
+    // Left for the lease to end.
+  }
+}
+
+/** The live claim on `receipt`, if any (one strongly consistent read). */
+export async function findClaim(receipt: Receipt): Promise<Claim | undefined> {
+  const item = await getItem(keys.receipt(receipt.id));
+  return item && !hasExpired(item) ? claimOf(item) : undefined;
+}
+

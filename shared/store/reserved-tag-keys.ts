@@ -1,133 +1,244 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { TransactGetCommand } from '@aws-sdk/lib-dynamodb';
-import { endOfPrefix, getItem, queryPrefix, querySortKeyRange, recordOf, type Item, type Listed, type Range } from './collection';
-import { documentClient, tableName } from './client';
-import { Entity, keys } from './keys';
-import { receiptPut, replayFrom, type Receipt, type Replay } from './receipts';
-import { transactWrite, transactWriteOnce } from './transactions';
-import { LOST_ROUND, RETRY_NOW, whileContended } from './contention';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { endOfPrefix, getItem, querySortKeyRange, type Item, type Listed, type Range } from './collection';
+import { Contended, currentDeadline, LOST_ROUND, RETRY_NOW, whileContended } from './contention';
+import { STORE_CALL_MAX_MS } from './client';
+import { Entity, keys } from './keys';
+import { claimReceipt, findClaim, releaseClaim, takeOverClaim, type Claim, type Receipt, type Replay } from './receipts';
+import { isRefused, writeOnce } from './single-write';
+import { applyChange, headOf, memberSortKey, readHead, windowAttribute, type Change, type Head } from './tag-key-log';
+import { startOf, WINDOW_CAPACITY, WINDOW_MS, windowOf } from './tag-key-windows';
+import { afterCommit } from './write-outcome';
 import type { ReservedTagKey, ReservedTagKeyChanges } from '../reserved-tag-keys/reserved-tag-key';
 import { newId, now } from '../ids';
 
 /**
- * Reserved tag keys. Each key is three items, written and removed together in one transaction:
- * the member of its organization's counted collection (what lists read, ordered by creation
- * time, then id), a copy keyed by id (what PATCH and DELETE find it by) and a guard item per
- * lower-cased name (what makes names unique).
- *
- * The organization's counter item holds the number of keys and, per 100 ms window of creation
- * time, how many of the keys created in it still exist (at most WINDOW_CAPACITY: a create in a
- * full window waits for the next). A page after the first skips whole windows by their counts, so
- * it reads the counter and at most `limit + WINDOW_CAPACITY - 1` keys, at any depth; a page past
- * the end reads the counter alone.
+ * Reserved tag keys. Each key is three items: the member of its organization's collection (what
+ * lists read, ordered by creation time, then id), a copy keyed by id (what PATCH and DELETE find
+ * it by) and a guard item per lower-cased name (what makes names unique). Every change commits on
+ * the organization's head and is written out after it (tag-key-log.ts); pages skip by windows of
+ * creation time (tag-key-windows.ts).
  */
 
-/** Why a write was refused, so the caller can answer with the right error. */
-export type WriteRefusal = 'name-taken' | 'gone';
+/**
+ * Why a write was refused, so the caller can answer with the right error: 'name-taken'; 'gone'
+ * (deleted, or changed by another write meanwhile: read it again); 'stale' (read before the head
+ * this process knows: read it again at once).
+ */
+export type WriteRefusal = 'name-taken' | 'gone' | 'stale';
 
-export const WINDOW_MS = 100;
-export const WINDOW_CAPACITY = 100;
+export { WINDOW_CAPACITY, WINDOW_MS };
 
-const toRecord = (item: Item) => recordOf<ReservedTagKey>(item);
-
-const memberKey = (record: ReservedTagKey) => keys.reservedTagKey(record.organization, record.createdAt, record.id);
-const nameKey = (record: { organization: string; key: string }) => keys.reservedTagKeyName(record.organization, record.key);
-const item = (record: ReservedTagKey) => ({ entity: Entity.ReservedTagKey, ...record });
-
-/** The counter's attribute counting the live keys created in `createdAt`'s window. */
-const windowOf = (createdAt: string) => `w${Math.floor(Date.parse(createdAt) / WINDOW_MS)}`;
-const WINDOW_ATTRIBUTE = /^w(\d+)$/;
+/** The record an item of a key holds, without the store's own attributes. */
+function keyRecord(item: Item): ReservedTagKey {
+  return {
+    id: item.id as string,
+    organization: item.organization as string,
+    key: item.key as string,
+    disableOverrides: item.disableOverrides as boolean,
+    createdAt: item.createdAt as string,
+    updatedAt: item.updatedAt as string,
+  };
+}
 
 /**
- * A range of the organization's keys, oldest first, with their total. The first page is one
- * Query (the counter sorts first in the collection); a later one reads the counter, then the
- * range from the start of the window it begins in.
+ * What this process last saw of an organization's head, and up to which version it knows the
+ * changes are written out. A stale head only costs a retry: every commit is conditioned on the
+ * version it expects. Bounded, dropping the oldest entry first.
+ */
+interface SeenHead {
+  head: Head;
+  appliedVersion: number;
+  /** When it was observed (performance.now()): a key read before that may predate changes it has. */
+  observedAt: number;
+}
+const MAX_SEEN_HEADS = 10_000;
+const seenHeads = new Map<string, SeenHead>();
+
+function remember(head: Head, appliedVersion = head.latest ? head.latest.version - 1 : head.version): SeenHead {
+  const before = seenHeads.get(head.organization);
+  const applied = before && before.head.version === head.version ? Math.max(before.appliedVersion, appliedVersion) : appliedVersion;
+  const seen = { head, appliedVersion: applied, observedAt: before && before.head.version === head.version ? before.observedAt : performance.now() };
+  seenHeads.delete(head.organization);
+  if (seenHeads.size >= MAX_SEEN_HEADS) seenHeads.delete(seenHeads.keys().next().value!);
+  seenHeads.set(head.organization, seen);
+  return seen;
+}
+
+/** The head as this process knows it, or read now. */
+async function knownHead(organization: string): Promise<SeenHead> {
+  return seenHeads.get(organization) ?? remember(await readHead(organization));
+}
+
+/** When each key handed out by findReservedTagKey was read (performance.now()). */
+const readTimes = new WeakMap<ReservedTagKey, number>();
+
+/** Whether `key` was read after `seen` was observed, so that the copy holds every change up to the head but its latest. */
+const readAfter = (key: ReservedTagKey, seen: SeenHead) => (readTimes.get(key) ?? -Infinity) > seen.observedAt;
+
+/** Writes out the head's latest change unless this process knows it is; every change before it is. */
+async function settle(seen: SeenHead): Promise<void> {
+  const latest = seen.head.latest;
+  if (!latest || seen.appliedVersion >= latest.version) return;
+  await applyChange(latest);
+  remember(seen.head, latest.version);
+}
+
+/** The change that moves the head from `head` to the next version, and how the counts move. */
+function commitChange(head: Head, change: Omit<Change, 'version'>, counts: { delta: 1 | -1 | 0; windowGoes?: boolean }) {
+  const next: Change = { ...change, version: head.version + 1 };
+  const window = windowAttribute(change.record.createdAt);
+  const counted = counts.delta === 0 ? '' : counts.windowGoes ? ' ADD itemCount :delta REMOVE #window' : ' ADD itemCount :delta, #window :delta';
+  return {
+    change: next,
+    write: {
+      Update: {
+        Key: keys.reservedTagKeyCounter(head.organization),
+        UpdateExpression: `SET entity = :entity, version = :version, latest = :latest${counted}`,
+        ConditionExpression: head.version === 0 ? 'attribute_not_exists(version)' : 'version = :expected',
+        ...(counts.delta === 0 ? {} : { ExpressionAttributeNames: { '#window': window } }),
+        ExpressionAttributeValues: {
+          ':entity': Entity.ReservedTagKeyCounter, ':version': next.version, ':latest': next,
+          ...(head.version === 0 ? {} : { ':expected': head.version }),
+          ...(counts.delta === 0 ? {} : { ':delta': counts.delta }),
+        },
+      },
+    },
+  };
+}
+
+/**
+ * Commits `change` on the head as `seen` knows it: the change, written out, once committed;
+ * LOST_ROUND when the head had moved (the refusal's head is remembered for the next attempt).
+ */
+async function commit(seen: SeenHead, change: Omit<Change, 'version'>, counts: { delta: 1 | -1 | 0; windowGoes?: boolean }): Promise<Change | typeof LOST_ROUND> {
+  const { change: next, write } = commitChange(seen.head, change, counts);
+  const outcome = await writeOnce(write);
+  if (outcome === LOST_ROUND) return LOST_ROUND;
+  if (isRefused(outcome)) {
+    remember(headOf(seen.head.organization, outcome.refused));
+    return LOST_ROUND;
+  }
+  const committed = await afterCommit(async () => {
+    await applyChange(next);
+    return next;
+  });
+  remember(applied(seen.head, next), next.version);
+  // The key as this change left it is the key at the head just remembered.
+  readTimes.set(committed.record, performance.now());
+  return committed;
+}
+
+/** The head after `change`, as the commit wrote it. */
+function applied(head: Head, change: Change): Head {
+  const windows = new Map(head.windows);
+  const window = windowOf(change.record.createdAt);
+  const delta = change.kind === 'create' ? 1 : change.kind === 'delete' ? -1 : 0;
+  const count = (windows.get(window) ?? 0) + delta;
+  if (count > 0) windows.set(window, count); else windows.delete(window);
+  return { organization: head.organization, version: change.version, itemCount: head.itemCount + delta, windows, latest: change };
+}
+
+/** The state of a key at the head's version: its copy as read after the head was, with the head's latest change over it. */
+function atHead(head: Head, copy: ReservedTagKey | undefined): ReservedTagKey | undefined {
+  const latest = head.latest;
+  if (!copy || latest?.record.id !== copy.id) return copy;
+  return latest.kind === 'delete' ? undefined : latest.record;
+}
+
+/**
+ * Whether `key` is another live key's name at the head's version (read after the head was
+ * observed, with its latest change written out): its guard names a key whose copy still has that
+ * name. A guard left by a late write of an old change names a key that no longer has it.
+ */
+async function nameTaken(head: Head, key: string, exceptId?: string): Promise<boolean> {
+  const guard = await getItem(keys.reservedTagKeyName(head.organization, key));
+  const owner = guard?.id as string | undefined;
+  if (owner === undefined || owner === exceptId) return false;
+  const copy = await getItem(keys.reservedTagKeyById(owner));
+  const current = atHead(head, copy && !copy.deleted ? keyRecord(copy) : undefined);
+  return current !== undefined && current.key.toLowerCase() === key.toLowerCase();
+}
+
+/**
+ * A range of the organization's live keys, oldest first, with their total. The first page is one
+ * Query (the head sorts first in the collection); a later one reads the head, then the range from
+ * the start of the window it begins in. Tombstones of recent deletes are skipped (reading on past
+ * them). A page that would show the head's latest change before it is written out writes it first.
  */
 export async function listReservedTagKeys(organization: string, range: Range): Promise<Listed<ReservedTagKey>> {
   const collection = keys.reservedTagKeys(organization);
+  const end = endOfPrefix(`${collection.SKPrefix}#`);
+  let head: Head;
+  let from: string;
+  let skip = 0;
+  let read: { live: Item[]; coveredTo: string };
   if (range.offset === 0) {
-    const items = await queryPrefix(collection, 1 + range.limit);
-    const counter = items[0]?.SK === collection.SKPrefix ? items.shift() : undefined;
-    return { items: items.map(toRecord), totalCount: (counter?.itemCount as number | undefined) ?? 0 };
+    const counter = keys.reservedTagKeyCounter(organization);
+    const first = await querySortKeyRange(collection.PK, counter.SK, end, 1 + range.limit);
+    const counterItem = first[0]?.SK === counter.SK ? first.shift() : undefined;
+    head = headOf(organization, counterItem);
+    from = counter.SK;
+    read = await readLive(collection.PK, first, 1 + range.limit - (counterItem ? 1 : 0), end, range.limit);
+  } else {
+    head = await readHead(organization);
+    const start = range.offset < head.itemCount ? startOf(head.windows, range.offset) : undefined;
+    if (!start) return { items: [], totalCount: head.itemCount };
+    from = keys.reservedTagKey(organization, new Date(start.window * WINDOW_MS).toISOString(), '').SK;
+    skip = start.skip;
+    const need = skip + range.limit;
+    read = await readLive(collection.PK, await querySortKeyRange(collection.PK, from, end, need), need, end, need);
   }
-  const counter = await getItem(keys.reservedTagKeyCounter(organization));
-  const totalCount = (counter?.itemCount as number | undefined) ?? 0;
-  const start = counter && range.offset < totalCount ? startOf(counter, range.offset) : undefined;
-  if (!start) return { items: [], totalCount };
-  const from = keys.reservedTagKey(organization, new Date(start.window * WINDOW_MS).toISOString(), '').SK;
-  const members = await querySortKeyRange(collection.PK, from, endOfPrefix(`${collection.SKPrefix}#`), start.skip + range.limit);
-  return { items: members.slice(start.skip).map(toRecord), totalCount };
+  remember(head);
+  const latest = head.latest;
+  if (latest) {
+    const sortKey = memberSortKey(latest.record);
+    const member = read.live.find((item) => item.id === latest.record.id) ?? undefined;
+    const inRange = sortKey >= from && sortKey <= read.coveredTo;
+    if (inRange && (member?.v as number | undefined ?? -1) < latest.version && !(latest.kind === 'delete' && !member)) {
+      await applyChange(latest);
+      remember(head, latest.version);
+      return listReservedTagKeys(organization, range);
+    }
+  }
+  return { items: read.live.slice(skip, skip + range.limit).map(keyRecord), totalCount: head.itemCount };
 }
 
-/** The window the `offset`-th key (from 0) was created in, and how many keys of that window come before it. */
-function startOf(counter: Item, offset: number): { window: number; skip: number } | undefined {
-  const windows = Object.entries(counter)
-    .flatMap(([name, count]) => {
-      const window = WINDOW_ATTRIBUTE.exec(name)?.[1];
-      return window === undefined ? [] : [{ window: Number(window), count: count as number }];
-    })
-    .sort((a, b) => a.window - b.window);
-  let before = 0;
-  for (const { window, count } of windows) {
-    if (offset < before + count) return { window, skip: offset - before };
-    before += count;
+/**
+ * The live members among `items` (a first read of up to `asked` items), reading on past
+ * tombstones until `need` live ones are found or the collection ends; and how far it read.
+ */
+async function readLive(PK: string, items: Item[], asked: number, end: string, need: number): Promise<{ live: Item[]; coveredTo: string }> {
+  const live = items.filter((item) => !item.deleted);
+  let batch = items;
+  let requested = asked;
+  while (live.length < need && batch.length >= requested && batch.length > 0) {
+    const after = `${batch[batch.length - 1]!.SK as string}\u0000`;
+    requested = need - live.length;
+    batch = await querySortKeyRange(PK, after, end, requested);
+    live.push(...batch.filter((item) => !item.deleted));
   }
-  return undefined;
+  const full = batch.length >= requested && batch.length > 0;
+  return { live, coveredTo: full ? (batch[batch.length - 1]!.SK as string) : end };
 }
 
+/** A live key by id, as its copy holds it (the caller that changes it reads it at the head's version). */
 export async function findReservedTagKey(id: string): Promise<ReservedTagKey | undefined> {
   const found = await getItem(keys.reservedTagKeyById(id));
-  return found ? toRecord(found) : undefined;
+  if (!found || found.deleted) return undefined;
+  const key = keyRecord(found);
+  readTimes.set(key, performance.now());
+  return key;
 }
 
-/** A key found for its delete: whether it is the last live key of its creation window, when known. */
-export type KeyToDelete = ReservedTagKey & { lastInWindow?: boolean };
+const spotOf = (organization: string) => ({ hotSpot: 'organization' as const, where: { organization } });
 
 /**
- * The most counters read beside a key to delete (a caller owning more organizations lets the
- * delete guess): at DynamoDB's 400 KB per item, within the 4 MB one TransactGetItems may read.
- */
-export const MAX_COUNTERS_READ = 9;
-
-/**
- * A key by id for its delete, read in one TransactGetItems with the counters of `organizations`
- * (those where the caller may delete): when the key is of one of them, the counter says whether
- * it is the last of its creation window, and its delete is one transaction. Otherwise (or when the
- * read met a write of the counter in progress: a plain GetItem then) the delete guesses, and a key
- * created in the same 100 ms as another live one takes a second transaction.
- */
-export async function findReservedTagKeyToDelete(id: string, organizations: readonly string[]): Promise<KeyToDelete | undefined> {
-  if (organizations.length === 0 || organizations.length > MAX_COUNTERS_READ) return findReservedTagKey(id);
-  let items: (Item | undefined)[];
-  try {
-    const { Responses = [] } = await documentClient.send(new TransactGetCommand({
-      TransactItems: [keys.reservedTagKeyById(id), ...organizations.map(keys.reservedTagKeyCounter)].map((Key) => ({ Get: { TableName: tableName(), Key } })),
-    }));
-    items = Responses.map((response) => response?.Item);
-  } catch (error) {
-    if (!(error instanceof TransactionCanceledException)) throw error;
-    return findReservedTagKey(id);
-  }
-  const [byId, ...counters] = items;
-  if (!byId) return undefined;
-  const key = toRecord(byId);
-  const index = organizations.indexOf(key.organization);
-  if (index === -1) return key;
-  return { ...key, lastInWindow: Number(counters[index]?.[windowOf(key.createdAt)] ?? 0) <= 1 };
-}
-
-/**
- * One transaction: both copies, the name guard, the counter (whose window of the creation time
- * must have room) and the create's receipt if it has one, or nothing. A full window (over
- * WINDOW_CAPACITY creates in 100 ms) is retried in the next one.
- *
- * A receipt refuses a retried create with the key it recorded (see receipts.ts), found by the
- * request, never by the name. An Idempotency-Key's receipt answers with the first answer for its
- * 24 hours, whatever happened to the key since (as Stripe). A replay window's receipt answers with
- * the key as it is now, renamed or not (one GetItem); once the key is deleted, an identical create
- * makes a new key and takes the receipt over (Terraform replacing a key deletes it, then creates it
- * again, within seconds).
+ * Creates a key, exactly once per receipt: the receipt is claimed with the key's id first
+ * (receipts.ts), then the create commits on the organization's head. An Idempotency-Key's receipt
+ * answers with the first answer for its 24 hours, whatever happened to the key since (as Stripe).
+ * A replay window's receipt answers with the key only while it still is what the request asks
+ * for (not renamed, changed or deleted since); otherwise the identical request is a new create
+ * and takes the receipt over (Terraform replacing a key deletes it, then creates it again).
  */
 export async function insertReservedTagKey(organization: string, attributes: Required<ReservedTagKeyChanges>): Promise<ReservedTagKey | WriteRefusal>;
 export async function insertReservedTagKey(
@@ -136,127 +247,121 @@ export async function insertReservedTagKey(
 export async function insertReservedTagKey(
   organization: string, attributes: Required<ReservedTagKeyChanges>, receipt?: Receipt,
 ): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>> {
+  return insertOnce(organization, attributes, receipt);
+}
+
+/** `replacing`: the key a replay window's receipt named and this identical request found changed or gone. */
+async function insertOnce(
+  organization: string, attributes: Required<ReservedTagKeyChanges>, receipt?: Receipt, replacing?: string,
+): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>> {
   const id = newId('rtk');
-  /** A deleted key whose replay-window receipt this create may take over. */
-  let replacing: string | undefined;
+  const claim = receipt && await claimReceipt(spotOf(organization), receipt, id, replacing);
+  if (claim) return resolveClaim(organization, attributes, receipt!, claim);
+  const created = await createKey(organization, attributes, id);
+  if (typeof created === 'string' && receipt) await releaseClaim(receipt, id);
+  return created;
+}
+
+/** How often a retry looks again for the key a live claim is creating. */
+const CLAIM_POLL_MS = 25;
+
+/**
+ * A create that found its receipt claimed by another request with the same receipt: its key once
+ * created (as above); the same receipt for another request, a Replay the caller refuses (422); a
+ * claim whose creator's lease has passed, taken over and created by this request.
+ */
+async function resolveClaim(
+  organization: string, attributes: Required<ReservedTagKeyChanges>, receipt: Receipt, claim: Claim,
+): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>> {
+  const replay = (record: ReservedTagKey): Replay<ReservedTagKey> => ({ replayOf: { fingerprint: claim.fingerprint, record } });
+  if (claim.fingerprint !== receipt.fingerprint) return replay(undefined as unknown as ReservedTagKey);
+  for (;;) {
+    // The head first, then the copy: a create committed before the head was read and no longer its
+    // latest change has its copy written (the next commit wrote it out first).
+    const head = await readHead(organization);
+    remember(head);
+    const latest = head.latest;
+    if (latest?.kind === 'create' && latest.record.id === claim.recordId) {
+      await applyChange(latest);
+      remember(head, latest.version);
+      return replay(latest.record);
+    }
+    const copy = await getItem(keys.reservedTagKeyById(claim.recordId));
+    if (copy) {
+      if (receipt.keyed) return replay(keyRecord(copy.created as Item));
+      const current = atHead(head, copy.deleted ? undefined : keyRecord(copy));
+      if (current && current.key === attributes.key && current.disableOverrides === attributes.disableOverrides) return replay(current);
+      // Renamed, changed or deleted since: this identical request is a new create.
+      return insertOnce(organization, attributes, receipt, claim.recordId);
+    }
+    if (Date.now() < claim.leaseUntil) {
+      if (Date.now() + CLAIM_POLL_MS + STORE_CALL_MAX_MS * 2 > currentDeadline()) throw new Contended('organization', { organization }, 0, 0);
+      await sleep(CLAIM_POLL_MS);
+      continue;
+    }
+    // Its creator can no longer commit: this request creates the same key, once.
+    if (await takeOverClaim(receipt, claim)) {
+      const created = await createKey(organization, attributes, claim.recordId);
+      if (typeof created === 'string') await releaseClaim(receipt, claim.recordId);
+      return created;
+    }
+    const now = await findClaim(receipt);
+    if (!now) return insertOnce(organization, attributes, receipt);
+    claim = now;
+  }
+}
+
+/**
+ * Commits the create of key `id` on the organization's head: the name must be free at the head's
+ * version, and the window of its creation time must have room (a full one, over WINDOW_CAPACITY
+ * creates in 100 ms, is retried in the next).
+ */
+function createKey(organization: string, attributes: Required<ReservedTagKeyChanges>, id: string): Promise<ReservedTagKey | WriteRefusal> {
   return whileContended('organization', { organization }, async () => {
+    const seen = await knownHead(organization);
+    await settle(seen);
+    // A retry that took over this key's receipt created it meanwhile.
+    if (seen.head.latest?.record.id === id && seen.head.latest.kind === 'create') return seen.head.latest.record;
+    if (await nameTaken(seen.head, attributes.key)) return 'name-taken' as const;
     const createdAt = now();
-    const record: ReservedTagKey = { id, organization, ...attributes, createdAt, updatedAt: createdAt };
-    const refused = await transactWriteOnce([
-      { Put: { TableName: tableName(), Item: { ...nameKey(record), entity: Entity.ReservedTagKeyName, id: record.id }, ConditionExpression: 'attribute_not_exists(PK)' } },
-      { Put: { TableName: tableName(), Item: { ...memberKey(record), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
-      { Put: { TableName: tableName(), Item: { ...keys.reservedTagKeyById(record.id), ...item(record) }, ConditionExpression: 'attribute_not_exists(PK)' } },
-      counterChange(record, 1),
-      ...(receipt ? [receiptPut(receipt, record, replacing)] : []),
-    ]);
-    if (refused === LOST_ROUND) return LOST_ROUND;
-    if (!refused) return record;
-    if (refused[4]?.Code === 'ConditionalCheckFailed') {
-      const replay = replayFrom<ReservedTagKey>(refused[4].Item);
-      if (receipt!.keyed) return replay;
-      const current = await findReservedTagKey(replay.replayOf.record.id);
-      if (current) return { replayOf: { ...replay.replayOf, record: current } };
-      // Deleted since: this identical create is a new one, and its receipt replaces the gone key's.
-      replacing = replay.replayOf.record.id;
+    if ((seen.head.windows.get(windowOf(createdAt)) ?? 0) >= WINDOW_CAPACITY) {
+      await sleep(WINDOW_MS - (Date.now() % WINDOW_MS));
       return RETRY_NOW;
     }
-    if (refused[0]?.Code === 'ConditionalCheckFailed') return 'name-taken';
-    if (refused[3]?.Code !== 'ConditionalCheckFailed') throw new Error(`reserved tag key insert refused: ${refused.map((r) => r.Code).join(', ')}`);
-    // The window is full: the next one has room.
-    await sleep(WINDOW_MS - (Date.now() % WINDOW_MS));
-    return LOST_ROUND;
+    const record: ReservedTagKey = { id, organization, ...attributes, createdAt, updatedAt: createdAt };
+    const committed = await commit(seen, { kind: 'create', record }, { delta: 1 });
+    return committed === LOST_ROUND ? LOST_ROUND : committed.record;
   });
 }
 
 /**
- * Sets only the attributes that change, on both copies. A rename is conditioned on the key still
- * being the one read (its guard item moves with it); other changes only need the key to exist,
- * so concurrent updates of different attributes never refuse each other. 'gone': deleted or
- * renamed meanwhile, read it again.
+ * Sets the attributes that change. 'gone': deleted meanwhile, or the key was read before the
+ * head this process knows (read it again, then retry); 'name-taken' when the new name is another
+ * key's. A change to nothing writes nothing.
  */
 export async function updateStoredReservedTagKey(current: ReservedTagKey, changes: ReservedTagKeyChanges): Promise<ReservedTagKey | WriteRefusal> {
-  const updated: ReservedTagKey = { ...current, ...changes, updatedAt: now() };
-  const renamed = nameKey(updated).SK !== nameKey(current).SK;
-  const set = { updatedAt: updated.updatedAt, ...changes };
-  const names = Object.keys(set);
-  const update = {
-    UpdateExpression: `SET ${names.map((n) => `#${n} = :${n}`).join(', ')}`,
-    ConditionExpression: changes.key === undefined ? 'attribute_exists(PK)' : '#key = :seenKey',
-    ExpressionAttributeNames: Object.fromEntries(names.map((n) => [`#${n}`, n])),
-    ExpressionAttributeValues: {
-      ...Object.fromEntries(names.map((n) => [`:${n}`, set[n as keyof typeof set]])),
-      ...(changes.key === undefined ? {} : { ':seenKey': current.key }),
-    },
-  };
-  const refused = await transactWrite('organization', { organization: current.organization }, [
-    ...(renamed
-      ? [
-          // The guard may already be this key's: a concurrent rename to another casing of the name.
-          { Put: { TableName: tableName(), Item: { ...nameKey(updated), entity: Entity.ReservedTagKeyName, id: updated.id }, ConditionExpression: 'attribute_not_exists(PK) OR id = :id', ExpressionAttributeValues: { ':id': updated.id } } },
-          { Delete: { TableName: tableName(), Key: nameKey(current), ConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': current.id } } },
-        ]
-      : []),
-    { Update: { TableName: tableName(), Key: memberKey(current), ...update } },
-    { Update: { TableName: tableName(), Key: keys.reservedTagKeyById(current.id), ...update } },
-  ]);
-  if (!refused) return updated;
-  return renamed && refused[0]?.Code === 'ConditionalCheckFailed' ? 'name-taken' : 'gone';
+  const seen = await knownHead(current.organization);
+  // The key must be read after the head it is changed at: read it again, with this head known.
+  if (!readAfter(current, seen)) return 'stale';
+  await settle(seen);
+  const key = atHead(seen.head, current);
+  if (!key) return 'gone';
+  const updated: ReservedTagKey = { ...key, ...changes, updatedAt: now() };
+  if (updated.key === key.key && updated.disableOverrides === key.disableOverrides) return key;
+  const renamed = updated.key.toLowerCase() !== key.key.toLowerCase();
+  if (renamed && await nameTaken(seen.head, updated.key, key.id)) return 'name-taken';
+  const committed = await commit(seen, { kind: 'update', record: updated, ...(renamed ? { previousKey: key.key } : {}) }, { delta: 0 });
+  return committed === LOST_ROUND ? 'gone' : committed.record;
 }
 
-/**
- * Removes all three items and decrements the counter; 'gone' when it was already deleted. The
- * key's window leaves the counter with its last key, so the counter holds only windows with live
- * keys (it would otherwise grow with every key ever created, up to DynamoDB's 400 KB item limit).
- * The first attempt expects what the read of the key found in the counter
- * (findReservedTagKeyToDelete): the window is 1, and goes, or above 1, and drops by one. Not
- * knowing, it expects the key alone in its window, as most keys are, and one created in the same
- * 100 ms as another takes a second transaction that expects others to remain. Two keys of one
- * window deleted at once may each find the other still there, then each be the last: every
- * attempt states which it expects, and one whose expectation failed tries the other, so the
- * window always goes with its last key.
- */
-export async function deleteStoredReservedTagKey(current: KeyToDelete): Promise<undefined | WriteRefusal> {
-  let lastInWindow = current.lastInWindow ?? true;
-  return whileContended('organization', { organization: current.organization }, async () => {
-    const refused = await transactWriteOnce([
-      { Delete: { TableName: tableName(), Key: memberKey(current), ConditionExpression: 'attribute_exists(PK)' } },
-      { Delete: { TableName: tableName(), Key: keys.reservedTagKeyById(current.id) } },
-      { Delete: { TableName: tableName(), Key: nameKey(current), ConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': current.id } } },
-      lastInWindow ? counterRelease(current) : counterChange(current, -1),
-    ]);
-    if (refused === LOST_ROUND) return LOST_ROUND;
-    if (!refused) return undefined;
-    if (refused.slice(0, 3).some((reason) => reason.Code === 'ConditionalCheckFailed')) return 'gone';
-    lastInWindow = !lastInWindow;
-    return RETRY_NOW;
-  });
-}
-
-/** The organization's count and the count of the key's creation window; a create needs room in the window. */
-function counterChange(record: ReservedTagKey, delta: 1 | -1) {
-  return {
-    Update: {
-      TableName: tableName(),
-      Key: keys.reservedTagKeyCounter(record.organization),
-      UpdateExpression: 'SET entity = :entity ADD itemCount :delta, #window :delta',
-      // A create needs room in its window; a delete that is not the window's last leaves others in it.
-      ConditionExpression: delta > 0 ? 'attribute_not_exists(#window) OR #window < :capacity' : '#window > :one',
-      ExpressionAttributeNames: { '#window': windowOf(record.createdAt) },
-      ExpressionAttributeValues: { ':entity': Entity.ReservedTagKeyCounter, ':delta': delta, ...(delta > 0 ? { ':capacity': WINDOW_CAPACITY } : { ':one': 1 }) },
-    },
-  };
-}
-
-/** The counter without the last key of its window: the window goes too (refused when others remain in it). */
-function counterRelease(record: ReservedTagKey) {
-  return {
-    Update: {
-      TableName: tableName(),
-      Key: keys.reservedTagKeyCounter(record.organization),
-      UpdateExpression: 'SET entity = :entity ADD itemCount :minus REMOVE #window',
-      ConditionExpression: '#window = :one',
-      ExpressionAttributeNames: { '#window': windowOf(record.createdAt) },
-      ExpressionAttributeValues: { ':entity': Entity.ReservedTagKeyCounter, ':minus': -1, ':one': 1 },
-    },
-  };
+/** Deletes the key; 'gone' when it was read before the head this process knows, or deleted meanwhile (read it again). */
+export async function deleteStoredReservedTagKey(current: ReservedTagKey): Promise<undefined | WriteRefusal> {
+  const seen = await knownHead(current.organization);
+  if (!readAfter(current, seen)) return 'stale';
+  await settle(seen);
+  const key = atHead(seen.head, current);
+  if (!key) return 'gone';
+  const windowGoes = (seen.head.windows.get(windowOf(key.createdAt)) ?? 0) <= 1;
+  const committed = await commit(seen, { kind: 'delete', record: key }, { delta: -1, windowGoes });
+  return committed === LOST_ROUND ? 'gone' : undefined;
 }

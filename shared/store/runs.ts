@@ -1,13 +1,16 @@
-import { tableName } from './client';
 import { getItem, queryPrefix, type Item } from './collection';
+import { LOST_ROUND, whileContended } from './contention';
 import { Entity, keys } from './keys';
-import { transactWrite } from './transactions';
+import { writeDerived, writeOnce } from './single-write';
 import { newId, now } from '../ids';
 
 /**
  * Runs, as the operator registers them. A run is two items: its own record in its partition
  * (which doubles as the counter of its comments, see keys.ts) and a listing under its
- * organization for `run list`. A run's organization never changes once registered.
+ * organization for `run list`. A run's organization never changes once registered. A
+ * registration commits with the record's conditional Put; the listing is derived from it, written
+ * after it, and written again by the operator's next `run register` of the run if a registration
+ * died in between.
  */
 export interface RunRecord {
   runId: string;
@@ -60,39 +63,40 @@ export async function findRun(runId: string): Promise<RunRecord | undefined> {
 
 /**
  * Registers a run. Idempotent for the same organization (the run as first registered comes back,
- * `created: false`); refused, changing nothing, for another one.
+ * `created: false`, its listing written if a registration died before it); refused, changing
+ * nothing, for another one.
  */
 export async function registerRun(input: NewRun): Promise<Registration | RegisteredElsewhere> {
   const existing = await findRun(input.runId);
-  if (existing) return sameOrganization(existing, input);
-  return insertRun(input);
+  if (!existing) return insertRun(input);
+  const registration = sameOrganization(existing, input);
+  if (registration !== 'registered-elsewhere') await writeListing(existing);
+  return registration;
 }
 
 /**
- * The write half of registerRun, for a caller that has just read the run and found none: one
- * transaction; if someone registered it in between, decided against what they wrote.
+ * The write half of registerRun, for a caller that has just read the run and found none: the
+ * record's conditional Put commits it, then its listing; if someone registered it in between,
+ * decided against what they wrote.
  */
 export async function insertRun(input: NewRun): Promise<Registration | RegisteredElsewhere> {
   const run: RunRecord = { ...input, createdAt: input.createdAt ?? now() };
-  const refused = await transactWrite('run', { runId: run.runId }, [
-    {
-      Put: {
-        TableName: tableName(),
-        Item: { ...keys.run(run.runId), entity: Entity.Run, ...run, commentCount: 0 },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      },
-    },
-    {
-      Put: {
-        TableName: tableName(),
-        Item: { ...keys.organizationRun(run.organization, run.runId), entity: Entity.RunOfOrganization, ...run },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      },
-    },
-  ]);
-  if (!refused) return { run, created: true };
-  // Someone registered it between our read and our write: decide against what they wrote.
-  return sameOrganization((await findRun(input.runId))!, input);
+  const outcome = await whileContended('run', { runId: run.runId }, async () => {
+    const attempt = await writeOnce({
+      Put: { Item: { ...keys.run(run.runId), entity: Entity.Run, ...run, commentCount: 0 }, ConditionExpression: 'attribute_not_exists(PK)' },
+    });
+    return attempt === LOST_ROUND ? LOST_ROUND : attempt;
+  });
+  if (outcome !== 'written') return sameOrganization(toRecord(outcome.refused!), input);
+  await writeListing(run);
+  return { run, created: true };
+}
+
+/** The run's listing under its organization: derived from its record, so written as many times as needed. */
+function writeListing(run: RunRecord): Promise<boolean> {
+  return writeDerived('run', { runId: run.runId }, {
+    Put: { Item: { ...keys.organizationRun(run.organization, run.runId), entity: Entity.RunOfOrganization, ...run }, ConditionExpression: 'attribute_not_exists(PK)' },
+  });
 }
 
 /** Registers a run under a fresh id (the local seed's, the tests'): no other organization can hold it. */

@@ -10,7 +10,7 @@ import { StandardRetryStrategy } from '@smithy/core/retry';
  */
 
 /** DynamoDB operations that change items. */
-const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'TransactWriteItemsCommand', 'BatchWriteItemCommand']);
+const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand']);
 
 /** Node's errors for a connection that was never made: nothing was sent (DNS, refused, unreachable). */
 const NEVER_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -61,4 +61,19 @@ export function writeAwareRetries(maxAttempts: number): StandardRetryStrategy {
     return refresh(token, errorInfo);
   };
   return strategy;
+}
+
+/**
+ * Runs what follows a change's commit (its derived writes): the change is made whatever happens
+ * next, so a failure here is answered as an unknown outcome, whose retry (same receipt) finds the
+ * change and finishes it, never as "nothing was written".
+ */
+export async function afterCommit<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const marked = typeof error === 'object' && error !== null ? error : new Error(String(error));
+    (marked as Record<string, unknown>)[OUTCOME_UNKNOWN] = true;
+    throw marked;
+  }
 }

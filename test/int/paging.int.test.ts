@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Principal } from '#shared/auth/principal';
 import { registerNewRun } from '#shared/store/runs';
 import { insertComment } from '#shared/store/comments';
-import { deleteStoredReservedTagKey, insertReservedTagKey, WINDOW_CAPACITY } from '#shared/store/reserved-tag-keys';
+import { deleteStoredReservedTagKey, findReservedTagKey, insertReservedTagKey, WINDOW_CAPACITY } from '#shared/store/reserved-tag-keys';
 import type { ReservedTagKey } from '#shared/reserved-tag-keys/reserved-tag-key';
 import { callRoute } from '../support/call-route';
 import { itemsRead, recordReads } from '../support/read-costs';
@@ -41,7 +41,7 @@ beforeAll(async () => {
     keys.push(key);
   }
   const deleted = new Set(Array.from({ length: KEYS.deleted }, (_, i) => Math.floor((i * KEYS.created) / KEYS.deleted)));
-  for (const i of deleted) await deleteStoredReservedTagKey(keys[i]!);
+  for (const i of deleted) await deleteStoredReservedTagKey((await findReservedTagKey(keys[i]!.id))!);
   liveKeyIds = keys.filter((_, i) => !deleted.has(i)).map((k) => k.id);
 }, 60_000);
 

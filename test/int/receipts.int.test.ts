@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { insertComment, listStoredComments } from '#shared/store/comments';
-import { deleteStoredReservedTagKey, insertReservedTagKey, listReservedTagKeys, updateStoredReservedTagKey } from '#shared/store/reserved-tag-keys';
+import { deleteStoredReservedTagKey, findReservedTagKey, insertReservedTagKey, listReservedTagKeys, updateStoredReservedTagKey } from '#shared/store/reserved-tag-keys';
 import type { ReservedTagKey } from '#shared/reserved-tag-keys/reserved-tag-key';
 import { registerNewRun } from '#shared/store/runs';
 import type { Receipt } from '#shared/store/receipts';
@@ -49,20 +49,25 @@ describe('a create with a receipt', () => {
     expect((await listReservedTagKeys(organization, firstPage)).totalCount).toBe(1);
   });
 
-  it('answers a replay-window receipt with the key as it is now: renamed, found by the receipt and not by the name', async () => {
+  it('replays a replay-window receipt only while its key is what was asked: after a rename the identical create makes the key asked for', async () => {
     const organization = `org-${randomAlphanumeric(8).toLowerCase()}`;
     const replayWindow = { ...receipt(), keyed: false };
     const first = await insertReservedTagKey(organization, { key: 'before', disableOverrides: false }, replayWindow) as ReservedTagKey;
-    const renamed = await updateStoredReservedTagKey(first, { key: 'after' }) as ReservedTagKey;
-    expect(await insertReservedTagKey(organization, { key: 'before', disableOverrides: false }, replayWindow)).toEqual({ replayOf: { fingerprint: 'asked-once', record: renamed } });
-    expect((await listReservedTagKeys(organization, firstPage)).items).toEqual([renamed]);
+    expect(await insertReservedTagKey(organization, { key: 'before', disableOverrides: false }, replayWindow)).toEqual({ replayOf: { fingerprint: 'asked-once', record: first } });
+    const renamed = await updateStoredReservedTagKey((await findReservedTagKey(first.id))!, { key: 'after' }) as ReservedTagKey;
+    const again = await insertReservedTagKey(organization, { key: 'before', disableOverrides: false }, replayWindow) as ReservedTagKey;
+    expect(again).toMatchObject({ key: 'before', organization });
+    expect(again.id).not.toBe(first.id);
+    // The receipt now names the new key: a further retry replays it.
+    expect(await insertReservedTagKey(organization, { key: 'before', disableOverrides: false }, replayWindow)).toEqual({ replayOf: { fingerprint: 'asked-once', record: again } });
+    expect((await listReservedTagKeys(organization, firstPage)).items).toEqual([renamed, again]);
   });
 
   it('makes one new key of concurrent replays after the receipt’s key was deleted, the others answered with it', async () => {
     const organization = `org-${randomAlphanumeric(8).toLowerCase()}`;
     const replayWindow = { ...receipt(), keyed: false };
     const first = await insertReservedTagKey(organization, { key: 'replaced', disableOverrides: false }, replayWindow) as ReservedTagKey;
-    await deleteStoredReservedTagKey(first);
+    await deleteStoredReservedTagKey((await findReservedTagKey(first.id))!);
     const outcomes = await Promise.all(Array.from({ length: 4 }, () => insertReservedTagKey(organization, { key: 'replaced', disableOverrides: false }, replayWindow)));
     const created = outcomes.filter((o) => typeof o === 'object' && 'id' in o) as ReservedTagKey[];
     expect(created).toHaveLength(1);

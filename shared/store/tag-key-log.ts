@@ -1,0 +1,130 @@
+import { getItem, type Item } from './collection';
+import { windowOf } from './tag-key-windows';
+import { expiring, nowSeconds } from './expiry';
+import { Entity, keys } from './keys';
+import { writeDerived, type Write } from './single-write';
+import type { ReservedTagKey } from '../reserved-tag-keys/reserved-tag-key';
+
+/**
+ * The change log of an organization's reserved tag keys. Every change of a key (create, update,
+ * delete) commits with one conditional UpdateItem of the organization's head item (its counter,
+ * keys.reservedTagKeyCounter): the head's `version` goes from v to v+1, its counts change, and its
+ * `latest` holds the change itself. The key's own items (its name guard, its copy by id and its
+ * member of the organization's collection) are derived from that commit and written after it,
+ * member last. Only the latest change can be unwritten: whoever commits the next one, and whoever
+ * reads a page it would show, writes it out first (applyChange).
+ *
+ * Each derived item carries the version of the change that last wrote it (`v`), and every derived
+ * write is conditioned on it, so writing a change again (twice, late, or after a later one) never
+ * undoes a later change. A delete leaves tombstones (`deleted`, with an expiry) rather than
+ * removing the member and the copy, so a late write of an earlier change cannot bring them back;
+ * the sweeper removes them once expired (expiry.ts).
+ */
+
+export type ChangeKind = 'create' | 'update' | 'delete';
+
+/** A committed change: the key as it is after it (as it was, for a delete) and the name it had before. */
+export interface Change {
+  version: number;
+  kind: ChangeKind;
+  record: ReservedTagKey;
+  /** An update's name before it, when the lower-cased name changed (its guard goes). */
+  previousKey?: string;
+}
+
+/** A member's tombstone counts in lists only until it expires: late writes of a key's earlier changes take seconds. */
+export const MEMBER_TOMBSTONE_SECONDS = 15 * 60;
+/** A copy's tombstone outlives every receipt that may name the key (24 h), so a retry still finds what it created. */
+export const COPY_TOMBSTONE_SECONDS = 25 * 60 * 60;
+
+/** The organization's head as read: its version, counts and latest change. */
+export interface Head {
+  organization: string;
+  version: number;
+  itemCount: number;
+  /** Live keys per window of creation time (tag-key-windows.ts). */
+  windows: Map<number, number>;
+  latest?: Change;
+}
+
+const WINDOW_ATTRIBUTE = /^w(\d+)$/;
+export const windowAttribute = (createdAt: string) => `w${windowOf(createdAt)}`;
+
+export function headOf(organization: string, item: Item | undefined): Head {
+  const windows = new Map<number, number>();
+  for (const [name, count] of Object.entries(item ?? {})) {
+    const window = WINDOW_ATTRIBUTE.exec(name)?.[1];
+    if (window !== undefined && Number(count) > 0) windows.set(Number(window), Number(count));
+  }
+  return {
+    organization,
+    version: (item?.version as number | undefined) ?? 0,
+    itemCount: (item?.itemCount as number | undefined) ?? 0,
+    windows,
+    ...(item?.latest ? { latest: item.latest as Change } : {}),
+  };
+}
+
+export const readHead = async (organization: string) => headOf(organization, await getItem(keys.reservedTagKeyCounter(organization)));
+
+const guardKey = (organization: string, key: string) => keys.reservedTagKeyName(organization, key);
+const memberKey = (record: ReservedTagKey) => keys.reservedTagKey(record.organization, record.createdAt, record.id);
+export const memberSortKey = (record: ReservedTagKey) => memberKey(record).SK;
+
+/** Write only over an older version of the item (or none). */
+const OLDER = 'attribute_not_exists(PK) OR v < :v';
+/** Change an existing item only if it is older. */
+const EXISTING_OLDER = 'attribute_exists(PK) AND v < :v';
+
+/**
+ * Writes change `change`'s derived items, the member last: an applied change is one whose member
+ * carries its version. Idempotent, and harmless when repeated late.
+ */
+export async function applyChange(change: Change): Promise<void> {
+  const { record, version } = change;
+  const where = { organization: record.organization };
+  const write = (item: Write) => writeDerived('organization', where, item);
+  const v = { ':v': version };
+  const fields = { key: record.key, disableOverrides: record.disableOverrides, updatedAt: record.updatedAt };
+  const set = (extra: Record<string, unknown>) => {
+    const all = { ...fields, ...extra, v: version };
+    return {
+      UpdateExpression: `SET ${Object.keys(all).map((name) => `#${name} = :${name}`).join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(Object.keys(all).map((name) => [`#${name}`, name])),
+      ExpressionAttributeValues: { ...Object.fromEntries(Object.entries(all).map(([name, value]) => [`:${name}`, value])), ...v },
+    };
+  };
+  const guard = () => write({
+    Put: { Item: { ...guardKey(record.organization, record.key), entity: Entity.ReservedTagKeyName, id: record.id, v: version }, ConditionExpression: OLDER, ExpressionAttributeValues: v },
+  });
+  const releaseGuard = (key: string) => write({
+    Delete: { Key: guardKey(record.organization, key), ConditionExpression: 'id = :id AND v < :v', ExpressionAttributeValues: { ':id': record.id, ...v } },
+  });
+  const item = { entity: Entity.ReservedTagKey, ...record, v: version };
+  switch (change.kind) {
+    case 'create':
+      await Promise.all([
+        guard(),
+        write({ Put: { Item: { ...keys.reservedTagKeyById(record.id), ...item, created: record }, ConditionExpression: OLDER, ExpressionAttributeValues: v } }),
+      ]);
+      await write({ Put: { Item: { ...memberKey(record), ...item }, ConditionExpression: OLDER, ExpressionAttributeValues: v } });
+      return;
+    case 'update':
+      await Promise.all([
+        ...(change.previousKey !== undefined ? [guard()] : []),
+        write({ Update: { Key: keys.reservedTagKeyById(record.id), ConditionExpression: EXISTING_OLDER, ...set({}) } }),
+      ]);
+      await write({ Update: { Key: memberKey(record), ConditionExpression: EXISTING_OLDER, ...set({}) } });
+      if (change.previousKey !== undefined) await releaseGuard(change.previousKey);
+      return;
+    case 'delete': {
+      const copy = keys.reservedTagKeyById(record.id);
+      const member = memberKey(record);
+      await Promise.all([
+        releaseGuard(record.key),
+        write({ Update: { Key: copy, ConditionExpression: EXISTING_OLDER, ...set({ deleted: true, ...expiring(copy.PK, nowSeconds() + COPY_TOMBSTONE_SECONDS) }) } }),
+      ]);
+      await write({ Update: { Key: member, ConditionExpression: EXISTING_OLDER, ...set({ deleted: true, ...expiring(member.PK, nowSeconds() + MEMBER_TOMBSTONE_SECONDS) }) } });
+    }
+  }
+}
