@@ -32,11 +32,51 @@ function describe(trust: Trust): string {
   return `${trust.role} of ${trust.organization}${scope}, for tokens of ${trust.issuer} with audience ${trust.audience} and ${describeClaims(trust)}`;
 }
 
+/** The issuers whose exact spelling an operator most often gets nearly right. */
+export const WELL_KNOWN_ISSUERS = { 'GitHub Actions': 'https://token.actions.githubusercontent.com', 'HCP Terraform': 'https://app.terraform.io' } as const;
+/** Hosts that are these platforms' but issue no tokens: their sites and APIs. */
+const NOT_ISSUER_HOSTS: Record<string, string> = {
+  'github.com': WELL_KNOWN_ISSUERS['GitHub Actions'], 'www.github.com': WELL_KNOWN_ISSUERS['GitHub Actions'],
+  'api.github.com': WELL_KNOWN_ISSUERS['GitHub Actions'], 'actions.githubusercontent.com': WELL_KNOWN_ISSUERS['GitHub Actions'],
+  'terraform.io': WELL_KNOWN_ISSUERS['HCP Terraform'], 'www.terraform.io': WELL_KNOWN_ISSUERS['HCP Terraform'],
+  'developer.hashicorp.com': WELL_KNOWN_ISSUERS['HCP Terraform'], 'portal.cloud.hashicorp.com': WELL_KNOWN_ISSUERS['HCP Terraform'],
+};
+
+/**
+ * The issuer `issuer` was probably meant to be, when it is a near miss of GitHub Actions' or HCP
+ * Terraform's (a trailing slash, the discovery document's URL, capitals, the platform's web site):
+ * a trust naming it would match no token, since a token's `iss` is compared exactly. GitHub's
+ * enterprise issuers (`…githubusercontent.com/<enterprise>`) and HCP Terraform Europe
+ * (`app.eu.terraform.io`) are issuers of their own, and only their near misses are caught.
+ */
+export function nearMissOf(issuer: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    return undefined;
+  }
+  const host = url.hostname; // lower-cased by the URL parser
+  const platform = host === 'githubusercontent.com' || host.endsWith('.githubusercontent.com') || host === 'terraform.io' || host.endsWith('.terraform.io');
+  if (Object.hasOwn(NOT_ISSUER_HOSTS, host)) return NOT_ISSUER_HOSTS[host];
+  if (!platform) return undefined;
+  // HCP Terraform's issuers are the bare host; GitHub's enterprise ones add `/<enterprise>`.
+  const path = host.endsWith('terraform.io') ? '' : url.pathname.replace(/\/\.well-known\/(openid-configuration|jwks(\.json)?)$/, '').replace(/\/+$/, '');
+  const meant = `https://${host}${path}`;
+  return meant === issuer ? undefined : meant;
+}
+
 function checkCreate({ values }: CommandArgs, { deployed }: { deployed: boolean }): void {
   requiredOption(values, 'org');
-  const fault = issuerFault(requiredOption(values, 'issuer'), { loopback: !deployed })
-    ?? audienceFault(requiredOption(values, 'audience'));
+  const issuer = requiredOption(values, 'issuer');
+  const fault = issuerFault(issuer, { loopback: !deployed }) ?? audienceFault(requiredOption(values, 'audience'));
   if (fault) throw new UsageError(fault);
+  const meant = nearMissOf(issuer);
+  if (meant !== undefined && values.force !== true) {
+    throw new UsageError(`--issuer ${issuer} would match no token (a token's iss must equal it exactly): did you mean ${meant}? `
+      + `GitHub Actions' issuer is ${WELL_KNOWN_ISSUERS['GitHub Actions']}, HCP Terraform's ${WELL_KNOWN_ISSUERS['HCP Terraform']} `
+      + '(no trailing slash); --force creates the trust as given');
+  }
   const role = requiredOption(values, 'role');
   if (!isRole(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}, not ${role}`);
   // The audience alone proves nothing: HCP Terraform and GitHub let any of their users choose it.
@@ -58,10 +98,10 @@ const sortedEntries = (claims: Record<string, string>) => Object.entries(claims)
 
 export const trustCommands: Record<string, Command> = {
   create: {
-    usage: 'trust create --org ORG --issuer URL --audience AUD --role owner|member|reader --claim NAME=VALUE [--claim NAME=VALUE]... [--run-claim NAME]',
+    usage: 'trust create --org ORG --issuer URL --audience AUD --role owner|member|reader --claim NAME=VALUE [--claim NAME=VALUE]... [--run-claim NAME] [--force]',
     options: {
       org: { type: 'string' }, issuer: { type: 'string' }, audience: { type: 'string' }, role: { type: 'string' },
-      claim: { type: 'string', multiple: true }, 'run-claim': { type: 'string' },
+      claim: { type: 'string', multiple: true }, 'run-claim': { type: 'string' }, force: { type: 'boolean' },
     },
     check: checkCreate,
     async run({ values }) {

@@ -56,6 +56,17 @@ describe('npm run admin -- trust (against a table, as after a deploy)', () => {
     [['--claim', 'no-equals-sign'], '--claim takes NAME=VALUE, not "no-equals-sign"'],
     [['--claim', '__proto__=x'], 'a claim name must be a letter or _ then up to 127 letters, digits, or _ . : - (not "__proto__")'],
     [['--run-claim', 'bad name'], '--run-claim: a claim name must be a letter or _ then up to 127 letters, digits, or _ . : - (not "bad name")'],
+    // Near misses of the two issuers everyone uses: a trust that no token would ever match.
+    ...([
+      ['https://token.actions.githubusercontent.com/', 'https://token.actions.githubusercontent.com'],
+      ['https://app.terraform.io/', 'https://app.terraform.io'],
+      ['https://app.terraform.io/.well-known/openid-configuration', 'https://app.terraform.io'],
+      ['https://github.com', 'https://token.actions.githubusercontent.com'],
+      ['https://token.actions.githubusercontent.com/acme-enterprise/', 'https://token.actions.githubusercontent.com/acme-enterprise'],
+    ] as const).map(([issuer, meant]): [string[], string] => [['--issuer', issuer],
+      `--issuer ${issuer} would match no token (a token's iss must equal it exactly): did you mean ${meant}? `
+      + 'GitHub Actions\' issuer is https://token.actions.githubusercontent.com, HCP Terraform\'s https://app.terraform.io (no trailing slash); '
+      + '--force creates the trust as given']),
   ])('refuses %j in one line, exit 2, writing nothing', async (change, line) => {
     const base: Record<string, string> = { '--org': 'refused-org', '--issuer': HCP, '--audience': 'aud', '--role': 'reader', '--claim': 'terraform_organization_id=org-X' };
     for (let i = 0; i < change.length; i += 2) base[change[i]!] = change[i + 1]!;
@@ -64,6 +75,20 @@ describe('npm run admin -- trust (against a table, as after a deploy)', () => {
     expect(result.output.split('\n')).toContain(`admin: ${line}`);
     expect(await listTrusts('refused-org')).toEqual([]);
   }, 30_000);
+
+  it('creates a near miss with --force, and the issuers that only look like one without it', async () => {
+    const create = (issuer: string, ...more: string[]) => admin(['trust', 'create', '--org', 'forced-org', '--issuer', issuer, '--audience', 'aud', '--role', 'reader',
+      '--claim', 'repository_owner=acme', ...more], deployed());
+    const forced = await create('https://token.actions.githubusercontent.com/', '--force');
+    expectWith(forced.code, forced.output).toBe(0);
+    // A GitHub enterprise's own issuer, and HCP Terraform Europe's: issuers of their own.
+    for (const issuer of ['https://token.actions.githubusercontent.com/acme-enterprise', 'https://app.eu.terraform.io']) {
+      const created = await create(issuer);
+      expectWith(created.code, created.output).toBe(0);
+    }
+    expect((await listTrusts('forced-org')).map((t) => t.issuer).sort())
+      .toEqual(['https://app.eu.terraform.io', 'https://token.actions.githubusercontent.com/', 'https://token.actions.githubusercontent.com/acme-enterprise']);
+  }, 60_000);
 
   it('refuses a trust that pins no claim: the audience alone is the caller\'s to choose', async () => {
     const result = await admin(['trust', 'create', '--org', 'refused-org', '--issuer', HCP, '--audience', 'aud', '--role', 'reader'], deployed());
