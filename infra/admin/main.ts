@@ -16,14 +16,24 @@ const groups: Record<string, Record<string, Command>> = {
   token: tokenCommands, trust: trustCommands, issuer: issuerCommands, run: runCommands, notifications: notificationCommands,
 };
 
+const usageLines = (commands: Record<string, Command>) => Object.values(commands).map((c) => `  npm run admin -- ${c.usage} [--json]`);
+
 function usage(): string {
-  const lines = Object.values(groups).flatMap((commands) => Object.values(commands).map((c) => `  npm run admin -- ${c.usage} [--json]`));
-  return ['Usage:', ...lines,
+  return ['Usage:', ...Object.values(groups).flatMap(usageLines),
     'Works on the store of the npm start serving DATA_DIR (.data), else a temporary DynamoDB Local over it;',
     'with TABLE_NAME set, on that table with the AWS SDK\'s settings. It says which on stderr.'].join('\n');
 }
 
-const wantsHelp = (argv: string[]) => argv.some((arg) => arg === '--help' || arg === '-h') || argv[0] === 'help';
+const HELP_WORDS = new Set(['--help', '-h', 'help']);
+const wantsHelp = (argv: string[]) => argv.some((arg) => arg === '--help' || arg === '-h') || argv[0] === 'help' || argv[1] === 'help';
+
+/** What --help prints: a command's usage, a group's (`token --help`, `token help`), or every command's. */
+function helpFor(group: string | undefined, action: string | undefined, found: Command | { message: string }): string {
+  if ('run' in found) return commandUsage(found);
+  const commands = own(groups, group);
+  if (commands && (action === undefined || HELP_WORDS.has(action))) return ['Usage:', ...usageLines(commands)].join('\n');
+  return usage();
+}
 const commandUsage = (command: Command) => `Usage: npm run admin -- ${command.usage} [--json]`;
 /** Own entries only: `token constructor` is an unknown command, not Object's constructor. */
 const own = <T>(record: Record<string, T>, key: string | undefined): T | undefined =>
@@ -50,8 +60,7 @@ function findCommand(group: string | undefined, action: string | undefined): Com
     return { message: `unknown command ${group}${suggestion ? `; did you mean ${suggestion}?` : ''}`, more: HELP_HINT };
   }
   if (action === undefined) {
-    const lines = Object.values(commands).map((c) => `  npm run admin -- ${c.usage} [--json]`);
-    return { message: `${group} needs a command: ${Object.keys(commands).join(', ')}`, more: ['Usage:', ...lines].join('\n') };
+    return { message: `${group} needs a command: ${Object.keys(commands).join(', ')}`, more: ['Usage:', ...usageLines(commands)].join('\n') };
   }
   const command = own(commands, action);
   if (command) return command;
@@ -72,7 +81,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   };
   if (wantsHelp(argv)) {
-    console.log('run' in found ? commandUsage(found) : usage());
+    console.log(helpFor(group, action, found));
     return 0;
   }
   if (!('run' in found)) return refuse(found.message, found.more);

@@ -147,7 +147,9 @@ export const trustCommands: Record<string, Command> = {
     usage: 'trust delete TRUST_ID',
     positionals: 1,
     check({ positionals }) {
-      if (!isId('trust', positionals[0])) throw new UsageError('the trust id is required: trust delete trust-… (trust list shows the ids)');
+      const [trustId] = positionals;
+      if (trustId === undefined || trustId === '') throw new UsageError('the trust id is required: trust delete trust-… (trust list --org ORG shows the ids)');
+      if (!isId('trust', trustId)) throw new UsageError(`${trustId} is not a trust id (trust- and 16 letters or digits): trust list --org ORG shows the ids`);
     },
     async run({ positionals }, store) {
       const [trustId] = positionals as [string];

@@ -113,10 +113,11 @@ console.log([
   `OpenID issuer on ${issuer.url} (workload identity: npm run admin -- trust create, issuer token; docs/operating.md)`,
   ...conflictLines(),
   ...seedLines(seed),
+  // As the README's: -i shows a bodiless answer's status; -w '\n' ends a JSON answer with a new line.
   'Try:',
   `  curl -i $API/ping`,
-  `  curl -H "Authorization: Bearer $TOKEN" $API/organizations/${seed.organization}/reserved-tag-keys`,
-  `  curl -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/vnd.api+json" \\`,
+  `  curl -s -w '\\n' -H "Authorization: Bearer $TOKEN" $API/organizations/${seed.organization}/reserved-tag-keys`,
+  `  curl -s -w '\\n' -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/vnd.api+json" \\`,
   `    -d '{"data":{"type":"comments","attributes":{"body":"Looks good"}}}' $API/runs/$RUN/comments`,
   'Ctrl-C stops the API and DynamoDB Local.',
 ].join('\n'));

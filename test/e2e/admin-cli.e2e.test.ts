@@ -25,6 +25,8 @@ describe('npm run admin: mistakes in the command line', () => {
     [['token', 'create', '--org', 'acme', '--role', 'admin'], 'admin: --role must be one of reader, member, owner, not admin'],
     [['token', 'revoke'], 'admin: the token id is required: token revoke at-… (token list shows the ids)'],
     [['token', 'list', 'extra'], 'admin: unexpected argument extra'],
+    [['trust', 'delete'], 'admin: the trust id is required: trust delete trust-… (trust list --org ORG shows the ids)'],
+    [['trust', 'delete', 'xyz'], 'admin: xyz is not a trust id (trust- and 16 letters or digits): trust list --org ORG shows the ids'],
     [['run', 'regster', 'run-x'], 'admin: unknown command run regster; did you mean run register?'],
     [['run', 'list'], 'admin: --org is required'],
     [['notifications', 'rotate', '--org', 'acme', '--grace-hours', '-1'], 'admin: --grace-hours must be a whole number from 0 to 720 (not -1)'],
@@ -36,6 +38,14 @@ describe('npm run admin: mistakes in the command line', () => {
     // No temporary DynamoDB Local was started over the data folder to find that out.
     expect(result.output).not.toContain('DynamoDB Local');
     expect(readdirSync(env.DATA_DIR)).toEqual([]);
+  }, 30_000);
+
+  it.each([['token', '--help'], ['token', 'help'], ['token', '-h']])('npm run admin -- %s %s prints the token group\'s usage alone, exit 0', async (...args) => {
+    const result = await admin(args, { TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined });
+    expectWith(result.code, result.output).toBe(0);
+    const lines = result.output.trim().split('\n');
+    expect(lines[0]).toBe('Usage:');
+    expect(lines.slice(1).map((line) => line.trim().split(' ').slice(4, 6).join(' '))).toEqual(['token create', 'token list', 'token revoke']);
   }, 30_000);
 
   it('asks for --url with TABLE_NAME before reaching the table', async () => {

@@ -51,6 +51,11 @@ describe('npm start', () => {
     const token = (await first.proc.waitFor(/TOKEN=(tfcapi_\w+)/))[1]!;
     expect(first.proc.output()).toMatch(new RegExp(`Seed of example-org: created its owner token at-\\w+ and registered its run run-\\w+\\.`));
     expect(first.proc.output()).toMatch(new RegExp(`  export API=${first.base} TOKEN=${token} RUN=run-\\w{16} ISSUER=http://127\\.0\\.0\\.1:\\d+\n`));
+    // Its Try: lines print each answer on lines of its own, as the README's curl lines do: -i, or -w '\n'.
+    await first.proc.waitFor(/^Ctrl-C stops/m);
+    const tried = first.proc.output().split('Try:\n')[1]!.split(/\n(?! )/)[0]!.replace(/\\\n/g, ' ').split('\n');
+    expect(tried.length).toBeGreaterThanOrEqual(3);
+    expect(tried.filter((line) => !/ -i\b/.test(line) && !/ -w '\\n'/.test(line))).toEqual([]);
 
     // A second start over the same folder is refused while this one serves it.
     const twin = await runToEnd([TSX, 'infra/local/start.ts'], { DATA_DIR: dataDir, PORT: String(await freePort()), DDB_PORT: String(await freePort()), ISSUER_PORT: String(await freePort()) });
