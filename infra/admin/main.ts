@@ -98,7 +98,11 @@ async function main(argv: string[]): Promise<number> {
   try {
     if (command.usesStore !== false) store = await openStore();
   } catch (error) {
-    if (!(error instanceof LocalStoreRefused || error instanceof AwsRefused)) throw error;
+    if (error instanceof AwsRefused) {
+      for (const line of error.lines) console.error(`admin: ${line}`);
+      return 1;
+    }
+    if (!(error instanceof LocalStoreRefused)) throw error;
     console.error(`admin: ${error.message}`);
     return 1;
   }

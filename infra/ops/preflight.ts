@@ -87,13 +87,15 @@ export function preflight(input: PreflightInput): Preflight {
     problems.push({ what: error.message, fix: 'correct it in -c or in cdk.json' });
   }
 
-  const { credentials, region, problems: awsProblems } = awsSetup({ env, home, now, ...(profileArg ? { profile: profileArg } : {}) });
+  const setup = awsSetup({ env, home, now, ...(profileArg ? { profile: profileArg } : {}) });
+  const { credentials, region, problems: awsProblems } = setup;
   problems.push(...awsProblems);
-  if (!region) problems.push({ what: NO_REGION, fix: 'export AWS_REGION=<region>, e.g. eu-west-1 (else the CDK CLI would pick us-east-1 on its own)' });
+  const regionWrong = regionProblem(setup, 'export AWS_REGION=<region>, e.g. eu-west-1 (else the CDK CLI would pick us-east-1 on its own)');
+  if (regionWrong) problems.push(regionWrong);
   return {
     problems,
     ...(credentials ? { credentials } : {}),
-    ...(region ? { region } : {}),
+    ...(region && !regionWrong ? { region } : {}),
     stage,
     stageNamed: namedStage !== undefined,
     ...(config ? { config } : {}),
@@ -104,18 +106,72 @@ export function preflight(input: PreflightInput): Preflight {
 export const NO_REGION = 'no AWS region (AWS_REGION, AWS_DEFAULT_REGION, or region in the profile)';
 
 /**
+ * An AWS region's name: `eu-west-1`, `us-gov-west-1`, `cn-northwest-1`, `us-isob-east-1`,
+ * `eusc-de-east-1`. An availability zone is a region and a letter (`eu-west-1a`), or a Local Zone's
+ * (`us-west-2-lax-1a`).
+ */
+const REGION = /^[a-z]{2,4}(?:-[a-z]+)+-\d{1,2}$/;
+const ZONE = /^([a-z]{2,4}(?:-[a-z]+)+-\d{1,2})(?:-[a-z]+-\d+)?[a-z]$/;
+
+/**
+ * What is wrong with a region's spelling, and the region it probably means: the SDK would refuse
+ * `eu_west_1` or `"eu-west-1 "` with a stack trace ("not a valid hostname component"), and try
+ * `eu-west-1a` as a region no endpoint answers for.
+ */
+export function regionShapeFault(region: string): { why: string; meant?: string } | undefined {
+  if (REGION.test(region)) return undefined;
+  const cleaned = region.trim().toLowerCase().replace(/[_\s]+/g, '-');
+  const zone = ZONE.exec(cleaned);
+  if (zone) return { why: 'an availability zone, not a region', meant: zone[1]! };
+  const meant = REGION.test(cleaned) ? cleaned : undefined;
+  const why = region.trim() !== region ? 'it has a space around it' : /\s/.test(region) ? 'it has a space in it'
+    : 'not a region name (like eu-west-1)';
+  return { why, ...(meant ? { meant } : {}) };
+}
+
+/**
+ * The region's problem, for the deploy's pre-flight and the operator CLI alike: none (undefined),
+ * none at all (`missingFix` says what to do, in the caller's words), or a name that is not a
+ * region's, naming where it was set and, where it can tell, the region meant.
+ */
+export function regionProblem(setup: AwsSetup, missingFix: string): Problem | undefined {
+  const { region, regionFrom } = setup;
+  if (!region) return { what: NO_REGION, fix: missingFix };
+  const fault = regionShapeFault(region);
+  if (!fault) return undefined;
+  const fixed = fault.meant ?? '<region>, e.g. eu-west-1';
+  const variable = regionFrom === 'AWS_DEFAULT_REGION' ? 'AWS_DEFAULT_REGION' : 'AWS_REGION';
+  return {
+    what: `${regionFrom ?? 'the region'} is ${JSON.stringify(region)}: ${fault.why}`,
+    fix: regionFrom?.startsWith('region of') ? `correct it there (region = ${fixed}), or export AWS_REGION=${fixed}` : `export ${variable}=${fixed}`,
+  };
+}
+
+/** What awsSetup found: where the SDK's credentials come from, the region and where it was set. */
+export interface AwsSetup {
+  credentials?: Credentials;
+  region?: string;
+  /** `AWS_REGION`, `AWS_DEFAULT_REGION`, or `region of profile NAME in FILE`. */
+  regionFrom?: string;
+  problems: Problem[];
+}
+
+/**
  * The credentials and the region the AWS SDK would find, read offline, with what is wrong with the
- * credentials (a missing region is the caller's to word: CDK and the SDK each do without one differently).
+ * credentials (the region is regionProblem's to judge: CDK and the SDK each do without one differently).
  * Also the operator CLI's (infra/admin/aws.ts), before and after it reaches a deployed table.
  */
-export function awsSetup(input: { env: NodeJS.ProcessEnv; home?: string; now?: Date; profile?: string }): { credentials?: Credentials; region?: string; problems: Problem[] } {
+export function awsSetup(input: { env: NodeJS.ProcessEnv; home?: string; now?: Date; profile?: string }): AwsSetup {
   const { env, profile } = input;
   const home = input.home ?? homedir();
   const problems: Problem[] = [];
   const files = awsFiles(env, home);
   const credentials = findCredentials(env, files, profile, home, input.now ?? new Date(), problems);
-  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || files.profileSetting(credentials?.profile ?? profile ?? env.AWS_PROFILE ?? 'default', 'region');
-  return { ...(credentials ? { credentials } : {}), ...(region ? { region } : {}), problems };
+  const profileName = credentials?.profile ?? profile ?? env.AWS_PROFILE ?? 'default';
+  const [region, regionFrom] = env.AWS_REGION ? [env.AWS_REGION, 'AWS_REGION']
+    : env.AWS_DEFAULT_REGION ? [env.AWS_DEFAULT_REGION, 'AWS_DEFAULT_REGION']
+      : [files.profileSetting(profileName, 'region'), `region of profile ${profileName} in ${files.configPath}`];
+  return { ...(credentials ? { credentials } : {}), ...(region ? { region, regionFrom } : {}), problems };
 }
 
 /** The SDK's order (AWS SDK for JavaScript v3, defaultProvider): a named profile wins over the environment's keys. */

@@ -105,12 +105,41 @@ describe('npm run admin against a deployed table: what the AWS SDK lacks, in one
   const create = ['token', 'create', '--org', 'acme', '--role', 'owner'];
   const lines = (output: string) => output.split('\n').filter((line) => line.trim() !== '');
 
-  it('no region: refused before the SDK starts, one line naming the variable', async () => {
+  it('no region: refused before the SDK starts, naming the variable (and, as npm run deploy does, the missing credentials)', async () => {
     const result = await admin(create, bare());
     expectWith(result.code, result.output).toBe(1);
     expect(lines(result.output)).toEqual([
+      expect.stringMatching(/^admin: no AWS credentials \(.*\): aws configure sso, /),
       'admin: no AWS region (AWS_REGION, AWS_DEFAULT_REGION, or region in the profile): export AWS_REGION=<the stage\'s region> (a table lives in one region)',
     ]);
+    const keyed = await admin(create, { ...bare(), AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' });
+    expect(lines(keyed.output)).toEqual([expect.stringMatching(/^admin: no AWS region /)]);
+  });
+
+  it.each([
+    ['eu_west_1', 'admin: AWS_REGION is "eu_west_1": not a region name (like eu-west-1): export AWS_REGION=eu-west-1'],
+    ['eu-west-1 ', 'admin: AWS_REGION is "eu-west-1 ": it has a space around it: export AWS_REGION=eu-west-1'],
+    ['eu-west-1a', 'admin: AWS_REGION is "eu-west-1a": an availability zone, not a region: export AWS_REGION=eu-west-1'],
+  ])('AWS_REGION=%j: one line naming it, not the SDK\'s stack trace', async (region, line) => {
+    const result = await admin(create, { ...bare(), AWS_REGION: region, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' });
+    expectWith(result.code, result.output).toBe(1);
+    expect(lines(result.output)).toEqual([line]);
+  });
+
+  it('a profile that does not exist and no region: both, in one line each', async () => {
+    const result = await admin(create, { ...bare(), AWS_PROFILE: 'nope' });
+    expectWith(result.code, result.output).toBe(1);
+    expect(lines(result.output)).toEqual([
+      expect.stringMatching(/^admin: AWS profile nope is in neither \S+ nor \S+: aws configure sso --profile nope \(or aws configure --profile nope\)\.$/),
+      'admin: no AWS region (AWS_REGION, AWS_DEFAULT_REGION, or region in the profile): export AWS_REGION=<the stage\'s region> (a table lives in one region)',
+    ]);
+  });
+
+  it('an endpoint nothing answers on: it could not be reached, and what to check', async () => {
+    const closed = `127.0.0.1:${await freePort()}`;
+    const result = await admin(create, { ...bare(), AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_ENDPOINT_URL_DYNAMODB: `http://${closed}` });
+    expectWith(result.code, result.output).toBe(1);
+    expect(lines(result.output).at(-1)).toBe(`admin: could not reach ${closed} (ECONNREFUSED): check AWS_ENDPOINT_URL_DYNAMODB and the network or proxy`);
   });
 
   it('no credentials: the line npm run deploy prints, naming how to get them', async () => {

@@ -3,8 +3,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { runToEnd } from '../support/processes';
+import { expectWith } from '../support/expect-with';
 import { synthesize } from './synth';
 import { failureHint, preflight, RETAINED_ON_DESTROY, whatItDoes } from '#infra/ops/preflight';
+import { awsFailureLines, deployedRegion } from '#infra/admin/aws';
 import cdkJson from '../../cdk.json' with { type: 'json' };
 
 /**
@@ -137,6 +139,76 @@ describe('where the credentials come from (the AWS SDK\'s order, read offline)',
     expect(result.problems).toEqual([]);
     expect(result.credentials?.source).toBe('profile default (~/.aws/credentials)');
     expect(result.region).toBe('us-west-2');
+  });
+});
+
+describe('the region\'s shape, checked first (the deploy\'s pre-flight and the operator CLI share the check)', () => {
+  const keys = { AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE', AWS_SECRET_ACCESS_KEY: 'x' };
+  const check = (env: Record<string, string>, home = emptyHome()) => preflight({ args: ['-c', 'stage=dev'], env, home, cdkContext: cdkJson.context });
+  const cases: Array<[string, string]> = [
+    ['eu_west_1', 'AWS_REGION is "eu_west_1": not a region name (like eu-west-1): export AWS_REGION=eu-west-1'],
+    ['eu-west-1 ', 'AWS_REGION is "eu-west-1 ": it has a space around it: export AWS_REGION=eu-west-1'],
+    ['eu-west-1a', 'AWS_REGION is "eu-west-1a": an availability zone, not a region: export AWS_REGION=eu-west-1'],
+    ['us-west-2-lax-1a', 'AWS_REGION is "us-west-2-lax-1a": an availability zone, not a region: export AWS_REGION=us-west-2'],
+    ['Ireland', 'AWS_REGION is "Ireland": not a region name (like eu-west-1): export AWS_REGION=<region>, e.g. eu-west-1'],
+  ];
+
+  it.each(cases)('AWS_REGION=%j: one problem naming it and the fix', (region, line) => {
+    const result = check({ ...keys, AWS_REGION: region });
+    expect(result.problems.map(({ what, fix }) => `${what}: ${fix}`)).toEqual([line]);
+    expect(result.region).toBeUndefined();
+  });
+
+  it.each(cases)('the operator CLI refuses AWS_REGION=%j with the same line, before the SDK starts', (region, line) => {
+    expect(() => deployedRegion({ ...keys, AWS_REGION: region, HOME: emptyHome(), AWS_CONFIG_FILE: '/nonexistent', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent' }))
+      .toThrow(line);
+  });
+
+  it('accepts every shape of region AWS has, and names a profile\'s region where it is set', () => {
+    for (const region of ['eu-west-1', 'us-gov-west-1', 'cn-northwest-1', 'us-isob-east-1', 'eusc-de-east-1', 'ap-southeast-5', 'il-central-1']) {
+      expectWith(check({ ...keys, AWS_REGION: region }).problems, region).toEqual([]);
+    }
+    const home = emptyHome();
+    mkdirSync(join(home, '.aws'));
+    writeFileSync(join(home, '.aws', 'config'), '[profile ops]\nregion = eu_central_1\ncredential_process = /usr/local/bin/creds\n');
+    expect(check({ AWS_PROFILE: 'ops' }, home).problems).toEqual([{
+      what: 'region of profile ops in ~/.aws/config is "eu_central_1": not a region name (like eu-west-1)',
+      fix: 'correct it there (region = eu-central-1), or export AWS_REGION=eu-central-1',
+    }]);
+  });
+
+  it('npm run deploy stops at a region that is not one: one line, exit 1, no synthesis', async () => {
+    const { code, lines, seconds } = await timed(['npm', 'run', '--silent', 'deploy', '--', '-c', 'stage=dev'], { ...noAws(emptyHome()), ...keys, AWS_REGION: 'eu_west_1' });
+    expect(code).toBe(1);
+    expect(lines).toEqual(['deploy: AWS_REGION is "eu_west_1": not a region name (like eu-west-1): export AWS_REGION=eu-west-1.']);
+    expect(seconds).toBeLessThan(3);
+  });
+
+  it('the operator CLI names a missing profile and the missing region together, as the deploy does', () => {
+    const env = { AWS_PROFILE: 'nope', HOME: emptyHome(), AWS_CONFIG_FILE: '/nonexistent/config', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/credentials' };
+    expect(() => deployedRegion(env)).toThrow([
+      'AWS profile nope is in neither /nonexistent/config nor /nonexistent/credentials: aws configure sso --profile nope (or aws configure --profile nope).',
+      'no AWS region (AWS_REGION, AWS_DEFAULT_REGION, or region in the profile): export AWS_REGION=<the stage\'s region> (a table lives in one region)',
+    ].join('\n'));
+  });
+});
+
+describe('the operator CLI on a DynamoDB nothing answered for', () => {
+  /** What the SDK throws when no answer came: a Node network error, with the retry's $metadata and no HTTP status. */
+  const unreached = (code: string, message: string) => Object.assign(new Error(message), { code, $metadata: { attempts: 2, totalRetryDelay: 40 } });
+
+  it('says it could not reach the endpoint, and what to check, not that DynamoDB answered', () => {
+    expect(awsFailureLines(unreached('ENOTFOUND', 'getaddrinfo ENOTFOUND dynamodb.eu-west-1.amazonaws.com'), 't', { AWS_REGION: 'eu-west-1' }))
+      .toEqual(['could not reach dynamodb.eu-west-1.amazonaws.com (ENOTFOUND): check AWS_REGION and the network or proxy']);
+    expect(awsFailureLines(unreached('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:9'), 't', { AWS_REGION: 'eu-west-1', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:9' }))
+      .toEqual(['could not reach 127.0.0.1:9 (ECONNREFUSED): check AWS_ENDPOINT_URL_DYNAMODB and the network or proxy']);
+    expect(awsFailureLines(Object.assign(new Error('timed out'), { name: 'TimeoutError', $metadata: {} }), 't', { AWS_REGION: 'eu-west-1' }))
+      .toEqual(['could not reach dynamodb.eu-west-1.amazonaws.com (TimeoutError): check AWS_REGION and the network or proxy']);
+  });
+
+  it('still says what DynamoDB answered when it did', () => {
+    const answered = Object.assign(new Error('Requested resource not found'), { name: 'ResourceNotFoundException', $metadata: { httpStatusCode: 400 } });
+    expect(awsFailureLines(answered, 't', { AWS_REGION: 'eu-west-1' })![0]).toMatch(/^no table t in eu-west-1 \(TABLE_NAME\)/);
   });
 });
 
