@@ -18,6 +18,16 @@ import { componentsRegistry, id, organizationName } from '#shared/openapi/schema
  */
 
 type Json = Record<string, unknown>;
+
+/**
+ * The package is private (package.json `"private": true`, no `license`) and grants no license, so
+ * the document says exactly that, in SPDX's form for a license of one's own (`LicenseRef-`): an
+ * identifier, as OpenAPI 3.1 and Redocly's strict set (info-license-strict) want, without
+ * claiming an open-source license nobody chose.
+ */
+const LICENSE = { name: 'Proprietary: no license is granted', identifier: 'LicenseRef-Proprietary' };
+/** Each deployment is its platform team's: the one to ask is whoever operates the stage a client calls. */
+const CONTACT = { name: 'The platform team that operates this deployment (its runbooks: docs/runbooks.md)' };
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
 /** A zod schema as a plain JSON Schema (2020-12, OpenAPI 3.1's dialect), its `$schema` dropped. */
 function jsonSchema(schema: z.ZodType): Json {
@@ -251,6 +261,8 @@ export function openApiDocument(routes: readonly Route[] = routeTable): Json {
       version: API_VERSION,
       summary: "HCP Terraform's Reserved Tag Keys and Comments APIs, as go-tfe and python-tfe call them, plus run notifications",
       description: "JSON:API (application/vnd.api+json). The comment operations have HashiCorp's operation ids and shapes (go-tfe v2's OpenAPI document); reserved tag keys, Idempotency-Key, Idempotent-Replayed, run notifications and workload identity credentials go beyond it. Every answer carries X-Request-Id.",
+      license: LICENSE,
+      contact: CONTACT,
     },
     servers: [{ url: API_BASE_PATH, description: 'The API, at the root of a host: give clients the host only' }],
     security: [{ bearer: [] }],
