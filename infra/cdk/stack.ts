@@ -6,6 +6,7 @@ import { APP_NAME } from '#shared/config';
 import { LOOPBACK_ISSUERS_ENV } from '#shared/workload-identity/issuer-keys';
 import { AUTHORIZER_FUNCTION, AUTHORIZER_TABLE_ACCESS, functionNames, routeOf, routes, type Route } from '#shared/routes';
 import { EXPIRY_INDEX, EXPIRY_KEYS } from '#shared/store/expiry';
+import { SWEEPER_FUNCTION } from '#shared/sweeper';
 import { TABLE_KEYS } from '#shared/store/table';
 import {
   checkBurstFitsConcurrency, checkReservationsFitAccount, checkThrottleFitsAccount, LOCAL_STAGE, stageConfigFrom, validStage, type StageConfig,
@@ -15,6 +16,7 @@ import { Deployments } from './constructs/deployment';
 import { JsonApiGateway } from './constructs/json-api-gateway';
 import { Monitoring } from './constructs/monitoring';
 import { PublicAddress } from './constructs/public-address';
+import { Sweeper } from './constructs/sweeper';
 import { Waf } from './constructs/waf';
 import { pascalCase } from './constructs/names';
 
@@ -31,7 +33,8 @@ export interface ApiStackProps extends StackProps {
 
 /**
  * The deployed API: the route table on API Gateway (REST) with a Lambda per function, the
- * REQUEST authorizer, one DynamoDB table, WAF in front, alarms and a dashboard.
+ * REQUEST authorizer, one DynamoDB table and the sweeper of its expired items, WAF in front,
+ * alarms and a dashboard.
  */
 export class ApiStack extends Stack {
   /** The stage's settings, from context (infra/cdk/config.ts). */
@@ -41,6 +44,8 @@ export class ApiStack extends Stack {
   /** Each function's `live` alias (what API Gateway invokes) and how CodeDeploy moves it. */
   readonly deployments: Deployments;
   readonly gateway: JsonApiGateway;
+  /** The scheduled function that deletes expired items (shared/store/sweep.ts). */
+  readonly sweeper: Sweeper;
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, {
@@ -69,6 +74,8 @@ export class ApiStack extends Stack {
       ...(stage === LOCAL_STAGE ? { environment: { [LOOPBACK_ISSUERS_ENV]: 'allowed' } } : {}),
     });
     this.functions = functions;
+    // Deletes what has expired (create receipts, tombstones), on a schedule: the table has no TTL.
+    this.sweeper = new Sweeper(this, 'Sweeper', { table: this.table, memorySize: config.memorySize, logRetention: common.logRetention });
 
     // API Gateway invokes each function's `live` alias, never $LATEST: a deploy publishes a version
     // and CodeDeploy moves the alias to it per the stage's deploymentConfig.
@@ -105,6 +112,7 @@ export class ApiStack extends Stack {
       stage: this.gateway.api.deploymentStage,
       functions,
       authorizer: { name: AUTHORIZER_FUNCTION, fn: authorizer },
+      sweeper: { name: SWEEPER_FUNCTION, fn: this.sweeper.fn },
       table: this.table,
       accessLogs: this.gateway.accessLogs,
       runbookUrl: config.runbookUrl,

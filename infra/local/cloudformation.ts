@@ -108,6 +108,7 @@ export class Stack {
       case 'AWS::DynamoDB::GlobalTable':
       case 'AWS::DynamoDB::Table': return localTableArn(name);
       case 'AWS::Lambda::Function': return `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${name}`;
+      case 'AWS::Events::Rule': return `arn:aws:events:${LOCAL_REGION}:${LOCAL_ACCOUNT}:rule/${name}`;
       case 'AWS::IAM::Role': return `arn:aws:iam::${LOCAL_ACCOUNT}:role/${name}`;
       case 'AWS::Logs::LogGroup': return `arn:aws:logs:${LOCAL_REGION}:${LOCAL_ACCOUNT}:log-group:${name}:*`;
       default: return `arn:aws:local:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${logicalId}`;
@@ -160,14 +161,16 @@ export class Stack {
 
 /**
  * The resource types a template may hold: those the local stack plays (each module checks the
- * properties it reads), and those that act only at deploy time or on observability, never on a
- * request (permissions API Gateway is granted, CodeDeploy's traffic shifting, whose finished state
- * is the alias in the template, alarms, logs, the address this server stands in for).
+ * properties it reads; eventbridge.ts plays scheduled rules and Lambda's asynchronous invocation
+ * settings), and those that act only at deploy time or on observability, never on a request
+ * (permissions API Gateway is granted, CodeDeploy's traffic shifting, whose finished state is the
+ * alias in the template, alarms, logs, the address this server stands in for).
  */
 const EMULATED_TYPES = new Set([
   'AWS::ApiGateway::RestApi', 'AWS::ApiGateway::Stage', 'AWS::ApiGateway::Resource', 'AWS::ApiGateway::Method',
   'AWS::ApiGateway::Authorizer', 'AWS::ApiGateway::GatewayResponse',
-  'AWS::Lambda::Function', 'AWS::Lambda::Version', 'AWS::Lambda::Alias',
+  'AWS::Lambda::Function', 'AWS::Lambda::Version', 'AWS::Lambda::Alias', 'AWS::Lambda::EventInvokeConfig',
+  'AWS::Events::Rule',
   'AWS::WAFv2::WebACL', 'AWS::WAFv2::WebACLAssociation', 'AWS::CloudFront::Distribution', 'AWS::CloudFront::Function',
   'AWS::DynamoDB::GlobalTable', 'AWS::DynamoDB::Table', 'AWS::IAM::Role', 'AWS::IAM::Policy',
 ]);

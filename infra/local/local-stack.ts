@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { ApiGateway, MAX_PAYLOAD_BYTES, type HttpRequest, type HttpResponse } from './apigateway';
 import { ensureAssembly, type Assembly } from './assembly';
 import { assertEmulated, localTableArn, Stack } from './cloudformation';
+import { LocalSchedules, scheduledRules, type ScheduledRun } from './eventbridge';
 import { randomUUID } from 'node:crypto';
 import { CLOUDFRONT_ID_HEADER, LocalFront } from './front';
 import { IamPolicies, startDynamoDbProxy, type DynamoDbCall } from './iam';
@@ -12,7 +13,8 @@ import { startXRayDaemon, type XRayDaemon } from './xray';
 
 /**
  * The synthesized stack, running on this machine: WAF → API Gateway → Lambda (each function's
- * bundle, isolated) → IAM → DynamoDB Local. One module per service; this one only wires them.
+ * bundle, isolated) → IAM → DynamoDB Local, and EventBridge's schedules → Lambda (the sweeper).
+ * One module per service; this one only wires them.
  */
 export interface LocalStackOptions {
   /** DynamoDB Local's endpoint (the caller starts it and owns the data). */
@@ -34,6 +36,10 @@ export interface LocalStackOptions {
   onRequest?(entry: { method: string; path: string; status: number; ms: number; errorType?: string }): void;
   /** Each trace the functions sent, once its request was answered and its last datagrams are in: `npm start` prints or saves it (TRACES). */
   onTrace?(traceId: string, segments: Array<Record<string, any>>): void;
+  /** Run every scheduled rule this often instead of its rate (ms): tests, and `LOCAL_SCHEDULE_SECONDS` for npm start. */
+  scheduleEveryMs?: number;
+  /** Each invocation a scheduled rule made, once it ended (npm start prints a line). */
+  onScheduledRun?(run: ScheduledRun): void;
 }
 
 export interface LocalStack {
@@ -49,6 +55,8 @@ export interface LocalStack {
   xray: XRayDaemon;
   /** Managed WAF rule groups passed through unevaluated. */
   unevaluatedRuleGroups: string[];
+  /** The template's scheduled rules, on their timers: their runs so far, and `fire` to run one now. */
+  schedules: LocalSchedules;
   close(): Promise<void>;
 }
 
@@ -105,6 +113,7 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
   let gateway: ApiGateway;
   let waf: ReturnType<typeof webAclOf>;
   let front: LocalFront | undefined;
+  let schedules: LocalSchedules;
   try {
     const log = options.log ?? ((name, line) => {
       if (!options.showMetrics && isMetricLine(line)) return;
@@ -122,9 +131,16 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
     });
     gateway = new ApiGateway(stack, (target, event) => lambda.invoke(target, event), (target) => lambda.resolve(target) !== undefined, (traceId) => xray.endTrace(traceId));
     labels = routeLabels(gateway.functionRoutes());
+    const rules = scheduledRules(stack, (target) => lambda.resolve(target) !== undefined);
+    for (const rule of rules) for (const target of rule.targets) labels.set(target.function.split(':')[0]!, scheduleLabel(stack, target.function, rule.expression));
     waf = webAclOf(stack);
     front = LocalFront.of(stack);
     edge.front = front;
+    // Last: nothing may fire before the stack is whole.
+    schedules = new LocalSchedules(rules, (target, event) => lambda.invoke(target, event), {
+      ...(options.scheduleEveryMs === undefined ? {} : { everyMs: options.scheduleEveryMs }),
+      ...(options.onScheduledRun ? { onRun: options.onScheduledRun } : {}),
+    });
   } catch (error) {
     await Promise.all([proxy.close(), xray.close()]);
     throw error;
@@ -155,7 +171,9 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
     traces: xray.segments,
     xray,
     unevaluatedRuleGroups: waf?.passedThrough ?? [],
+    schedules,
     async close() {
+      schedules.close();
       await new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
       await lambda.close();
       await proxy.close();
@@ -227,6 +245,12 @@ export function isMetricLine(line: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** A scheduled function's label: its handler file (from its description) and its schedule, not its hashed logical id. */
+function scheduleLabel(stack: Stack, target: string, expression: string): string {
+  const description = String(stack.resource(target.split(':')[0]!).Properties?.Description ?? '');
+  return `${/functions\/\S+$/.exec(description)?.[0] ?? target} ${expression}`;
 }
 
 /** A function's label: its route (the first, with how many more reach it), not its hashed logical id. */

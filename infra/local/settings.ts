@@ -25,6 +25,20 @@ export function replicatedWriteConflictRate(env: NodeJS.ProcessEnv = process.env
   return rate;
 }
 
+/** The variable that runs the template's schedules (the sweeper's, every 15 minutes) every N seconds instead (infra/local/eventbridge.ts). */
+export const SCHEDULE_SECONDS_ENV = 'LOCAL_SCHEDULE_SECONDS';
+
+/** LOCAL_SCHEDULE_SECONDS in ms, undefined when unset or empty (each rule keeps its rate); anything but a positive number throws, naming it. */
+export function scheduleEveryMs(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env[SCHEDULE_SECONDS_ENV]?.trim();
+  if (!raw) return undefined;
+  const seconds = Number(raw);
+  if (!Number.isFinite(seconds) || seconds <= 0) {
+    throw new Error(`${SCHEDULE_SECONDS_ENV}=${raw} is not a period: give a number of seconds above 0, e.g. 10 to run the sweeper every 10 s`);
+  }
+  return Math.max(1, Math.round(seconds * 1000));
+}
+
 export const SEED_ORGANIZATION = 'example-org';
 /** The seed token's secret, in the data folder, so that every npm start can print it (infra/local/seed.ts). */
 export const SEED_TOKEN_FILE = 'seed-token';

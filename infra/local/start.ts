@@ -2,7 +2,9 @@ import { API_BASE_PATH } from '#shared/config';
 import { ensureAssembly } from './assembly';
 import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from './dynamodb-local';
 import { portInUse } from './ports';
-import { localSettings, REPLICATED_WRITE_CONFLICT_RATE_ENV, replicatedWriteConflictRate, SEED_TOKEN_FILE } from './settings';
+import {
+  localSettings, REPLICATED_WRITE_CONFLICT_RATE_ENV, replicatedWriteConflictRate, SCHEDULE_SECONDS_ENV, scheduleEveryMs, SEED_TOKEN_FILE,
+} from './settings';
 import { removeStackRecord, runningStack, writeStackRecord } from './stack-record';
 import type { Seed } from './seed';
 import { localIssuerKeys, startOidcIssuer } from './oidc-issuer';
@@ -23,6 +25,8 @@ Environment: PORT (3000) the API on 127.0.0.1, DDB_PORT (8000) DynamoDB Local, D
              TRACES=<folder> saves each as <folder>/<trace id>.json. Off by default.
              LOCAL_REPLICATED_WRITE_CONFLICT_RATE (0: off) from 0 to 1: the share of the functions' writes
              refused, unapplied, with ReplicatedWriteConflictException, as an MRSC global table may (npm start only).
+             LOCAL_SCHEDULE_SECONDS (off) runs the template's schedules every N seconds instead of their rate:
+             the sweeper of expired items runs every 15 minutes otherwise (npm start only).
 Logs: one access line per request, and each function's log lines labelled with its route. The functions'
              EMF metric lines (what CloudWatch turns into metrics) are hidden: npm start -- --metrics,
              or LOG_METRICS=1, prints them too.
@@ -50,6 +54,14 @@ const refuse = (line: string): never => {
 const conflictRate = (() => {
   try {
     return replicatedWriteConflictRate();
+  } catch (error) {
+    return refuse((error as Error).message);
+  }
+})();
+
+const scheduleEvery = (() => {
+  try {
+    return scheduleEveryMs();
   } catch (error) {
     return refuse((error as Error).message);
   }
@@ -88,11 +100,17 @@ const issuer = await startOidcIssuer({ port: settings.issuerPort, published: () 
   await dynamo.stop();
   return refuse(`could not serve the local OpenID issuer on 127.0.0.1:${settings.issuerPort}: ${error.message}`);
 });
+/** One line per invocation a schedule made, as the access line of a request: `SCHEDULE rate(15 minutes) SweeperFunction… ok 120.0ms`. */
+const onScheduledRun = ({ expression, function: fn, attempt, ok, error, ms }: import('./eventbridge').ScheduledRun) =>
+  console.log(`SCHEDULE ${expression} ${fn}${attempt > 1 ? ` (retry ${attempt - 1})` : ''} ${ok ? 'ok' : `failed ${error?.errorType}: ${error?.errorMessage}`} ${ms.toFixed(1)}ms`);
 const onRequest = ({ method, path, status, ms, errorType }: { method: string; path: string; status: number; ms: number; errorType?: string }) =>
   console.log(`${method} ${path} ${status}${errorType ? ` ${errorType}` : ''} ${ms.toFixed(1)}ms`);
 // Imported only now: the handlers' SDK client (in-process in dev mode) must see the local endpoint.
 const gateway = await (assembly
-  ? (await import('./local-stack')).startLocalStack({ port: settings.port, assembly, dynamoDbEndpoint: dynamo.endpoint, tableName: settings.tableName, onRequest, showMetrics, ...(await traceOutput()) })
+  ? (await import('./local-stack')).startLocalStack({
+    port: settings.port, assembly, dynamoDbEndpoint: dynamo.endpoint, tableName: settings.tableName, onRequest, showMetrics, ...(await traceOutput()),
+    onScheduledRun, ...(scheduleEvery === undefined ? {} : { scheduleEveryMs: scheduleEvery }),
+  })
   : (await import('./gateway')).startGateway({ port: settings.port, onRequest })
 ).catch(async (error: Error) => {
   await dynamo.stop();
@@ -112,6 +130,7 @@ console.log([
   `DynamoDB Local on ${dynamo.endpoint} (table ${settings.tableName}, data in ${settings.dataDir})`,
   `OpenID issuer on ${issuer.url} (workload identity: npm run admin -- trust create, issuer token; docs/operating.md)`,
   ...conflictLines(),
+  ...scheduleLines(),
   ...seedLines(seed),
   // As the README's: -i shows a bodiless answer's status; -w '\n' ends a JSON answer with a new line.
   'Try:',
@@ -127,6 +146,16 @@ function conflictLines(): string[] {
   if (conflictRate === 0) return [];
   if (dev) return [`${REPLICATED_WRITE_CONFLICT_RATE_ENV}=${conflictRate} is ignored: npm run dev has no IAM proxy in front of DynamoDB Local (npm start has)`];
   return [`Replicated write conflicts ON (${REPLICATED_WRITE_CONFLICT_RATE_ENV}=${conflictRate}): about ${+(conflictRate * 100).toFixed(2)}% of the functions' writes (PutItem, UpdateItem, DeleteItem, BatchWriteItem) are refused, unapplied, with ReplicatedWriteConflictException, as an MRSC global table may`];
+}
+
+/** The template's schedules and when they run (npm run dev serves no template, so has none). */
+function scheduleLines(): string[] {
+  const { schedules } = gateway as Partial<import('./local-stack').LocalStack>;
+  if (!schedules) return scheduleEvery === undefined ? [] : [`${SCHEDULE_SECONDS_ENV} is ignored: npm run dev runs no schedules (npm start does)`];
+  return schedules.rules.filter((rule) => rule.enabled).map((rule) => {
+    const when = scheduleEvery === undefined ? rule.expression : `every ${scheduleEvery / 1000} s (${SCHEDULE_SECONDS_ENV}; ${rule.expression} deployed)`;
+    return `Scheduled: ${rule.targets.map((t) => t.function).join(', ')} ${when}, a SCHEDULE line each run`;
+  });
 }
 
 /** TRACES=print: each trace printed as a tree; TRACES=<folder>: each saved as JSON there. */

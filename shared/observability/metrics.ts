@@ -27,6 +27,9 @@ export const METRIC = {
   hotSpotAttempts: 'HotSpotAttempts',
   hotSpotWaitTime: 'HotSpotWaitTime',
   hotSpotGaveUp: 'HotSpotGaveUp',
+  /** Per sweeper run (functions/sweeper.ts): the expired items it deleted, and 1 when it stopped at its bound with some left. */
+  expiredItemsDeleted: 'ExpiredItemsDeleted',
+  sweepStoppedEarly: 'SweepStoppedEarly',
 } as const;
 
 /** Why a request was or was not authorized: the `reason` dimension of AuthorizationOutcome. */

@@ -169,7 +169,8 @@ describe('adopting an existing table (a restore, or a redeploy after destroy)', 
       .flatMap((p) => p.Properties.PolicyDocument.Statement)
       .filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('dynamodb:')));
     expect(tableStatements.length).toBeGreaterThan(0);
-    for (const statement of tableStatements) expect(statement.Resource).toEqual(tableArn);
+    // The table, or (the sweeper's Query) its Expiry index.
+    for (const statement of tableStatements) expect([tableArn, `${tableArn}/index/Expiry`]).toContainEqual(statement.Resource);
     expect(template.toJSON().Outputs.TableName.Value).toBe(adopted);
   });
 

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { APP_NAME } from '#shared/config';
 import { AUTHORIZER_FUNCTION, functionNames } from '#shared/routes';
+import { SWEEPER_FUNCTION } from '#shared/sweeper';
 import { ApiFunction } from '#infra/cdk/constructs/api-function';
 import { BUILTINS_BY_REQUIRE } from '#infra/cdk/constructs/bundling';
 import { resourcesOf, synthesize, type Resources, type Synthesized } from './synth';
@@ -36,6 +37,8 @@ function statementsOf(name: string): any[] {
 const actionsIn = (statement: any): string[] => [statement.Action].flat();
 const dynamoStatements = (name: string) => statementsOf(name).filter((s) => actionsIn(s).some((a) => a.startsWith('dynamodb:')));
 const allFunctions = () => [...functionNames(), AUTHORIZER_FUNCTION];
+/** And the sweeper, bundled the same way; its settings and access are sweeper.test.ts's. */
+const bundledFunctions = () => [...allFunctions(), SWEEPER_FUNCTION];
 
 /**
  * What each function's code calls (shared/store/*), written out here by hand rather than read from
@@ -65,9 +68,9 @@ const matchesLike = (pattern: string, value: string) =>
   new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(value);
 
 describe('one Lambda per route-table function, plus the authorizer', () => {
-  it('has exactly one function per handler file and nothing else', () => {
-    expect(Object.keys(lambdas)).toHaveLength(allFunctions().length);
-    for (const name of allFunctions()) lambdaOf(name);
+  it('has exactly one function per handler file and nothing else (and the sweeper)', () => {
+    expect(Object.keys(lambdas)).toHaveLength(bundledFunctions().length);
+    for (const name of bundledFunctions()) lambdaOf(name);
   });
 
   it.each(allFunctions())('%s runs Node 24 on arm64 with tracing, its log group and the table name', (name) => {
@@ -178,7 +181,7 @@ describe('the bundles', () => {
     return join(synth.outdir, `asset.${hash}`, 'index.mjs');
   };
 
-  it.each(allFunctions())('%s is one minified ESM file with a source map and the AWS SDK inside', (name) => {
+  it.each(bundledFunctions())('%s is one minified ESM file with a source map and the AWS SDK inside', (name) => {
     const file = bundleOf(name);
     expect(existsSync(file)).toBe(true);
     expect(existsSync(`${file}.map`)).toBe(true);
@@ -186,18 +189,18 @@ describe('the bundles', () => {
     expect(code.startsWith("import { createRequire } from 'node:module';")).toBe(true);
     expect(code).not.toMatch(/from\s*["']#shared\//); // package.json imports resolved by esbuild
     expect(code).not.toMatch(/(from\s*|import\()["']@aws-sdk\//); // bundled, never external
-    if ([EXPECTED_TABLE_ACCESS[name]!].flat().some((access) => access.actions.length > 0)) expect(code).toContain('dynamodb'); // the DynamoDB client is inside
+    if (name === SWEEPER_FUNCTION || [EXPECTED_TABLE_ACCESS[name]!].flat().some((access) => access.actions.length > 0)) expect(code).toContain('dynamodb'); // the DynamoDB client is inside
     expect(code.length / code.split('\n').length).toBeGreaterThan(1_000); // minified
   });
 
-  it.each(allFunctions())('%s takes node:http and node:https as CommonJS exports, never through an ES module import', (name) => {
+  it.each(bundledFunctions())('%s takes node:http and node:https as CommonJS exports, never through an ES module import', (name) => {
     const code = readFileSync(bundleOf(name), 'utf8');
     // An ES module import of a built-in reads every export: node:http's then load all of undici.
     for (const builtin of BUILTINS_BY_REQUIRE) expect(code).not.toMatch(new RegExp(`(from\\s*|import\\()["'](node:)?${builtin}["']`));
     expect(code).toContain("process.getBuiltinModule(\"node:http\")");
   });
 
-  it.each(allFunctions())('%s carries only the environment\'s credentials, not the rest of the SDK\'s default chain', (name) => {
+  it.each(bundledFunctions())('%s carries only the environment\'s credentials, not the rest of the SDK\'s default chain', (name) => {
     const code = readFileSync(bundleOf(name), 'utf8');
     // Lambda puts the execution role's credentials there (infra/cdk/constructs/lambda-credentials.ts).
     if (code.includes('dynamodb')) expect(code).toContain('no AWS credentials in the environment');

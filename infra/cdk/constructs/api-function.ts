@@ -29,6 +29,8 @@ export interface ApiFunctionProps {
   description?: string;
   /** Variables beyond the table's and Powertools' that this function alone needs. */
   environment?: Record<string, string>;
+  /** ApiFunction.TIMEOUT unless given: a function off the request path (the sweeper) may take longer. */
+  timeout?: Duration;
 }
 
 /**
@@ -74,7 +76,7 @@ export class ApiFunction extends NodejsFunction {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? ApiFunction.MEMORY_MB,
       ...(props.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: props.reservedConcurrency }),
-      timeout: ApiFunction.TIMEOUT,
+      timeout: props.timeout ?? ApiFunction.TIMEOUT,
       // Each deploy publishes a version for the `live` alias (constructs/deployment.ts); CloudFormation
       // deletes the one it replaces once the alias has moved, so old versions do not pile up.
       currentVersionOptions: { removalPolicy: RemovalPolicy.DESTROY },

@@ -25,6 +25,8 @@ export interface MonitoringProps {
   functions: ReadonlyMap<string, IFunction>;
   /** The REQUEST authorizer's Lambda, by its function name. */
   authorizer: { name: string; fn: IFunction };
+  /** The scheduled sweeper of expired items, by its function name. */
+  sweeper: { name: string; fn: IFunction };
   table: ITableV2;
   webAcl: CfnWebACL;
   /** The stage's JSON access log: gateway throttles are counted from it. */
@@ -44,6 +46,7 @@ export const RUNBOOK = {
   apiLatency: 'alarm-api-latency-p99',
   authorizerErrors: 'alarm-authorizer-errors',
   functionErrors: 'alarm-function-errors',
+  sweeperErrors: 'alarm-sweeper-errors',
   functionThrottles: 'alarm-function-throttles',
   gatewayThrottles: 'alarm-gateway-throttles',
   wafBlocks: 'alarm-waf-blocks',
@@ -65,6 +68,11 @@ export const ALARM_THRESHOLDS = {
   authorizerErrors: 3,
   /** Unhandled function errors (timeouts, crashes: handled errors are 4xx/5xx responses). */
   functionErrors: 5,
+  /**
+   * Failed sweeper runs (a failed call, a timeout), in 2 of the last 6 five-minute periods: with a
+   * run every 15 minutes, two runs in a row. One failure alone is left to the next run.
+   */
+  sweeperErrors: 1,
   /** Invocations refused: the function used up its reserved concurrency. */
   functionThrottles: 10,
   /** Requests API Gateway answered 429 because a method reached its throttle (not WAF's per-token 429). */
@@ -93,7 +101,8 @@ const TABLE_OPERATIONS = [
 
 /**
  * Alarms on what a user would notice (5xx, slow answers, throttling, blocks) and on their usual
- * causes (function and authorizer failures, DynamoDB errors, throttles and conflicts), each
+ * causes (function and authorizer failures, DynamoDB errors, throttles and conflicts), on the
+ * sweeper's failures, each
  * linking to its runbook section, all sent to one encrypted SNS topic; and one dashboard.
  */
 export class Monitoring extends Construct {
@@ -164,6 +173,11 @@ export class Monitoring extends Construct {
         metric: fn.metricErrors({ period: PERIOD }), threshold: ALARM_THRESHOLDS.functionErrors,
       });
     }
+    // The sweeper: off the request path, unreserved (Lambda retries a throttled scheduled run on its own).
+    const sweeper = props.sweeper.fn;
+    alarm('SweeperErrors', RUNBOOK.sweeperErrors, `functions/${props.sweeper.name}.ts: 1+ failed runs in 2 of the last 6 five-minute periods (two runs in a row): expired items (create receipts, tombstones) are not being deleted`, {
+      metric: sweeper.metricErrors({ period: PERIOD }), threshold: ALARM_THRESHOLDS.sweeperErrors, evaluationPeriods: 6, datapointsToAlarm: 2,
+    });
     const everyFunction: Array<[string, IFunction]> = [...props.functions, [props.authorizer.name, authorizer]];
     for (const [name, fn] of everyFunction) {
       alarm(`${pascalCase(name)}Throttles`, RUNBOOK.functionThrottles, `functions/${name}.ts: ${ALARM_THRESHOLDS.functionThrottles}+ invocations throttled in 5 minutes (its reserved concurrency is used up)`, {
@@ -279,6 +293,11 @@ export class Monitoring extends Construct {
       new GraphWidget({
         title: 'DynamoDB conditional check failures', width: 8,
         left: [table.metricConditionalCheckFailedRequests({ statistic: 'Sum' })],
+      }),
+      new GraphWidget({
+        title: 'Sweeper: expired items deleted (left); runs stopped at their bound, and failed (right)', width: 8,
+        left: [app(METRIC.expiredItemsDeleted, {}, 'expired items deleted')],
+        right: [app(METRIC.sweepStoppedEarly, {}, 'runs stopped at their bound'), sweeper.metricErrors({ statistic: 'Sum', label: 'failed runs' })],
       }),
     );
   }
