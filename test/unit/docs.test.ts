@@ -3,6 +3,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/config';
+import { KEY_REFETCH_COOLDOWN_MS } from '#shared/workload-identity/issuer-keys';
+import { MAX_TOKEN_LIFETIME_SECONDS } from '#shared/workload-identity/trust';
+import { expectWith } from '../support/expect-with';
 
 /**
  * The repository stands alone: every document the README, the docs or the code point to is in it,
@@ -143,5 +147,54 @@ describe('the client versions the documentation names', () => {
     const replaying = [...bullet.matchAll(/`(test\/e2e\/[\w.-]+\.e2e\.test\.ts)`/g)].map((m) => m[1]!);
     expect(replaying).toHaveLength(4);
     for (const file of replaying) expect([file, versionsIn(text(file).replace(/\s*\n\s*\*?\s*/g, ' '))]).toEqual([file, readme]);
+  });
+});
+
+describe('what a first workload identity trial needs, where a platform engineer reads it (docs/api.md)', () => {
+  /** A section's text, from its heading to the next heading, its line breaks made spaces. */
+  const sectionOf = (file: string, heading: string) => {
+    const body = text(file).split(/\n(?=#{2,3} )/).find((part) => part.replace(/^#+ /, '').startsWith(heading));
+    if (!body) throw new Error(`${file} has no heading "${heading}"`);
+    return body.replace(/\s*\n\s*/g, ' ');
+  };
+  const hcp = () => sectionOf('docs/api.md', 'From an HCP Terraform or Terraform Enterprise run');
+  const github = () => sectionOf('docs/api.md', 'From a GitHub Actions job');
+
+  it('says an HCP Terraform run must be known to the service, and how, in the walkthrough itself', () => {
+    expect(hcp()).toMatch(/The run must be known to this service first\..*`404`.*\]\(#run-notifications\).*`npm run admin -- run register /);
+  });
+
+  it('says where terraform_organization_id and terraform_workspace_id are read', () => {
+    expect(hcp()).toMatch(/`terraform_organization_id` is the organization's ID \(`org-…`\): on its Settings → General page, or `external-id`/);
+    expect(hcp()).toMatch(/`terraform_workspace_id` is the workspace's ID \(`ws-…`\): on its Settings → General page/);
+  });
+
+  it('never offers a run task as a place that has the run\'s token, and names the ones that do', () => {
+    for (const file of markdown) expectWith(text(file), file).not.toMatch(/run task's script/);
+    expect(hcp()).toMatch(/a `local-exec` provisioner, or, on self-hosted agents, an agent hook/);
+    expect(hcp()).toMatch(/A run task cannot: .* never see the run's environment or its `TFC_WORKLOAD_IDENTITY_TOKEN`/);
+  });
+
+  it('has GitHub trusts pin the repository and owner ids, and shows the sub with an environment and the immutable sub', () => {
+    expect(github()).toMatch(/Pin the ids, not the names\..*`repository_id` and `repository_owner_id`/);
+    expect(github()).toContain('`repo:OWNER@OWNER_ID/REPO@REPO_ID:environment:production`');
+    expect(github()).toMatch(/The `sub` names the environment, not the ref\*\*, when the job has an `environment:`/);
+    expect(github()).toMatch(/trust create .* --claim repository_owner_id=\d+ .*--claim repository_id=\d+/);
+    expect(text('docs/operating.md').replace(/\s*\n\s*/g, ' ')).toMatch(/GitHub Actions: pin `repository_id` \(or `repository_owner_id`/);
+  });
+
+  it('says which HCP Terraform tokens no trust can accept: module tests, and phases longer than the lifetime limit', () => {
+    expect(hcp()).toMatch(/`terraform_run_id` like `trun-…` \(not a run id\) and no workspace claims/);
+    const [, hours] = /Runs longer than (\d+) hours\.\*\*/.exec(hcp())!;
+    expect(Number(hours)).toBe(MAX_TOKEN_LIFETIME_SECONDS / 3600);
+    expect(hcp()).toMatch(/Terraform Enterprise whose plan or apply timeout is set above \d+ hours issues tokens that are refused/);
+  });
+
+  it('tells callers that a token signed with a key just published may be refused for a while, with the code\'s numbers', () => {
+    const rotation = text('docs/api.md').split(/\n\s*\n/).find((paragraph) => paragraph.startsWith('**Right after the issuer rotates its keys.**'))!
+      .replace(/\s*\n\s*/g, ' ');
+    expect(Number(/at most once every \*\*(\d+) s\*\*/.exec(rotation)![1])).toBe(KEY_REFETCH_COOLDOWN_MS / 1000);
+    expect(rotation).toMatch(/A token signed with a key the issuer published in the last \d+ s can .* refused \(`401`\)/);
+    expect(rotation).toContain(`the authorizer cache TTL (${AUTHORIZER_CACHE_TTL_SECONDS} s by default)`);
   });
 });
