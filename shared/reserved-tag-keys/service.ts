@@ -1,5 +1,5 @@
 import { InvalidAttribute, NotFound } from '../jsonapi/errors';
-import { LOST_ROUND, RETRY_NOW, whileContended } from '../store/contention';
+import { LOST_ROUND, whileContended } from '../store/contention';
 import type { Listed, Range } from '../store/collection';
 import { isId } from '../ids';
 import {
@@ -58,7 +58,6 @@ export async function updateKey(id: string | undefined, attributes: Attributes, 
     changes ??= parseUpdateAttributes(attributes);
     if (!changesAnything(current, changes)) return current;
     const updated = await updateStoredReservedTagKey(current, changes);
-    if (updated === 'stale') return RETRY_NOW;
     if (updated === 'gone') return LOST_ROUND;
     if (updated === 'name-taken') throw nameTaken();
     countMetric(METRIC.reservedTagKeyUpdated, { reservedTagKeyId: updated.id, organization: updated.organization });
@@ -71,7 +70,6 @@ export async function deleteKey(id: string | undefined, authorize: Authorize): P
   await whileContended('organization', { reservedTagKeyId: String(id) }, async () => {
     const current = await findForCaller(id, authorize, findReservedTagKey);
     const refused = await deleteStoredReservedTagKey(current);
-    if (refused === 'stale') return RETRY_NOW;
     if (refused === 'gone') return LOST_ROUND;
     countMetric(METRIC.reservedTagKeyDeleted, { reservedTagKeyId: current.id, organization: current.organization });
     return undefined;

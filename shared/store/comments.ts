@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getItem, querySortKeyRange, recordOf, type Item, type Listed, type Range } from './collection';
 import { Contended, currentDeadline, LOST_ROUND, RETRY_NOW, whileContended } from './contention';
-import { STORE_CALL_MAX_MS } from './client';
+import { STORE_TIMEOUTS } from './client';
 import { CLAIM_AFTER_MS, CLAIM_TIMEOUT_MS, claimTurn, fairCommit, newTurn, type TurnNow } from './fair-turns';
 import { Entity, keys } from './keys';
 import { inTurn } from './process-queue';
@@ -54,6 +54,15 @@ async function applyComment(latest: Latest): Promise<void> {
   const where = { runId: comment.runId };
   await writeDerived('run', where, { Put: { Item: copy!, ConditionExpression: 'attribute_not_exists(PK)' } });
   await writeDerived('run', where, { Put: { Item: member!, ConditionExpression: 'attribute_not_exists(PK)' } });
+}
+
+/**
+ * Writes out a committed comment that another writer may already have written (its member is
+ * written last): one read when it has, so writers that lost a round do not all write it again.
+ */
+async function applyCommentUnlessWritten(latest: Latest): Promise<void> {
+  if (await getItem(keys.runComment(latest.runId, latest.number))) return;
+  await applyComment(latest);
 }
 
 /**
@@ -156,19 +165,22 @@ async function resolveClaim(input: NewComment, receipt: Receipt, claim: Claim): 
   const replay = (record: Comment): Replay<Comment> => ({ replayOf: { fingerprint: claim.fingerprint, record } });
   if (claim.fingerprint !== receipt.fingerprint) return replay(undefined as unknown as Comment);
   for (;;) {
-    // The record first, then the copy: a comment committed before the record was read and no
-    // longer its latest has its copy written (the next commit wrote it first).
+    // Most often the comment is written: its copy says so.
+    const written = await findComment(claim.recordId);
+    if (written) return replay(written);
+    // Else the record first, then the copy again: a comment committed before the record was read
+    // and no longer its latest has its copy written (the next commit wrote it out first).
     const run = await getItem(keys.run(input.runId));
     const latest = latestOf(run);
     if (latest?.id === claim.recordId) {
-      await applyComment(latest);
+      await applyCommentUnlessWritten(latest);
       return replay(asComment(latest));
     }
     const copy = await findComment(claim.recordId);
     if (copy) return replay(copy);
     if (!run) return 'run-not-found';
     if (Date.now() < claim.leaseUntil) {
-      if (Date.now() + CLAIM_POLL_MS + STORE_CALL_MAX_MS * 2 > currentDeadline()) throw new Contended('run', { runId: input.runId }, 0, 0);
+      if (Date.now() + CLAIM_POLL_MS + 2 * STORE_TIMEOUTS.requestTimeoutMs > currentDeadline()) throw new Contended('run', { runId: input.runId }, 0, 0);
       await sleep(CLAIM_POLL_MS);
       continue;
     }
@@ -231,7 +243,7 @@ function commitComment(input: NewComment, id: string, expectedAtStart: Expected)
         return asComment(now);
       }
       // The next commit may come only once the latest comment is written out.
-      if (now && (expected.appliedThrough ?? 0) < now.number) await applyComment(now);
+      if (now && (expected.appliedThrough ?? 0) < now.number) await applyCommentUnlessWritten(now);
       expected = { ...expectedFrom(run), appliedThrough: now?.number ?? 0 };
       seeRunItem(input.runId, run);
       const turnNow = run as TurnNow;

@@ -1,20 +1,19 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { countContention, type HotSpot } from '../observability/metrics';
-import { STORE_CALL_MAX_MS } from './client';
+import { STORE_TIMEOUTS } from './client';
 import { DEFAULT_BUDGET_MS, storeDeadline } from './deadline';
 
 /**
- * Hot spots: many writers meeting at one item (a run's comment count, an organization's reserved
- * tag keys counter and name guards). Every writer but one loses each round and tries again. How
- * long it may keep trying is bounded by the time its function has left, not by a number of
- * attempts: it starts another attempt only while that attempt, at its slowest (the store client's
- * timeouts), would still end before the deadline, so a request that must give up does so with a
- * definite answer (503, nothing written) rather than running into the function's timeout (504).
+ * Hot spots: many writers meeting at one item (a run's record, an organization's head). Every
+ * writer but one loses each round and tries again. How long it may keep trying is bounded by the
+ * time its function has left, not by a number of attempts: it starts another attempt only while
+ * one store call could still end before the deadline, so a request that must give up does so with
+ * a definite answer (503, nothing written); and every call is cut at the deadline (client.ts), so
+ * none runs into the function's timeout (504).
  */
 
 export type { HotSpot } from '../observability/metrics';
-
 
 /**
  * The wait of the hot spot this request is on, shared by nested retries: when it began, and the
@@ -75,7 +74,9 @@ export async function whileContended<T>(
   const outer = waits.getStore();
   const wait = outer ?? { started: Date.now(), lost: 0 };
   const deadline = storeDeadline() ?? wait.started + DEFAULT_BUDGET_MS;
-  const attemptMaxMs = STORE_CALL_MAX_MS + extraMsPerAttempt;
+  // Room for one more attempt on a store that answers: a stalled call is cut at the deadline
+  // anyway (client.ts, withinDeadline), so the wait never runs into the function's timeout.
+  const attemptMaxMs = STORE_TIMEOUTS.requestTimeoutMs + extraMsPerAttempt;
   const patience = Math.max(1, deadline - attemptMaxMs - wait.started);
   /** Attempts made: one per round lost, and the last one when it won. */
   const attempts = (gaveUp: boolean) => wait.lost + (gaveUp ? 0 : 1);

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { endOfPrefix, getItem, querySortKeyRange, type Item, type Listed, type Range } from './collection';
 import { Contended, currentDeadline, LOST_ROUND, RETRY_NOW, whileContended } from './contention';
-import { STORE_CALL_MAX_MS } from './client';
+import { STORE_TIMEOUTS } from './client';
 import { Entity, keys } from './keys';
 import { claimReceipt, findClaim, releaseClaim, takeOverClaim, type Claim, type Receipt, type Replay } from './receipts';
 import { isRefused, writeOnce } from './single-write';
@@ -20,11 +20,10 @@ import { newId, now } from '../ids';
  */
 
 /**
- * Why a write was refused, so the caller can answer with the right error: 'name-taken'; 'gone'
- * (deleted, or changed by another write meanwhile: read it again); 'stale' (read before the head
- * this process knows: read it again at once).
+ * Why a write was refused, so the caller can answer with the right error: 'name-taken', or 'gone'
+ * (deleted, or changed by another write meanwhile: read it again).
  */
-export type WriteRefusal = 'name-taken' | 'gone' | 'stale';
+export type WriteRefusal = 'name-taken' | 'gone';
 
 export { WINDOW_CAPACITY, WINDOW_MS };
 
@@ -69,17 +68,27 @@ async function knownHead(organization: string): Promise<SeenHead> {
   return seenHeads.get(organization) ?? remember(await readHead(organization));
 }
 
-/** When each key handed out by findReservedTagKey was read (performance.now()). */
-const readTimes = new WeakMap<ReservedTagKey, number>();
+/** When each key handed out by findReservedTagKey was read (performance.now()), and the version of its last change. */
+const reads = new WeakMap<ReservedTagKey, { at: number; v: number }>();
 
-/** Whether `key` was read after `seen` was observed, so that the copy holds every change up to the head but its latest. */
-const readAfter = (key: ReservedTagKey, seen: SeenHead) => (readTimes.get(key) ?? -Infinity) > seen.observedAt;
+/**
+ * Whether `key`, with the head's latest change over it, is the key at the head `seen`: it was read
+ * after the head was observed (its copy then holds every change up to the head but the latest),
+ * or its last change is the head's version, or the latest change is its own (the latest is its newest).
+ */
+function currentAt(key: ReservedTagKey, seen: SeenHead): boolean {
+  const read = reads.get(key);
+  if (!read) return false;
+  return read.at > seen.observedAt || read.v === seen.head.version || seen.head.latest?.record.id === key.id;
+}
 
-/** Writes out the head's latest change unless this process knows it is; every change before it is. */
+/** Writes out the head's latest change unless it is (this process knows, or its member says so); every change before it is. */
 async function settle(seen: SeenHead): Promise<void> {
   const latest = seen.head.latest;
   if (!latest || seen.appliedVersion >= latest.version) return;
-  await applyChange(latest);
+  // Its member is written last: when it carries the change, so does everything else.
+  const member = await getItem(keys.reservedTagKey(latest.record.organization, latest.record.createdAt, latest.record.id));
+  if (((member?.v as number | undefined) ?? -1) < latest.version) await applyChange(latest);
   remember(seen.head, latest.version);
 }
 
@@ -124,7 +133,7 @@ async function commit(seen: SeenHead, change: Omit<Change, 'version'>, counts: {
   });
   remember(applied(seen.head, next), next.version);
   // The key as this change left it is the key at the head just remembered.
-  readTimes.set(committed.record, performance.now());
+  reads.set(committed.record, { at: performance.now(), v: committed.version });
   return committed;
 }
 
@@ -146,11 +155,14 @@ function atHead(head: Head, copy: ReservedTagKey | undefined): ReservedTagKey | 
 }
 
 /**
- * Whether `key` is another live key's name at the head's version (read after the head was
- * observed, with its latest change written out): its guard names a key whose copy still has that
- * name. A guard left by a late write of an old change names a key that no longer has it.
+ * Whether `key` is another live key's name at the head's version: the head's latest change gave
+ * it to its key, or (read after the head was observed) its guard names a key whose copy, with the
+ * latest change over it, still has that name. A guard left by a late write of an old change names
+ * a key that no longer has it.
  */
 async function nameTaken(head: Head, key: string, exceptId?: string): Promise<boolean> {
+  const latest = head.latest;
+  if (latest && latest.kind !== 'delete' && latest.record.id !== exceptId && latest.record.key.toLowerCase() === key.toLowerCase()) return true;
   const guard = await getItem(keys.reservedTagKeyName(head.organization, key));
   const owner = guard?.id as string | undefined;
   if (owner === undefined || owner === exceptId) return false;
@@ -226,7 +238,7 @@ export async function findReservedTagKey(id: string): Promise<ReservedTagKey | u
   const found = await getItem(keys.reservedTagKeyById(id));
   if (!found || found.deleted) return undefined;
   const key = keyRecord(found);
-  readTimes.set(key, performance.now());
+  reads.set(key, { at: performance.now(), v: found.v as number });
   return key;
 }
 
@@ -255,9 +267,12 @@ async function insertOnce(
   organization: string, attributes: Required<ReservedTagKeyChanges>, receipt?: Receipt, replacing?: string,
 ): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>> {
   const id = newId('rtk');
+  // The first attempt's reads go out with the claim: they ask nothing of the receipt.
+  const prepared = prepare(organization, attributes.key);
+  prepared.catch(() => undefined);
   const claim = receipt && await claimReceipt(spotOf(organization), receipt, id, replacing);
   if (claim) return resolveClaim(organization, attributes, receipt!, claim);
-  const created = await createKey(organization, attributes, id);
+  const created = await createKey(organization, attributes, id, prepared);
   if (typeof created === 'string' && receipt) await releaseClaim(receipt, id);
   return created;
 }
@@ -276,26 +291,29 @@ async function resolveClaim(
   const replay = (record: ReservedTagKey): Replay<ReservedTagKey> => ({ replayOf: { fingerprint: claim.fingerprint, record } });
   if (claim.fingerprint !== receipt.fingerprint) return replay(undefined as unknown as ReservedTagKey);
   for (;;) {
+    // An Idempotency-Key's replay is the first answer, which the copy keeps (deleted or not).
+    if (receipt.keyed) {
+      const copy = await getItem(keys.reservedTagKeyById(claim.recordId));
+      if (copy) return replay(keyRecord(copy.created as Item));
+    }
     // The head first, then the copy: a create committed before the head was read and no longer its
     // latest change has its copy written (the next commit wrote it out first).
-    const head = await readHead(organization);
-    remember(head);
-    const latest = head.latest;
+    const seen = remember(await readHead(organization));
+    const latest = seen.head.latest;
     if (latest?.kind === 'create' && latest.record.id === claim.recordId) {
-      await applyChange(latest);
-      remember(head, latest.version);
+      await settle(seen);
       return replay(latest.record);
     }
     const copy = await getItem(keys.reservedTagKeyById(claim.recordId));
     if (copy) {
       if (receipt.keyed) return replay(keyRecord(copy.created as Item));
-      const current = atHead(head, copy.deleted ? undefined : keyRecord(copy));
+      const current = atHead(seen.head, copy.deleted ? undefined : keyRecord(copy));
       if (current && current.key === attributes.key && current.disableOverrides === attributes.disableOverrides) return replay(current);
       // Renamed, changed or deleted since: this identical request is a new create.
       return insertOnce(organization, attributes, receipt, claim.recordId);
     }
     if (Date.now() < claim.leaseUntil) {
-      if (Date.now() + CLAIM_POLL_MS + STORE_CALL_MAX_MS * 2 > currentDeadline()) throw new Contended('organization', { organization }, 0, 0);
+      if (Date.now() + CLAIM_POLL_MS + 2 * STORE_TIMEOUTS.requestTimeoutMs > currentDeadline()) throw new Contended('organization', { organization }, 0, 0);
       await sleep(CLAIM_POLL_MS);
       continue;
     }
@@ -312,17 +330,43 @@ async function resolveClaim(
 }
 
 /**
+ * Whether the head is still the one `seen` observed: then whatever was read since (a guard, a
+ * copy) is the state at it, and a refusal drawn from it (the name is taken) is the true answer.
+ * A head known from before this request may be stale: the next attempt starts from the new one.
+ */
+async function stillAt(seen: SeenHead): Promise<boolean> {
+  const head = await readHead(seen.head.organization);
+  if (head.version === seen.head.version) return true;
+  remember(head);
+  return false;
+}
+
+/** What a create attempt reads first: the head (its latest change written out), then whether the name is taken at it. */
+interface Prepared {
+  seen: SeenHead;
+  taken: boolean;
+}
+
+async function prepare(organization: string, key: string): Promise<Prepared> {
+  const seen = await knownHead(organization);
+  const [, taken] = await Promise.all([settle(seen), nameTaken(seen.head, key)]);
+  return { seen, taken };
+}
+
+/**
  * Commits the create of key `id` on the organization's head: the name must be free at the head's
  * version, and the window of its creation time must have room (a full one, over WINDOW_CAPACITY
  * creates in 100 ms, is retried in the next).
  */
-function createKey(organization: string, attributes: Required<ReservedTagKeyChanges>, id: string): Promise<ReservedTagKey | WriteRefusal> {
+function createKey(
+  organization: string, attributes: Required<ReservedTagKeyChanges>, id: string, prepared?: Promise<Prepared>,
+): Promise<ReservedTagKey | WriteRefusal> {
   return whileContended('organization', { organization }, async () => {
-    const seen = await knownHead(organization);
-    await settle(seen);
+    const { seen, taken } = await (prepared ?? prepare(organization, attributes.key));
+    prepared = undefined;
     // A retry that took over this key's receipt created it meanwhile.
     if (seen.head.latest?.record.id === id && seen.head.latest.kind === 'create') return seen.head.latest.record;
-    if (await nameTaken(seen.head, attributes.key)) return 'name-taken' as const;
+    if (taken) return (await stillAt(seen)) ? 'name-taken' as const : RETRY_NOW;
     const createdAt = now();
     if ((seen.head.windows.get(windowOf(createdAt)) ?? 0) >= WINDOW_CAPACITY) {
       await sleep(WINDOW_MS - (Date.now() % WINDOW_MS));
@@ -330,36 +374,54 @@ function createKey(organization: string, attributes: Required<ReservedTagKeyChan
     }
     const record: ReservedTagKey = { id, organization, ...attributes, createdAt, updatedAt: createdAt };
     const committed = await commit(seen, { kind: 'create', record }, { delta: 1 });
-    return committed === LOST_ROUND ? LOST_ROUND : committed.record;
+    if (committed !== LOST_ROUND) return committed.record;
+    // Refused for a change that took this name (the head the refusal carried): the answer is known.
+    const refusedBy = seenHeads.get(organization);
+    const winner = refusedBy?.head.latest;
+    if (refusedBy && winner && winner.kind !== 'delete' && winner.record.id !== id && winner.record.key.toLowerCase() === attributes.key.toLowerCase()) {
+      await settle(refusedBy);
+      return 'name-taken' as const;
+    }
+    return LOST_ROUND;
   });
 }
 
 /**
- * Sets the attributes that change. 'gone': deleted meanwhile, or the key was read before the
- * head this process knows (read it again, then retry); 'name-taken' when the new name is another
- * key's. A change to nothing writes nothing.
+ * The key at the head this process knows, its latest change written out: the key as read when it
+ * was read after the head was observed, else read again (with the head's latest change over it).
+ */
+async function atKnownHead(current: ReservedTagKey, also: (seen: SeenHead) => Promise<unknown> = async () => undefined) {
+  const seen = await knownHead(current.organization);
+  const [read] = await Promise.all([
+    currentAt(current, seen) ? current : findReservedTagKey(current.id),
+    settle(seen),
+    also(seen),
+  ]);
+  return { seen, key: read && atHead(seen.head, read) };
+}
+
+/**
+ * Sets the attributes that change. 'gone': deleted, or changed by another write meanwhile (read it
+ * again); 'name-taken' when the new name is another key's. A change to nothing writes nothing.
  */
 export async function updateStoredReservedTagKey(current: ReservedTagKey, changes: ReservedTagKeyChanges): Promise<ReservedTagKey | WriteRefusal> {
-  const seen = await knownHead(current.organization);
-  // The key must be read after the head it is changed at: read it again, with this head known.
-  if (!readAfter(current, seen)) return 'stale';
-  await settle(seen);
-  const key = atHead(seen.head, current);
+  let taken = false;
+  // The new name's guard is read with the key, at the same head (another key's name, whatever this key's is now).
+  const { seen, key } = await atKnownHead(current, async (at) => {
+    if (changes.key !== undefined) taken = await nameTaken(at.head, changes.key, current.id);
+  });
   if (!key) return 'gone';
   const updated: ReservedTagKey = { ...key, ...changes, updatedAt: now() };
   if (updated.key === key.key && updated.disableOverrides === key.disableOverrides) return key;
   const renamed = updated.key.toLowerCase() !== key.key.toLowerCase();
-  if (renamed && await nameTaken(seen.head, updated.key, key.id)) return 'name-taken';
+  if (renamed && taken) return (await stillAt(seen)) ? 'name-taken' : 'gone';
   const committed = await commit(seen, { kind: 'update', record: updated, ...(renamed ? { previousKey: key.key } : {}) }, { delta: 0 });
   return committed === LOST_ROUND ? 'gone' : committed.record;
 }
 
-/** Deletes the key; 'gone' when it was read before the head this process knows, or deleted meanwhile (read it again). */
+/** Deletes the key; 'gone' when it was deleted, or changed by another write meanwhile (read it again). */
 export async function deleteStoredReservedTagKey(current: ReservedTagKey): Promise<undefined | WriteRefusal> {
-  const seen = await knownHead(current.organization);
-  if (!readAfter(current, seen)) return 'stale';
-  await settle(seen);
-  const key = atHead(seen.head, current);
+  const { seen, key } = await atKnownHead(current);
   if (!key) return 'gone';
   const windowGoes = (seen.head.windows.get(windowOf(key.createdAt)) ?? 0) <= 1;
   const committed = await commit(seen, { kind: 'delete', record: key }, { delta: -1, windowGoes });

@@ -119,15 +119,17 @@ describe('Idempotency-Key on a comment create', () => {
     expect(await commentsOf(runId)).toEqual([]);
   });
 
-  it('costs a first create no extra call (its receipt rides in the transaction) and a replay one refused transaction', async () => {
+  it('costs a first create one claim of its receipt before its commit, and a replay the refused claim and one read', async () => {
     const runId = await newRun();
     const path = `/runs/${runId}/comments`;
     const first = await roundTrips(() => api.post(path, { token: member, body: comment('counted'), headers: keyed('k-4') }));
-    expect(first.commands).toEqual(['GetItemCommand', 'TransactWriteItemsCommand']);
+    // The run (unknown to the function), the receipt's claim, the commit on the run's record, then the copy and the member.
+    expect(first.commands).toEqual(['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'PutItemCommand', 'PutItemCommand']);
     const replay = await roundTrips(() => api.post(path, { token: member, body: comment('counted'), headers: keyed('k-4') }));
     expect(replay.result.status).toBe(201);
     expect(replay.result.json).toEqual(first.result.json);
-    expect(replay.commands).toEqual(['TransactWriteItemsCommand']);
+    // The claim refused with the receipt, then the comment it names, by id.
+    expect(replay.commands).toEqual(['PutItemCommand', 'GetItemCommand']);
   });
 });
 
@@ -176,9 +178,12 @@ describe('a client that sends no key (python-tfe 1.5.0 replays POSTs on 429, 502
     const runId = await newRun();
     const first = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('replayed late') });
     const receipts = (await documentClient.send(new ScanCommand({ TableName: tableName(), FilterExpression: 'entity = :receipt', ExpressionAttributeValues: { ':receipt': 'Receipt' } }))).Items ?? [];
-    const receipt = receipts.find((item) => item.record?.id === first.json.data.id)!;
+    const receipt = receipts.find((item) => item.recordId === first.json.data.id)!;
     const createdAt = Date.parse(first.json.data.attributes['created-at']) / 1000;
-    expect(receipt.ttl - createdAt).toBeGreaterThanOrEqual(PYTHON_TFE_LONGEST_RETRY_SECONDS);
+    expect(receipt.expiresAt - createdAt).toBeGreaterThanOrEqual(PYTHON_TFE_LONGEST_RETRY_SECONDS);
+    // It expires on its own: listed by the sweeper's index, not by DynamoDB's TTL.
+    expect(receipt.sweepShard).toMatch(/^SWEEP#\d+$/);
+    expect(receipt.ttl).toBeUndefined();
   });
 
   it('still makes a comment for another body, another token or another run', async () => {
@@ -217,17 +222,21 @@ describe('a client that sends no key (python-tfe 1.5.0 replays POSTs on 429, 502
     expect(listed.map((k) => k.id)).toContain(again.json.data.id);
   });
 
-  it('answers a replay whose key another owner renamed meanwhile with the key as it is now, and makes no second key', async () => {
+  it('answers a replay whose key another owner renamed meanwhile with a new key as asked: a replay answers only while the key is what it asks for', async () => {
     const path = '/organizations/acme/reserved-tag-keys';
     // python-tfe creates a key and its answer is lost; another owner renames the key; python-tfe replays.
     const first = await api.post(path, { token: owner, body: tagKey('renamed-later') });
     const otherOwner = await tokenFor({ acme: 'owner' }, 'user-renamer');
     const renamed = await api.patch(`/reserved-tag-keys/${first.json.data.id}`, { token: otherOwner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'renamed-now' } } } });
     expect(renamed.status).toBe(200);
-    const replay = await api.post(path, { token: owner, body: tagKey('renamed-later') });
-    expect([replay.status, replayedHeader(replay)]).toEqual([201, 'true']);
-    expect(replay.json).toEqual(renamed.json);
+    const again = await api.post(path, { token: owner, body: tagKey('renamed-later') });
+    // HCP Terraform would create the key asked for, and Terraform reads back the key it asked for.
+    expect([again.status, replayedHeader(again), again.json.data.attributes.key]).toEqual([201, null, 'renamed-later']);
+    expect(again.json.data.id).not.toBe(first.json.data.id);
     const listed = (await api.get(`${path}?page%5Bsize%5D=100`, { token: owner })).json.data as Array<{ attributes: { key: string } }>;
-    expect(listed.map((k) => k.attributes.key).filter((key) => key.startsWith('renamed-'))).toEqual(['renamed-now']);
+    expect(listed.map((k) => k.attributes.key).filter((key) => key.startsWith('renamed-')).sort()).toEqual(['renamed-later', 'renamed-now']);
+    // The receipt names the new key now: a further replay answers with it.
+    const replay = await api.post(path, { token: owner, body: tagKey('renamed-later') });
+    expect([replay.status, replayedHeader(replay), replay.json.data.id]).toEqual([201, 'true', again.json.data.id]);
   });
 });

@@ -11,6 +11,7 @@ import { registerNewRun } from '#shared/store/runs';
  * v1.110.0 and python-tfe 1.5.0, the versions docs/api.md's client compatibility names.
  */
 const { api, roundTrips } = useLocalStack();
+const roundTripsOf = (commands: string[]) => commands.join(' ');
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 let orgCounter = 0;
@@ -375,24 +376,42 @@ describe('lists', () => {
 });
 
 describe('DynamoDB round trips per request (warm, after the authorizer)', () => {
-  it('list 1 Query, create 1 transaction, update and delete 2 at most', async () => {
+  it('list 1 Query; create, update and delete one commit each, with their reads and derived writes; no transaction', async () => {
     const { create, owner, list } = await organization();
     await list(); // warms the authorizer cache for this token
     const listed = await roundTrips(() => list());
     expect(listed.commands).toEqual(['QueryCommand']);
     const createdKey = await roundTrips(() => create('environment'));
-    // The receipt that makes a retry safe is one more item of the same transaction.
-    expect(createdKey.commands).toEqual(['TransactWriteItemsCommand']);
+    // The receipt's claim and the head (not yet known to this function) together; the name's guard;
+    // the commit on the head; then the guard and the copy together, the member last.
+    expect(createdKey.commands.slice(0, 2).sort()).toEqual(['GetItemCommand', 'PutItemCommand']);
+    expect(createdKey.commands.slice(2, 4)).toEqual(['GetItemCommand', 'UpdateItemCommand']);
+    expect(createdKey.commands.slice(4)).toEqual(['PutItemCommand', 'PutItemCommand', 'PutItemCommand']);
+    const warm = await roundTrips(() => create('team'));
+    // The head known to the function now: claim and guard together, commit, derived writes.
+    expect(warm.commands.slice(0, 2).sort()).toEqual(['GetItemCommand', 'PutItemCommand']);
+    expect(warm.commands.slice(2)).toEqual(['UpdateItemCommand', 'PutItemCommand', 'PutItemCommand', 'PutItemCommand']);
     const id = createdKey.result.json.data.id;
     const updated = await roundTrips(() =>
       api.patch(`/reserved-tag-keys/${id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'env' } } } }));
-    expect(updated.commands).toEqual(['GetItemCommand', 'TransactWriteItemsCommand']);
+    // The copy by id, the head (new to this function); then together the copy again (read after the
+    // head), the member of the head's latest change (is it written out?) and the new name's guard;
+    // the commit; the new guard and the copy, the member, the old guard's release.
+    expect(updated.commands.slice(0, 6)).toEqual([...Array(5).fill('GetItemCommand'), 'UpdateItemCommand']);
+    expect(updated.commands.slice(6, 8).sort()).toEqual(['PutItemCommand', 'UpdateItemCommand']);
+    expect(updated.commands.slice(8)).toEqual(['UpdateItemCommand', 'DeleteItemCommand']);
+    expect(updated.commands.filter((c) => c === 'UpdateItemCommand')).toHaveLength(3);
     const unchanged = await roundTrips(() =>
       api.patch(`/reserved-tag-keys/${id}`, { token: owner, body: { data: { type: 'reserved-tag-keys' } } }));
     expect(unchanged.commands).toEqual(['GetItemCommand']);
     const deleted = await roundTrips(() => api.delete(`/reserved-tag-keys/${id}`, { token: owner }));
-    // The key and its organization's counter read together: the delete knows which counter update to make.
-    expect(deleted.commands).toEqual(['TransactGetItemsCommand', 'TransactWriteItemsCommand']);
+    // The copy by id, the head (new to this function, its latest change this key's: the copy read is
+    // the key at it), the member of that change (is it written out?); the commit; the guard's
+    // release and the copy's tombstone, the member's last.
+    expect(deleted.commands.slice(0, 4)).toEqual(['GetItemCommand', 'GetItemCommand', 'GetItemCommand', 'UpdateItemCommand']);
+    expect(deleted.commands.slice(4, 6).sort()).toEqual(['DeleteItemCommand', 'UpdateItemCommand']);
+    expect(deleted.commands.slice(6)).toEqual(['UpdateItemCommand']);
+    expect(roundTripsOf([...listed.commands, ...warm.commands, ...updated.commands, ...deleted.commands])).not.toContain('Transact');
   });
 });
 
