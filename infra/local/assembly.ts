@@ -44,7 +44,7 @@ async function synthesizeAs(hash: string, log: (line: string) => void): Promise<
   const building = `${ASSEMBLY_DIR}.${process.pid}.tmp`;
   rmSync(building, { recursive: true, force: true });
   try {
-    await synthesize(building);
+    await synthesizeStage(building, LOCAL_STAGE);
   } catch (error) {
     rmSync(building, { recursive: true, force: true });
     throw error;
@@ -57,15 +57,16 @@ async function synthesizeAs(hash: string, log: (line: string) => void): Promise<
 
 /**
  * Runs the CDK app the way the CDK CLI does (`cdk synth` sets CDK_OUTDIR and CDK_CONTEXT_JSON and
- * runs cdk.json's `app`), with cdk.json's context and `stage=local`.
+ * runs cdk.json's `app`), with cdk.json's context, `stage` and `context` (as `-c` adds it), offline:
+ * no AWS account or region. The local stage's assembly, and infra/ops/lint-cfn.ts's templates.
  */
-async function synthesize(outdir: string): Promise<void> {
+export async function synthesizeStage(outdir: string, stage: string, context: Record<string, unknown> = {}): Promise<void> {
   mkdirSync(outdir, { recursive: true });
   const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context?: Record<string, unknown> };
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     CDK_OUTDIR: outdir,
-    CDK_CONTEXT_JSON: JSON.stringify({ ...cdkJson.context, stage: LOCAL_STAGE }),
+    CDK_CONTEXT_JSON: JSON.stringify({ ...cdkJson.context, ...context, stage }),
   };
   delete env.CDK_DEFAULT_ACCOUNT; // an environment-agnostic stack: nothing of this machine's AWS set-up leaks in
   delete env.CDK_DEFAULT_REGION;
@@ -74,7 +75,7 @@ async function synthesize(outdir: string): Promise<void> {
   child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString(); });
   child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString(); });
   const code = await new Promise<number | null>((done) => child.once('exit', done));
-  if (code !== 0) throw new Error(`cdk synth of the local stage failed (exit ${code}):\n${output}`);
+  if (code !== 0) throw new Error(`cdk synth of the ${stage} stage failed (exit ${code}):\n${output}`);
 }
 
 /** A lock directory (mkdir is atomic) holding its owner's pid; an owner that died leaves it free. */
@@ -104,7 +105,8 @@ const isAlive = (pid: number) => {
   try { process.kill(pid, 0); return true; } catch { return false; }
 };
 
-function stackNameIn(directory: string): string {
+/** The one stack of a cloud assembly: its name, the base of its `.template.json`. */
+export function stackNameIn(directory: string): string {
   const manifest = JSON.parse(readFileSync(join(directory, 'manifest.json'), 'utf8')) as {
     artifacts: Record<string, { type: string }>;
   };

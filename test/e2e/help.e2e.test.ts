@@ -13,6 +13,7 @@ describe('--help', () => {
     [['run', 'bench', '--', '--help'], 'Usage: npm run bench'],
     [['run', 'cost', '--', '--help'], 'Usage: npm run cost'],
     [['run', 'openapi', '--', '--help'], 'Usage: npm run openapi'],
+    [['run', 'lint:cfn', '--', '--help'], 'Usage: npm run lint:cfn'],
   ])('npm %j exits 0 with its usage', async (args, usage) => {
     const { code, output } = await runToEnd(['npm', ...args], { TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined });
     expectWith(code, output).toBe(0);
