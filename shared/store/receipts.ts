@@ -14,7 +14,7 @@ import { writeOnce, type Write } from './single-write';
  * - a request that reuses an Idempotency-Key for something else is refused before anything is
  *   written (its fingerprint differs from the claim's);
  * - a claim whose create died before committing is taken over by a retry once its lease has
- *   passed: the creator's deadline plus LEASE_MARGIN_MS, after which it can no longer commit
+ *   passed: the creator's deadline plus lease.marginMs, after which it can no longer commit
  *   (its writes are conditioned on the collection's version it saw, which the taker's commit moves).
  *
  * A receipt carries its own expiry and counts as absent once past it (expiry.ts).
@@ -41,8 +41,8 @@ export interface Replay<T> {
 export const isReplay = <T>(outcome: unknown): outcome is Replay<T> =>
   typeof outcome === 'object' && outcome !== null && 'replayOf' in outcome;
 
-/** Beyond a creator's deadline: covers clocks that differ between two functions, and a write still in flight. */
-export const LEASE_MARGIN_MS = 20_000;
+/** Beyond a creator's deadline: covers clocks that differ between two functions, and a write still in flight (tests shorten it). */
+export const lease = { marginMs: 20_000 };
 
 /** A claim another request holds on the receipt. */
 export interface Claim {
@@ -66,7 +66,7 @@ function claimItem(receipt: Receipt, recordId: string): Item {
     entity: Entity.Receipt,
     fingerprint: receipt.fingerprint,
     recordId,
-    leaseUntil: currentDeadline() + LEASE_MARGIN_MS,
+    leaseUntil: currentDeadline() + lease.marginMs,
     ...expiring(key.PK, receipt.expiresAt),
   };
 }
@@ -106,7 +106,7 @@ export async function takeOverClaim(receipt: Receipt, claim: Claim): Promise<boo
       Key: keys.receipt(receipt.id),
       UpdateExpression: 'SET leaseUntil = :lease',
       ConditionExpression: 'recordId = :recordId AND leaseUntil = :seen',
-      ExpressionAttributeValues: { ':lease': currentDeadline() + LEASE_MARGIN_MS, ':recordId': claim.recordId, ':seen': claim.leaseUntil },
+      ExpressionAttributeValues: { ':lease': currentDeadline() + lease.marginMs, ':recordId': claim.recordId, ':seen': claim.leaseUntil },
     },
   });
   return outcome === 'written';

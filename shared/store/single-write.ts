@@ -33,11 +33,18 @@ function commandOf(write: Write) {
 }
 
 /**
+ * For tests only: called before each write is sent. A hook that throws stops the writer right
+ * there, as if its process had died between two writes (test/int/killed-writers.int.test.ts).
+ */
+export const writeHooks: { beforeWrite?: (write: Write) => void } = {};
+
+/**
  * One attempt: 'written'; Refused when its condition failed (carrying the item as it is, so the
  * caller can tell which rule refused it at no extra read); LOST_ROUND when another Region was
  * writing the same item (nothing written: try again).
  */
 export async function writeOnce(write: Write): Promise<'written' | Refused | typeof LOST_ROUND> {
+  writeHooks.beforeWrite?.(write);
   try {
     await documentClient.send(commandOf(write) as PutCommand, withinDeadline());
     return 'written';
