@@ -54,10 +54,10 @@ export const REPLICATED_WRITE_CONFLICT_MESSAGE =
   'The request was rejected because one or more items in the request are being modified by a request in another Region.';
 
 /**
- * Whether the proxy refuses transactions when its options do not say. An MRSC replica refuses them.
+ * Whether the proxy refuses transactions when its options do not say. An MRSC replica refuses
+ * them, and the store uses none (shared/store/single-write.ts): on, so none can slip back in.
  */
-// TODO(store): default true once shared/store uses no transactions
-export const REFUSE_TRANSACTIONS_BY_DEFAULT = false;
+export const REFUSE_TRANSACTIONS_BY_DEFAULT = true;
 
 /** One item of a table: its key attributes' values, in the table's key order, as canonical JSON. */
 export interface ItemRef {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, QueryCommand, TransactGetItemsCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { ensureAssembly, type Assembly } from '#infra/local/assembly';
 import { LOCAL_REGION, localTableArn, Stack } from '#infra/local/cloudformation';
 import { IamPolicies, startDynamoDbProxy, type DynamoDbProxy } from '#infra/local/iam';
@@ -42,6 +42,18 @@ function clientOf(prefix: string): DynamoDBClient {
 const getItem = (pk: string, sk: string) => new GetItemCommand({ TableName: tableName, Key: { PK: { S: pk }, SK: { S: sk } } });
 const denied = { name: 'AccessDeniedException' };
 
+describe('the local table plays a global table in multi-Region strong consistency (default settings)', () => {
+  it('refuses TransactWriteItems and TransactGetItems of items the role may touch, as an MRSC replica does, and writes nothing', async () => {
+    const create = clientOf('CommentsCreateFunction');
+    const refused = { name: 'ValidationException', message: expect.stringMatching(/not supported.*multi-Region strongly consistent/) };
+    const item = { PK: { S: 'RUN#run-mrscrefusal00000' }, SK: { S: 'COMMENTS#000000000001' } };
+    await expect(create.send(new TransactWriteItemsCommand({ TransactItems: [{ Put: { TableName: tableName, Item: item } }] }))).rejects.toMatchObject(refused);
+    await expect(create.send(new TransactGetItemsCommand({ TransactItems: [{ Get: { TableName: tableName, Key: item } }] }))).rejects.toMatchObject(refused);
+    const { Item } = await create.send(getItem(item.PK.S, item.SK.S));
+    expect(Item).toBeUndefined();
+  });
+});
+
 describe('IAM from the template, enforced on every DynamoDB call', () => {
   it('lets the comments functions read comments and runs, and denies them token items', async () => {
     const show = clientOf('CommentsShowFunction');
@@ -61,11 +73,15 @@ describe('IAM from the template, enforced on every DynamoDB call', () => {
   });
 
   it('denies a read-only function any write, and the reserved tag key functions any other key space', async () => {
+    const { PutItemCommand } = await import('@aws-sdk/client-dynamodb');
+    const show = clientOf('CommentsShowFunction');
+    await expect(show.send(new PutItemCommand({ TableName: tableName, Item: { PK: { S: 'COMMENT#wsc-0000000000000000' }, SK: { S: 'X' } } }))).rejects.toMatchObject(denied);
     const list = clientOf('ReservedTagKeysListFunction');
     await expect(list.send(new QueryCommand({ TableName: tableName, KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': 'PK' }, ExpressionAttributeValues: { ':pk': { S: 'ORG#acme' } } }))).resolves.toBeDefined();
     await expect(list.send(new QueryCommand({ TableName: tableName, KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': { S: 'RUN#run-0000000000000000' } } }))).rejects.toMatchObject(denied);
-    const { PutItemCommand } = await import('@aws-sdk/client-dynamodb');
-    await expect(list.send(new PutItemCommand({ TableName: tableName, Item: { PK: { S: 'ORG#acme' }, SK: { S: 'X' } } }))).rejects.toMatchObject(denied);
+    // A list writes out an organization's latest change when it meets it unwritten: in that key space only.
+    await expect(list.send(new PutItemCommand({ TableName: tableName, Item: { PK: { S: 'RUN#run-0000000000000000' }, SK: { S: 'X' } } }))).rejects.toMatchObject(denied);
+    await expect(list.send(new PutItemCommand({ TableName: tableName, Item: { PK: { S: 'TOKENS' }, SK: { S: 'X' } } }))).rejects.toMatchObject(denied);
   });
 
   it('refuses a signer that is no role of the template', async () => {
