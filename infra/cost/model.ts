@@ -1,11 +1,15 @@
 import * as observability from '#shared/observability/metrics';
+import { EXPIRY_INDEX, SWEEP_SHARDS } from '#shared/store/expiry';
+import { SWEEPER_FUNCTION } from '#shared/sweeper';
 import { PRICES, REQUEST_TYPES, USAGE, type Price } from './prices';
 
 /**
  * The bill of a deployed stage, from its synthesized template: what the template creates, counted,
  * times the price table (infra/cost/prices.ts). Fixed monthly costs come from the resources;
  * per-request costs from every service a request crosses (CloudFront, WAF, API Gateway, Lambda,
- * DynamoDB, CloudWatch Logs, X-Ray), each present only if the template has it. A resource type the
+ * DynamoDB, CloudWatch Logs, X-Ray), each present only if the template has it; the sweeper's
+ * schedule is a fixed cost, the expiring items a request writes (the Expiry index, their deletes)
+ * a per-request one. A resource type the
  * model does not know stops the computation: a new resource must be priced (or said to be free).
  */
 export interface Template {
@@ -41,7 +45,12 @@ const NO_CHARGE = new Set([
 const PRICED = new Set([
   'AWS::WAFv2::WebACL', 'AWS::CloudWatch::Alarm', 'AWS::CloudWatch::Dashboard', 'AWS::SecretsManager::Secret', 'AWS::KMS::Key',
   'AWS::Logs::MetricFilter',
+  // A scheduled rule's own events are free (AWS's events); what it runs, the sweeper, is priced by its runs.
+  'AWS::Events::Rule',
 ]);
+
+/** CloudWatch, Lambda and the AWS pricing calculator count 730 hours in a month. */
+const HOURS_PER_MONTH = 730;
 
 const GB_PER_MILLION_KB = 1_000_000 / 1_048_576;
 
@@ -63,6 +72,7 @@ export function costOf(template: Template): CostReport {
   const highResolution = alarms.reduce((n, a) => n + a.highResolution, 0);
   const functions = ofType('AWS::Lambda::Function').filter((f) => f.Environment?.Variables?.POWERTOOLS_SERVICE_NAME);
   const emf = emfMetrics(functions.length);
+  const sweeper = sweeperOf(all);
   const filters = ofType('AWS::Logs::MetricFilter').reduce((n, f) => n + (f.MetricTransformations?.length ?? 0), 0);
   const fixed: FixedLine[] = [
     line('WAF web ACL', webAcls.length, PRICES.wafWebAcl),
@@ -73,6 +83,7 @@ export function costOf(template: Template): CostReport {
     { ...line(`Custom metrics: ${emf} from the functions (EMF), ${filters} from log filters`, emf + filters, PRICES.customMetric), atMost: true },
     line('KMS key (the alarm topic\'s)', ofType('AWS::KMS::Key').length, PRICES.kmsKey),
     line('Secrets Manager secret (the front\'s origin header)', ofType('AWS::SecretsManager::Secret').length, PRICES.secret),
+    ...(sweeper ? [sweeperRuns(sweeper)] : []),
   ].filter((l) => l.count > 0);
 
   // Per million requests of each type.
@@ -95,11 +106,10 @@ export function costOf(template: Template): CostReport {
   if (ofType('AWS::ApiGateway::RestApi').length > 0) perMillion.push({ service: 'API Gateway', how: 'REST API requests', usd: same(PRICES.apiGatewayRest.usd) });
 
   const authorizer = functions.find((f) => String(f.Description ?? '').endsWith('functions/authorizer.ts'));
-  const api = functions.filter((f) => f !== authorizer);
+  const api = functions.filter((f) => f !== authorizer && f !== sweeper?.fn);
   if (api.length > 0) {
     const gb = api.reduce((n, f) => n + (f.MemorySize ?? 128), 0) / api.length / 1024;
     const authorizerGb = (authorizer?.MemorySize ?? 128) / 1024;
-    const gbSecond = (f: any) => (f?.Architectures?.[0] === 'arm64' ? PRICES.lambdaArmGbSecond : PRICES.lambdaX86GbSecond).usd * 1_000_000;
     const fn = PRICES.lambdaRequests.usd + (USAGE.functionBilledMs.value / 1000) * gb * gbSecond(api[0]);
     const auth = authorizer ? USAGE.authorizerRunsPerRequest.value * (PRICES.lambdaRequests.usd + (USAGE.authorizerBilledMs.value / 1000) * authorizerGb * gbSecond(authorizer)) : 0;
     perMillion.push({
@@ -118,6 +128,11 @@ export function costOf(template: Template): CostReport {
         + `and 1 read unit per authorizer run`,
       usd: perType((t) => (t.readUnits + authorizerReads) * PRICES.dynamoDbReads.usd + t.writeUnits * PRICES.dynamoDbWrites.usd),
     });
+  }
+  const expiryIndex = tables.flatMap((t) => (t.GlobalSecondaryIndexes ?? []) as Array<{ IndexName: string }>).some((i) => i.IndexName === EXPIRY_INDEX);
+  if (expiryIndex) {
+    const item = expiringItemPerMillion(sweeper);
+    perMillion.push({ service: 'Expiring items', how: item.how, usd: perType((t) => t.expiringItems * item.usd) });
   }
   if (ofType('AWS::Logs::LogGroup').length > 0) {
     perMillion.push({
@@ -142,6 +157,62 @@ export function costOf(template: Template): CostReport {
   const fixedUsd = round(fixed.reduce((n, l) => n + l.usd, 0));
   const perMillionUsd = REQUEST_TYPES.map((_, i) => round(perMillion.reduce((n, l) => n + l.usd[i]!, 0)));
   return { fixed, fixedUsd, perMillion, perMillionUsd, xRayAllTracedUsd };
+}
+
+/** Per million GB-seconds of the function's architecture (Lambda bills per 1 ms). */
+const gbSecond = (f: any) => (f?.Architectures?.[0] === 'arm64' ? PRICES.lambdaArmGbSecond : PRICES.lambdaX86GbSecond).usd * 1_000_000;
+const GB_PER_KB = 1 / 1_048_576;
+
+/** The sweeper (functions/sweeper.ts): its function's properties, and how often its rule runs it a month. */
+interface Sweeper { fn: any; runsPerMonth: number; expression: string }
+
+function sweeperOf(all: Array<[string, { Type: string; Properties?: any }]>): Sweeper | undefined {
+  const found = all.find(([, r]) => r.Type === 'AWS::Lambda::Function' && String(r.Properties?.Description ?? '').endsWith(`functions/${SWEEPER_FUNCTION}.ts`));
+  if (!found) return undefined;
+  const [id, { Properties: fn }] = found;
+  const rules = all.filter(([, r]) => r.Type === 'AWS::Events::Rule' && (r.Properties?.Targets ?? []).some((t: any) => t.Arn?.['Fn::GetAtt']?.[0] === id));
+  if (rules.length !== 1) throw new Error(`infra/cost/model.ts: the sweeper ${id} should have one schedule, and has ${rules.length}`);
+  const expression = String(rules[0]![1].Properties.ScheduleExpression);
+  const rate = /^rate\((\d+) (minute|hour|day)s?\)$/.exec(expression);
+  if (!rate) throw new Error(`infra/cost/model.ts: the sweeper's schedule ${expression} is not a rate() the model prices`);
+  const minutes = Number(rate[1]) * { minute: 1, hour: 60, day: 1_440 }[rate[2] as 'minute' | 'hour' | 'day'];
+  return { fn, runsPerMonth: Math.round((HOURS_PER_MONTH * 60) / minutes), expression };
+}
+
+/** Its runs a month, at what a run that finds nothing costs: the invocation, its time, a Query per shard, its log. */
+function sweeperRuns(sweeper: Sweeper): FixedLine {
+  const gb = (sweeper.fn.MemorySize ?? 128) / 1024;
+  const run = PRICES.lambdaRequests.usd / 1_000_000
+    + (USAGE.sweeperRunMs.value / 1000) * gb * gbSecond(sweeper.fn) / 1_000_000
+    // An empty eventually consistent Query reads half a unit.
+    + SWEEP_SHARDS * 0.5 * PRICES.dynamoDbReads.usd / 1_000_000
+    + USAGE.sweeperLogKB.value * GB_PER_KB * PRICES.logsIngestion.usd;
+  return {
+    item: `Sweeper runs (${sweeper.expression}; Lambda, ${SWEEP_SHARDS} index Queries, logs)`,
+    count: sweeper.runsPerMonth,
+    usd: sweeper.runsPerMonth * run,
+  };
+}
+
+/**
+ * Per million expiring items (create receipts): the Expiry index's entry, written with the item
+ * (KEYS_ONLY, 1 write unit: the item's writes cost as much again in the index); then, with a
+ * sweeper, its DeleteItem (1 unit, an item of up to 1 KB) and the entry's removal (1), its share of
+ * the sweeper's eventually consistent Queries, and of its Lambda time.
+ */
+function expiringItemPerMillion(sweeper: Sweeper | undefined): { usd: number; how: string } {
+  const index = PRICES.dynamoDbWrites.usd;
+  if (!sweeper) return { usd: index, how: `1 write unit for its Expiry index entry ${usd(index)}, and no sweeper to delete it` };
+  const deletes = 2 * PRICES.dynamoDbWrites.usd;
+  const query = 0.5 * (USAGE.indexEntryKB.value / 4) * PRICES.dynamoDbReads.usd;
+  const lambda = (USAGE.sweeperMsPerDelete.value / 1000) * ((sweeper.fn.MemorySize ?? 128) / 1024) * gbSecond(sweeper.fn);
+  return {
+    usd: index + deletes + query + lambda,
+    how: `for each expiring item (a create's receipt), 1 write unit for its Expiry index entry ${usd(index)}; `
+      + `the sweeper's DeleteItem and the entry's removal, 2 write units ${usd(deletes)}; its ${USAGE.indexEntryKB.value} KB of the `
+      + `sweeper's Queries ${usd(query)} and ${USAGE.sweeperMsPerDelete.value} ms of its Lambda ${usd(lambda)} `
+      + '(a delete of a reserved tag key, not priced here, leaves two such items: its tombstones)',
+  };
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;

@@ -63,19 +63,26 @@ export const USAGE = {
   requestKB: { value: 1, basis: 'headers and a create\'s body, forwarded to the origin' },
   logKB: { value: 1.5, basis: 'access log line about 0.7 KB (the stage\'s JSON format), function log and EMF lines about 0.4 KB (measured through the local stack), Lambda\'s START, END and REPORT lines about 0.4 KB' },
   requestsPerSecond: { value: 10, basis: 'the sustained rate at which X-Ray\'s default sampling (the first request each second, then 5%) is priced' },
+  sweeperRunMs: { value: 200, basis: 'a sweeper run that finds nothing: one empty Query of the Expiry index per shard, one after the other, at about 10 ms each, and its log and metric lines' },
+  sweeperMsPerDelete: { value: 2, basis: 'the sweeper\'s DeleteItem of an expired item takes about 10 ms, 8 at a time (shared/store/sweep.ts), rounded up' },
+  sweeperLogKB: { value: 2, basis: 'a sweeper run\'s log: Lambda\'s START, END and REPORT lines, its one line of counts, its EMF lines' },
+  indexEntryKB: { value: 0.2, basis: 'an entry of the Expiry index holds keys alone (PK, SK, sweepShard, expiresAt: about 100 bytes) and DynamoDB\'s 100 bytes of overhead' },
 } as const;
 
 /**
  * DynamoDB request units per request type, from the store's calls (shared/store/): strongly
  * consistent reads cost 1 unit per 4 KB; transactional writes 2 units per item of up to 1 KB.
+ * `expiringItems`: the items a request writes that carry an expiry (shared/store/expiry.ts), which
+ * the Expiry index lists and the sweeper deletes, each priced by the cost model's expiry line.
  */
 export const REQUEST_TYPES = [
-  { name: 'Read', what: 'a list page of 20: one strongly consistent Query of about 9 KB, 3 read units', readUnits: 3, writeUnits: 0 },
+  { name: 'Read', what: 'a list page of 20: one strongly consistent Query of about 9 KB, 3 read units', readUnits: 3, writeUnits: 0, expiringItems: 0 },
   {
     name: 'Create',
     what: 'a comment: one transaction of 4 items of up to 1 KB (its two copies, the run\'s count, the receipt), '
-      + '8 write units; a reserved tag key writes 5 (10 units: its name guard too)',
+      + '8 write units; a reserved tag key writes 5 (10 units: its name guard too). Its receipt expires',
     readUnits: 0,
     writeUnits: 8,
+    expiringItems: 1,
   },
 ] as const;

@@ -83,8 +83,8 @@ describe('the fixed monthly cost, counted from the template', () => {
 
 describe('the cost per million requests, through every service a request crosses', () => {
   it('has a line for each service of the template, and the totals add them up', () => {
-    expect(frontCost.perMillion.map((l) => l.service)).toEqual(['CloudFront', 'WAF', 'API Gateway', 'Lambda', 'DynamoDB', 'CloudWatch Logs', 'X-Ray']);
-    expect(domainCost.perMillion.map((l) => l.service)).toEqual(['WAF', 'API Gateway', 'Lambda', 'DynamoDB', 'CloudWatch Logs', 'X-Ray']);
+    expect(frontCost.perMillion.map((l) => l.service)).toEqual(['CloudFront', 'WAF', 'API Gateway', 'Lambda', 'DynamoDB', 'Expiring items', 'CloudWatch Logs', 'X-Ray']);
+    expect(domainCost.perMillion.map((l) => l.service)).toEqual(['WAF', 'API Gateway', 'Lambda', 'DynamoDB', 'Expiring items', 'CloudWatch Logs', 'X-Ray']);
     REQUEST_TYPES.forEach((_, i) => expect(frontCost.perMillionUsd[i]).toBeCloseTo(frontCost.perMillion.reduce((n, l) => n + l.usd[i]!, 0), 2));
     const line = (service: string) => frontCost.perMillion.find((l) => l.service === service)!.usd;
     expect(line('API Gateway')).toEqual([3.5, 3.5]);
@@ -100,6 +100,42 @@ describe('the cost per million requests, through every service a request crosses
     expect(lambda.how).toContain('1024 MB');
     // 0.20 + 20 ms × 1 GB × $0.0000133334, and a tenth of (0.20 + 10 ms × 1 GB × the same).
     expect(lambda.usd[0]).toBeCloseTo(0.2 + 0.02 * 13.3334 + 0.1 * (0.2 + 0.01 * 13.3334), 6);
+  });
+});
+
+describe('expiring items: the Expiry index and the sweeper', () => {
+  it('prices the sweeper’s schedule as a fixed cost: its runs a month, each an invocation, its time, a Query per shard and its log', () => {
+    const rule = ofType(front, 'AWS::Events::Rule')[0];
+    expect(rule.ScheduleExpression).toBe('rate(15 minutes)');
+    const sweeper = fixedLine(frontCost, 'Sweeper runs')!;
+    expect(sweeper).toMatchObject({ item: 'Sweeper runs (rate(15 minutes); Lambda, 16 index Queries, logs)', count: 730 * 4 });
+    // $0.20 a million runs, 200 ms at 1 GB on Arm, 16 half read units, 2 KB of logs.
+    const run = 0.2e-6 + 0.2 * 0.0000133334 + 16 * 0.5 * 0.125e-6 + (2 / 1_048_576) * 0.5;
+    expect(sweeper.usd).toBeCloseTo(2920 * run, 6);
+    expect(fixedLine(domainCost, 'Sweeper runs')!.usd).toBeCloseTo(sweeper.usd, 6);
+  });
+
+  it('prices each expiring item a request writes: its index entry, its delete and the entry’s removal, its share of the sweeper', () => {
+    const table = ofType(front, 'AWS::DynamoDB::GlobalTable')[0];
+    expect(table.GlobalSecondaryIndexes.map((i: any) => [i.IndexName, i.Projection.ProjectionType])).toEqual([['Expiry', 'KEYS_ONLY']]);
+    expect(REQUEST_TYPES.map((t) => t.expiringItems)).toEqual([0, 1]); // a create's receipt
+    const [read, create] = frontCost.perMillion.find((l) => l.service === 'Expiring items')!.usd;
+    expect(read).toBe(0);
+    // 3 write units (the entry written, the item deleted, the entry removed), 0.2 KB of an eventually
+    // consistent Query (half a unit per 4 KB), 2 ms at 1 GB on Arm.
+    expect(create).toBeCloseTo(3 * 0.625 + 0.5 * (0.2 / 4) * 0.125 + 0.002 * 13.3334, 6);
+  });
+
+  it('leaves the sweeper out of the API’s Lambda line; without one, an expiring item costs its index entry alone', () => {
+    const withoutSweeper: Template = {
+      Resources: Object.fromEntries(Object.entries(front.Resources).filter(([, r]) => r.Type !== 'AWS::Events::Rule'
+        && !(r.Type === 'AWS::Lambda::Function' && String(r.Properties?.Description).endsWith('functions/sweeper.ts')))),
+    };
+    const report = costOf(withoutSweeper);
+    expect(report.perMillion.find((l) => l.service === 'Lambda')).toEqual(frontCost.perMillion.find((l) => l.service === 'Lambda'));
+    expect(fixedLine(report, 'Sweeper runs')).toBeUndefined();
+    // Without a sweeper, an expiring item costs its index entry alone (and stays until someone deletes it).
+    expect(report.perMillion.find((l) => l.service === 'Expiring items')!.usd).toEqual([0, 0.625]);
   });
 });
 
