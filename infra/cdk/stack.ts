@@ -150,7 +150,7 @@ export class ApiStack extends Stack {
       globalSecondaryIndexes: [{
         indexName: EXPIRY_INDEX,
         partitionKey: { name: EXPIRY_KEYS.shard, type: AttributeType.STRING },
-        sortKey: { name: EXPIRY_KEYS.expiresAt, type: AttributeType.NUMBER },
+        sortKey: { name: EXPIRY_KEYS.sweepAt, type: AttributeType.NUMBER },
         projectionType: ProjectionType.KEYS_ONLY,
       }],
       billing: Billing.onDemand(),

@@ -8,7 +8,7 @@ import { inTurn } from './process-queue';
 import { claimReceipt, findClaim, releaseClaim, takeOverClaim, type Claim, type Receipt, type Replay } from './receipts';
 import { forget, see, seenRun, seeRunItem, type SeenRun } from './run-cache';
 import { isRefused, writeDerived, writeOnce } from './single-write';
-import { afterCommit } from './write-outcome';
+import { afterCommit, repairing } from './write-outcome';
 import type { Comment } from '../comments/comment';
 import { newId } from '../ids';
 
@@ -62,7 +62,7 @@ async function applyComment(latest: Latest): Promise<void> {
  */
 async function applyCommentUnlessWritten(latest: Latest): Promise<void> {
   if (await getItem(keys.runComment(latest.runId, latest.number))) return;
-  await applyComment(latest);
+  await repairing(() => applyComment(latest));
 }
 
 /**
@@ -106,7 +106,7 @@ export async function listStoredComments(runId: string, range: Range): Promise<{
   const latest = latestOf(run);
   // The latest comment is the run's last: when this page reaches it and its member is missing, it is unwritten.
   if (latest && latest.number >= first && latest.number <= last && !items.some((c) => c.id === latest.id)) {
-    await applyComment(latest);
+    await repairing(() => applyComment(latest));
     items.push(asComment(latest));
   }
   return {
@@ -173,7 +173,7 @@ async function resolveClaim(input: NewComment, receipt: Receipt, claim: Claim): 
     const run = await getItem(keys.run(input.runId));
     const latest = latestOf(run);
     if (latest?.id === claim.recordId) {
-      await applyCommentUnlessWritten(latest);
+      await afterCommit(() => applyCommentUnlessWritten(latest));
       return replay(asComment(latest));
     }
     const copy = await findComment(claim.recordId);

@@ -87,7 +87,7 @@ export async function claimReceipt(spot: Spot, receipt: Receipt, recordId: strin
     const outcome = await writeOnce({
       Put: {
         Item: claimItem(receipt, recordId),
-        ConditionExpression: `attribute_not_exists(PK) OR expiresAt < :now${replacing === undefined ? '' : ' OR recordId = :replacing'}`,
+        ConditionExpression: `attribute_not_exists(PK) OR sweepAt < :now${replacing === undefined ? '' : ' OR recordId = :replacing'}`,
         ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000), ...(replacing === undefined ? {} : { ':replacing': replacing }) },
       },
     });

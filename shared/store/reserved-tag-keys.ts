@@ -7,7 +7,7 @@ import { claimReceipt, findClaim, releaseClaim, takeOverClaim, type Claim, type 
 import { isRefused, writeOnce } from './single-write';
 import { applyChange, headOf, memberSortKey, readHead, windowAttribute, type Change, type Head } from './tag-key-log';
 import { startOf, WINDOW_CAPACITY, WINDOW_MS, windowOf } from './tag-key-windows';
-import { afterCommit } from './write-outcome';
+import { afterCommit, repairing } from './write-outcome';
 import type { ReservedTagKey, ReservedTagKeyChanges } from '../reserved-tag-keys/reserved-tag-key';
 import { newId, now } from '../ids';
 
@@ -83,7 +83,9 @@ function currentAt(key: ReservedTagKey, seen: SeenHead): boolean {
 }
 
 /** Writes out the head's latest change unless it is (this process knows, or its member says so); every change before it is. */
-async function settle(seen: SeenHead): Promise<void> {
+const settle = (seen: SeenHead) => repairing(() => settleOnce(seen));
+
+async function settleOnce(seen: SeenHead): Promise<void> {
   const latest = seen.head.latest;
   if (!latest || seen.appliedVersion >= latest.version) return;
   // Its member is written last: when it carries the change, so does everything else.
@@ -207,7 +209,7 @@ export async function listReservedTagKeys(organization: string, range: Range): P
     const member = read.live.find((item) => item.id === latest.record.id) ?? undefined;
     const inRange = sortKey >= from && sortKey <= read.coveredTo;
     if (inRange && (member?.v as number | undefined ?? -1) < latest.version && !(latest.kind === 'delete' && !member)) {
-      await applyChange(latest);
+      await repairing(() => applyChange(latest));
       remember(head, latest.version);
       return listReservedTagKeys(organization, range);
     }
@@ -301,7 +303,7 @@ async function resolveClaim(
     const seen = remember(await readHead(organization));
     const latest = seen.head.latest;
     if (latest?.kind === 'create' && latest.record.id === claim.recordId) {
-      await settle(seen);
+      await afterCommit(() => settle(seen));
       return replay(latest.record);
     }
     const copy = await getItem(keys.reservedTagKeyById(claim.recordId));
@@ -349,8 +351,7 @@ interface Prepared {
 
 async function prepare(organization: string, key: string): Promise<Prepared> {
   const seen = await knownHead(organization);
-  const [, taken] = await Promise.all([settle(seen), nameTaken(seen.head, key)]);
-  return { seen, taken };
+  return { seen, taken: await nameTaken(seen.head, key) };
 }
 
 /**
@@ -366,7 +367,9 @@ function createKey(
     prepared = undefined;
     // A retry that took over this key's receipt created it meanwhile.
     if (seen.head.latest?.record.id === id && seen.head.latest.kind === 'create') return seen.head.latest.record;
+    // A 422 needs nothing written out: the change that took the name is committed, and readers finish it.
     if (taken) return (await stillAt(seen)) ? 'name-taken' as const : RETRY_NOW;
+    await settle(seen);
     const createdAt = now();
     if ((seen.head.windows.get(windowOf(createdAt)) ?? 0) >= WINDOW_CAPACITY) {
       await sleep(WINDOW_MS - (Date.now() % WINDOW_MS));
@@ -379,7 +382,6 @@ function createKey(
     const refusedBy = seenHeads.get(organization);
     const winner = refusedBy?.head.latest;
     if (refusedBy && winner && winner.kind !== 'delete' && winner.record.id !== id && winner.record.key.toLowerCase() === attributes.key.toLowerCase()) {
-      await settle(refusedBy);
       return 'name-taken' as const;
     }
     return LOST_ROUND;

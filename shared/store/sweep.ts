@@ -4,7 +4,7 @@ import { EXPIRY_INDEX, EXPIRY_KEYS, nowSeconds, SWEEP_SHARDS, sweepShard } from 
 
 /**
  * Removes the items whose expiry has passed (create receipts, tombstones: expiry.ts). For each
- * shard of the sparse Expiry index, a Query of the entries whose `expiresAt` is before now (an
+ * shard of the sparse Expiry index, a Query of the entries whose `sweepAt` is before now (an
  * eventually consistent read of the index: what it misses, the next run finds), then a DeleteItem
  * of each item found, conditioned on its expiry still being before now: an item written again
  * since, with a later expiry or none, is kept. The cost of a run is bounded: it starts no Query or
@@ -95,7 +95,7 @@ export async function sweepExpired(limits: SweepLimits, now = nowSeconds()): Pro
           TableName: tableName(),
           IndexName: EXPIRY_INDEX,
           KeyConditionExpression: '#shard = :shard AND #expiresAt < :now',
-          ExpressionAttributeNames: { '#shard': EXPIRY_KEYS.shard, '#expiresAt': EXPIRY_KEYS.expiresAt },
+          ExpressionAttributeNames: { '#shard': EXPIRY_KEYS.shard, '#expiresAt': EXPIRY_KEYS.sweepAt },
           ExpressionAttributeValues: { ':shard': shard, ':now': now },
           Limit: Math.min(pageSize, limits.maxDeletes - attempted),
           ...(startKey ? { ExclusiveStartKey: startKey } : {}),
@@ -138,7 +138,7 @@ async function deleteIfExpired(PK: string, SK: string, now: number): Promise<'de
       TableName: tableName(),
       Key: { PK, SK },
       ConditionExpression: '#expiresAt < :now',
-      ExpressionAttributeNames: { '#expiresAt': EXPIRY_KEYS.expiresAt },
+      ExpressionAttributeNames: { '#expiresAt': EXPIRY_KEYS.sweepAt },
       ExpressionAttributeValues: { ':now': now },
       // Tells a refused delete of an item written again (kept) from one of an item already gone, at no cost.
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

@@ -17,7 +17,7 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
       { AttributeName: TABLE_KEYS.partitionKey, AttributeType: 'S' },
       { AttributeName: TABLE_KEYS.sortKey, AttributeType: 'S' },
       { AttributeName: EXPIRY_KEYS.shard, AttributeType: 'S' },
-      { AttributeName: EXPIRY_KEYS.expiresAt, AttributeType: 'N' },
+      { AttributeName: EXPIRY_KEYS.sweepAt, AttributeType: 'N' },
     ],
     KeySchema: [
       { AttributeName: TABLE_KEYS.partitionKey, KeyType: 'HASH' },
@@ -27,7 +27,7 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
       IndexName: EXPIRY_INDEX,
       KeySchema: [
         { AttributeName: EXPIRY_KEYS.shard, KeyType: 'HASH' },
-        { AttributeName: EXPIRY_KEYS.expiresAt, KeyType: 'RANGE' },
+        { AttributeName: EXPIRY_KEYS.sweepAt, KeyType: 'RANGE' },
       ],
       Projection: { ProjectionType: 'KEYS_ONLY' },
     }],

@@ -77,3 +77,17 @@ export async function afterCommit<T>(work: () => Promise<T>): Promise<T> {
     throw marked;
   }
 }
+
+/**
+ * Runs writes that finish someone else's change (a repair) for a request that has not committed
+ * its own: whatever happens to them, this request's outcome is known (nothing of its own was
+ * written), so their failure is answered as the store being unavailable, never "outcome unknown".
+ */
+export async function repairing<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (typeof error === 'object' && error !== null) delete (error as Record<string, unknown>)[OUTCOME_UNKNOWN];
+    throw error;
+  }
+}

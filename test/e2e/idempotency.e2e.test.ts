@@ -180,7 +180,7 @@ describe('a client that sends no key (python-tfe 1.5.0 replays POSTs on 429, 502
     const receipts = (await documentClient.send(new ScanCommand({ TableName: tableName(), FilterExpression: 'entity = :receipt', ExpressionAttributeValues: { ':receipt': 'Receipt' } }))).Items ?? [];
     const receipt = receipts.find((item) => item.recordId === first.json.data.id)!;
     const createdAt = Date.parse(first.json.data.attributes['created-at']) / 1000;
-    expect(receipt.expiresAt - createdAt).toBeGreaterThanOrEqual(PYTHON_TFE_LONGEST_RETRY_SECONDS);
+    expect(receipt.sweepAt - createdAt).toBeGreaterThanOrEqual(PYTHON_TFE_LONGEST_RETRY_SECONDS);
     // It expires on its own: listed by the sweeper's index, not by DynamoDB's TTL.
     expect(receipt.sweepShard).toMatch(/^SWEEP#\d+$/);
     expect(receipt.ttl).toBeUndefined();

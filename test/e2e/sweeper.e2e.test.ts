@@ -24,7 +24,7 @@ async function put(PK: string, expiresIn: number | undefined): Promise<{ PK: { S
   const expiry = expiresIn === undefined ? undefined : expiring(PK, nowSeconds() + expiresIn);
   await client.send(new PutItemCommand({
     TableName: tableName,
-    Item: { ...key, ...(expiry ? { sweepShard: { S: expiry.sweepShard }, expiresAt: { N: String(expiry.expiresAt) } } : {}) },
+    Item: { ...key, ...(expiry ? { sweepShard: { S: expiry.sweepShard }, sweepAt: { N: String(expiry.sweepAt) } } : {}) },
   }));
   return key;
 }

@@ -265,7 +265,7 @@ describe('the table', () => {
       IndexName: EXPIRY_INDEX,
       KeySchema: [
         { AttributeName: EXPIRY_KEYS.shard, KeyType: 'HASH' },
-        { AttributeName: EXPIRY_KEYS.expiresAt, KeyType: 'RANGE' },
+        { AttributeName: EXPIRY_KEYS.sweepAt, KeyType: 'RANGE' },
       ],
       Projection: { ProjectionType: 'KEYS_ONLY' },
     }]);
@@ -273,7 +273,7 @@ describe('the table', () => {
       { AttributeName: TABLE_KEYS.partitionKey, AttributeType: 'S' },
       { AttributeName: TABLE_KEYS.sortKey, AttributeType: 'S' },
       { AttributeName: EXPIRY_KEYS.shard, AttributeType: 'S' },
-      { AttributeName: EXPIRY_KEYS.expiresAt, AttributeType: 'N' },
+      { AttributeName: EXPIRY_KEYS.sweepAt, AttributeType: 'N' },
     ]));
     expect(table.Properties.TimeToLiveSpecification).toBeUndefined();
     expect(table.Properties.LocalSecondaryIndexes).toBeUndefined();

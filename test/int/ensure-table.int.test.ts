@@ -46,7 +46,7 @@ describe('ensureTable', () => {
     const expiry = expiring('RECEIPT#r-1', 1_000);
     await client.send(new PutItemCommand({
       TableName: name,
-      Item: { PK: { S: 'RECEIPT#r-1' }, SK: { S: 'RECEIPT' }, sweepShard: { S: expiry.sweepShard }, expiresAt: { N: String(expiry.expiresAt) } },
+      Item: { PK: { S: 'RECEIPT#r-1' }, SK: { S: 'RECEIPT' }, sweepShard: { S: expiry.sweepShard }, sweepAt: { N: String(expiry.sweepAt) } },
     }));
     await client.send(new PutItemCommand({ TableName: name, Item: { PK: { S: 'ORG#acme' }, SK: { S: 'TAGKEYS' } } }));
 
@@ -62,10 +62,10 @@ describe('ensureTable', () => {
     expect(table.ItemCount).toBe(2);
     const listed = await client.send(new QueryCommand({
       TableName: name, IndexName: EXPIRY_INDEX,
-      KeyConditionExpression: 'sweepShard = :shard AND expiresAt < :now',
+      KeyConditionExpression: 'sweepShard = :shard AND sweepAt < :now',
       ExpressionAttributeValues: { ':shard': { S: expiry.sweepShard }, ':now': { N: '2000' } },
     }));
-    expect(listed.Items).toEqual([{ PK: { S: 'RECEIPT#r-1' }, SK: { S: 'RECEIPT' }, sweepShard: { S: expiry.sweepShard }, expiresAt: { N: '1000' } }]);
+    expect(listed.Items).toEqual([{ PK: { S: 'RECEIPT#r-1' }, SK: { S: 'RECEIPT' }, sweepShard: { S: expiry.sweepShard }, sweepAt: { N: '1000' } }]);
   });
 
   it('leaves a table that has the index as it is', async () => {

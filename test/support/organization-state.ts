@@ -3,15 +3,22 @@ import { keys, organizationPartition } from '#shared/store/keys';
 import { WINDOW_MS } from '#shared/store/reserved-tag-keys';
 import type { ReservedTagKey } from '#shared/reserved-tag-keys/reserved-tag-key';
 
+/** The record a key's items hold, and the version of the change that wrote it. */
+const recordOf = (item: Item) => {
+  const { id, organization, key, disableOverrides, createdAt, updatedAt, v } = item;
+  return { id, organization, key, disableOverrides, createdAt, updatedAt, v };
+};
+
 /**
- * An organization's reserved tag keys as stored, and every way the items disagree: the counter's
- * count and windows, each key's copy by id and its name guard. After any race, a serial order of
- * the requests leaves `problems` empty.
+ * An organization's reserved tag keys as stored, and every way the items disagree: the head's
+ * count and windows, each live key's copy by id and its name guard. After any race whose writers
+ * all finished, a serial order of the requests leaves `problems` empty. (Tombstones of deleted keys
+ * are not keys.)
  */
 export async function organizationState(organization: string): Promise<{ keys: ReservedTagKey[]; problems: string[] }> {
   const partition = await queryPrefix({ PK: organizationPartition(organization), SKPrefix: 'TAG' });
   const counter = partition.find((item) => item.SK === keys.reservedTagKeyCounter(organization).SK);
-  const members = partition.filter((item) => String(item.SK).startsWith('TAGKEYS#')) as Array<Item & ReservedTagKey>;
+  const members = partition.filter((item) => String(item.SK).startsWith('TAGKEYS#') && !item.deleted) as Array<Item & ReservedTagKey>;
   const guards = partition.filter((item) => String(item.SK).startsWith('TAGNAME#'));
   const problems: string[] = [];
   if (((counter?.itemCount as number | undefined) ?? 0) !== members.length) {
@@ -22,9 +29,7 @@ export async function organizationState(organization: string): Promise<{ keys: R
     const window = `w${Math.floor(Date.parse(member.createdAt) / WINDOW_MS)}`;
     windows.set(window, (windows.get(window) ?? 0) + 1);
     const copy = await getItem(keys.reservedTagKeyById(member.id));
-    const { PK: _pk, SK: _sk, ...record } = member;
-    const { PK: _cpk, SK: _csk, ...copied } = copy ?? {};
-    if (JSON.stringify(copied, Object.keys(copied).sort()) !== JSON.stringify(record, Object.keys(record).sort())) {
+    if (!copy || copy.deleted || JSON.stringify(recordOf(copy)) !== JSON.stringify(recordOf(member))) {
       problems.push(`key ${member.id} (${member.key}): its copy by id differs`);
     }
     const guard = guards.find((g) => g.SK === keys.reservedTagKeyName(organization, member.key).SK);
@@ -39,5 +44,5 @@ export async function organizationState(organization: string): Promise<{ keys: R
   for (const [window, count] of windows) {
     if (counter?.[window] !== count) problems.push(`window ${window} holds ${count}, counter says ${String(counter?.[window])}`);
   }
-  return { keys: members.map(({ PK: _pk, SK: _sk, entity: _e, ...record }) => record as unknown as ReservedTagKey), problems };
+  return { keys: members.map((member) => { const { v: _v, ...record } = recordOf(member); return record as ReservedTagKey; }), problems };
 }
