@@ -66,7 +66,7 @@ export const USAGE = {
   sweeperRunMs: { value: 200, basis: 'a sweeper run that finds nothing: one empty Query of the Expiry index per shard, one after the other, at about 10 ms each, and its log and metric lines' },
   sweeperMsPerDelete: { value: 2, basis: 'the sweeper\'s DeleteItem of an expired item takes about 10 ms, 8 at a time (shared/store/sweep.ts), rounded up' },
   sweeperLogKB: { value: 2, basis: 'a sweeper run\'s log: Lambda\'s START, END and REPORT lines, its one line of counts, its EMF lines' },
-  indexEntryKB: { value: 0.2, basis: 'an entry of the Expiry index holds keys alone (PK, SK, sweepShard, expiresAt: about 100 bytes) and DynamoDB\'s 100 bytes of overhead' },
+  indexEntryKB: { value: 0.2, basis: 'an entry of the Expiry index holds keys alone (PK, SK, sweepShard, sweepAt: about 100 bytes) and DynamoDB\'s 100 bytes of overhead' },
 } as const;
 
 /**

@@ -108,9 +108,16 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
       if (!(error instanceof ResourceInUseException)) throw error;
     }
     const described = async () => (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table!;
-    const has = (table: TableDescription, indexName: string) => (table.GlobalSecondaryIndexes ?? []).some((index) => index.IndexName === indexName);
+    const found = (table: TableDescription, indexName: string) => (table.GlobalSecondaryIndexes ?? []).find((index) => index.IndexName === indexName);
     for (const index of definition.GlobalSecondaryIndexes ?? []) {
-      if (has(await described(), index.IndexName!)) continue;
+      const existing = found(await described(), index.IndexName!);
+      if (existing && JSON.stringify(existing.KeySchema) === JSON.stringify(index.KeySchema)) continue;
+      // An index of that name with other keys (an earlier shape of it): dropped, then made again.
+      if (existing) {
+        await waitUntilActive(() => described(), index.IndexName!);
+        await client.send(new UpdateTableCommand({ TableName: tableName, GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: index.IndexName } }] }));
+        await waitUntilGone(() => described(), index.IndexName!);
+      }
       const keys = new Set(index.KeySchema!.map((key) => key.AttributeName));
       await client.send(new UpdateTableCommand({
         TableName: tableName,
@@ -122,6 +129,15 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
     }
   } finally {
     client.destroy();
+  }
+}
+
+/** Until the table no longer lists the index. */
+async function waitUntilGone(describe: () => Promise<TableDescription>, indexName: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while ((await describe()).GlobalSecondaryIndexes?.some((index) => index.IndexName === indexName)) {
+    if (Date.now() > deadline) throw new Error(`DynamoDB Local: the index ${indexName} is still there after 60 s`);
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 

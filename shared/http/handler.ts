@@ -15,7 +15,7 @@ import { logger } from '../observability/logger';
 import { countAuthorization, countMetric, flushMetrics, METRIC } from '../observability/metrics';
 import { withOriginalStack } from '../observability/stack-traces';
 import { closeInvocationTrace, openInvocationTrace, type InvocationTrace } from '../observability/tracer';
-import { isWriteAction, routeOf, type Route } from '../routes';
+import { routeOf, type Route } from '../routes';
 import { publicUrl } from './public-address';
 import { distinctHeaderValues, mergeSpellings } from './headers';
 import { decodeUtf8Body } from './request-body';
@@ -60,9 +60,6 @@ export function jsonApiHandler(
   options: HandlerOptions = {},
 ) {
   const route = routeOf(functionName);
-  // Only writers meet on hot spots (shared/store/contention.ts): a route its IAM actions keep from
-  // writing has no wait to bound, and skips the deadline's async context.
-  const writes = route.table.actions.some(isWriteAction);
   return middy<Event, APIGatewayProxyResult, Error, Context>({
     // Answer the contract's 504 shortly before Lambda would end the invocation with a bare timeout.
     timeoutEarlyInMillis: TIMEOUT_ANSWER_MARGIN_MS,
@@ -90,7 +87,8 @@ export function jsonApiHandler(
         authorize: (organization, run) => countingRefusals(() => authorize(principal, organization, route.role ?? 'reader', run)),
         url: publicUrl(event),
       };
-      const result = await (writes ? withStoreDeadline(storeDeadline(context), () => handle(request)) : handle(request));
+      // Every store call of the request, and any wait on a hot spot, ends by this deadline (shared/store/deadline.ts).
+      const result = await withStoreDeadline(storeDeadline(context), () => handle(request));
       return toResponse(result, event);
     });
 }

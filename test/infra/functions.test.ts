@@ -42,20 +42,21 @@ const bundledFunctions = () => [...allFunctions(), SWEEPER_FUNCTION];
 
 /**
  * What each function's code calls (shared/store/*), written out here by hand rather than read from
- * the route table: IAM actions (a TransactWriteItems is authorized per item by its Put/Update/
- * Delete action) and the partition-key prefixes of the items it touches.
+ * the route table: IAM actions (single-item operations only: no transactions) and the
+ * partition-key prefixes of the items it touches.
  */
 type Access = { actions: string[]; partitions: string[] };
 const EXPECTED_TABLE_ACCESS: Record<string, Access | Access[]> = {
   'ping': { actions: [], partitions: [] },
-  'reserved-tag-keys/list': { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: ['ORG#*'] },
-  // Creates also Put their receipt (what a retry is answered from) in the same transaction; a key's
-  // replay within the short window reads the key by id.
-  'reserved-tag-keys/create': { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RECEIPT#*', 'RTK#*'] },
+  // A list writes out its organization's latest change when a page meets it unwritten: a key's items only.
+  'reserved-tag-keys/list': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RTK#*'] },
+  // Creates claim their receipt first (and give it back when refused); the commit is the head's Update.
+  'reserved-tag-keys/create': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RECEIPT#*', 'RTK#*'] },
   'reserved-tag-keys/update': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RTK#*'] },
-  'reserved-tag-keys/delete': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RTK#*'] },
-  'comments/list': { actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: ['RUN#*'] },
-  'comments/create': { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['COMMENT#*', 'RECEIPT#*', 'RUN#*'] },
+  'reserved-tag-keys/delete': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['ORG#*', 'RTK#*'] },
+  // A list writes out the run's latest comment (copy and member) when a page meets it unwritten.
+  'comments/list': { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'], partitions: ['COMMENT#*', 'RUN#*'] },
+  'comments/create': { actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: ['COMMENT#*', 'RECEIPT#*', 'RUN#*'] },
   'comments/show': { actions: ['dynamodb:GetItem'], partitions: ['COMMENT#*'] },
   // The only reader of notification secrets; registers a run (its record and its listing under the organization).
   'run-notifications/receive': { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], partitions: ['NOTIFY#*', 'ORG#*', 'RUN#*'] },

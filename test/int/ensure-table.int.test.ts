@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import {
-  CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand, QueryCommand,
+  CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand, QueryCommand, UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
 import { randomAlphanumeric } from '#shared/ids';
 import { EXPIRY_INDEX, expiring } from '#shared/store/expiry';
@@ -66,6 +66,21 @@ describe('ensureTable', () => {
       ExpressionAttributeValues: { ':shard': { S: expiry.sweepShard }, ':now': { N: '2000' } },
     }));
     expect(listed.Items).toEqual([{ PK: { S: 'RECEIPT#r-1' }, SK: { S: 'RECEIPT' }, sweepShard: { S: expiry.sweepShard }, sweepAt: { N: '1000' } }]);
+  });
+
+  it('makes the index again when one of its name has other keys (a data folder from an earlier shape of it)', async () => {
+    const name = await tableFromBefore();
+    // The Expiry index as it first was: its sort key named expiresAt, which tokens also use (as an ISO time).
+    await client.send(new UpdateTableCommand({
+      TableName: name,
+      AttributeDefinitions: [{ AttributeName: 'sweepShard', AttributeType: 'S' }, { AttributeName: 'expiresAt', AttributeType: 'N' }],
+      GlobalSecondaryIndexUpdates: [{ Create: { IndexName: EXPIRY_INDEX, KeySchema: [{ AttributeName: 'sweepShard', KeyType: 'HASH' }, { AttributeName: 'expiresAt', KeyType: 'RANGE' }], Projection: { ProjectionType: 'KEYS_ONLY' } } }],
+    }));
+    await ensureTable(endpoint, name);
+    const [index] = (await describeTable(name)).GlobalSecondaryIndexes!;
+    expect(index).toMatchObject({ IndexName: EXPIRY_INDEX, KeySchema: createTableInput(name).GlobalSecondaryIndexes![0]!.KeySchema });
+    // A token's ISO expiresAt is storable again.
+    await client.send(new PutItemCommand({ TableName: name, Item: { PK: { S: 'TOKENS' }, SK: { S: 'TOKEN#at-1' }, expiresAt: { S: '2030-01-01T00:00:00.000Z' } } }));
   });
 
   it('leaves a table that has the index as it is', async () => {
