@@ -6,6 +6,7 @@ import { LocalSchedules, scheduledRules, type ScheduledRun } from './eventbridge
 import { randomUUID } from 'node:crypto';
 import { CLOUDFRONT_ID_HEADER, LocalFront } from './front';
 import { IamPolicies, startDynamoDbProxy, type DynamoDbCall } from './iam';
+import type { MrscOptions } from './mrsc';
 import { LambdaService } from './lambda';
 import { answerParserRefusals } from './parser-refusals';
 import { webAclOf, type WafRequest } from './waf';
@@ -40,6 +41,17 @@ export interface LocalStackOptions {
   scheduleEveryMs?: number;
   /** Each invocation a scheduled rule made, once it ended (npm start prints a line). */
   onScheduledRun?(run: ScheduledRun): void;
+  /**
+   * What the IAM proxy refuses as an MRSC replica does (infra/local/mrsc.ts): several local Regions
+   * over one DynamoDB Local give each its `region` and one shared `inFlightWrites`. Defaults there.
+   */
+  mrsc?: MrscOptions;
+  /**
+   * The host clients reach the stage at, for the template's front (its `DomainName`: the links in
+   * answers). Default: this server's. Several local Regions behind one front give the front's, as
+   * Regions behind one custom domain answer with that domain.
+   */
+  publicHost?: string;
 }
 
 export interface LocalStack {
@@ -96,7 +108,7 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
     partitionKeys.set(options.tableName, hash!.AttributeName);
   }
   // The front (a CloudFront distribution, or the custom domain) is this server: its address is ours.
-  for (const [logicalId] of stack.resourcesOf('AWS::CloudFront::Distribution')) physical.attributes[`${logicalId}.DomainName`] = host;
+  for (const [logicalId] of stack.resourcesOf('AWS::CloudFront::Distribution')) physical.attributes[`${logicalId}.DomainName`] = options.publicHost ?? host;
 
   const dynamoDbCalls: DynamoDbCall[] = [];
   const proxy = await startDynamoDbProxy({
@@ -105,6 +117,7 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
     tableArn: localTableArn,
     partitionKeyOf: (table) => partitionKeys.get(table) ?? 'PK',
     onCall: (call) => { dynamoDbCalls.push(call); if (dynamoDbCalls.length > 10_000) dynamoDbCalls.splice(0, 5_000); },
+    ...(options.mrsc ? { mrsc: options.mrsc } : {}),
   });
   /** Function name → its route, for the default log (filled once the gateway has read the template). */
   let labels = new Map<string, string>();

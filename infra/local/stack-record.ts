@@ -13,6 +13,10 @@ export interface StackRecord {
   apiUrl: string;
   /** The local OpenID issuer it serves (infra/local/oidc-issuer.ts). */
   issuerUrl?: string;
+  /** With REGIONS: the control endpoint (infra/local/control.ts) that `npm run admin -- region` calls. */
+  controlUrl?: string;
+  /** With REGIONS: each Region's own API address (apiUrl is then the front's). */
+  regions?: Array<{ name: string; apiUrl: string }>;
 }
 
 const recordFile = (dataDir: string) => join(dataDir, 'npm-start.json');

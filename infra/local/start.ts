@@ -9,6 +9,8 @@ import { removeStackRecord, runningStack, writeStackRecord } from './stack-recor
 import type { Seed } from './seed';
 import { localIssuerKeys, startOidcIssuer } from './oidc-issuer';
 import { LOOPBACK_ISSUERS_ENV } from '#shared/workload-identity/issuer-keys';
+import { localRegionNames, REGIONS_ENV } from './regions';
+import { healthCheckSettings } from './front-router';
 
 /**
  * `npm start`: the `local` stage's cloud assembly (synthesized when its sources changed) served by
@@ -27,6 +29,9 @@ Environment: PORT (3000) the API on 127.0.0.1, DDB_PORT (8000) DynamoDB Local, D
              refused, unapplied, with ReplicatedWriteConflictException, as an MRSC global table may (npm start only).
              LOCAL_SCHEDULE_SECONDS (off) runs the template's schedules every N seconds instead of their rate:
              the sweeper of expired items runs every 15 minutes otherwise (npm start only).
+             REGIONS (off) e.g. us-east-1,us-east-2: one local API per Region over the one DynamoDB Local, and a
+             health-checked front on PORT that routes to the first healthy Region; HEALTH_CHECK_INTERVAL_SECONDS (2)
+             and HEALTH_CHECK_FAILURE_THRESHOLD (3) set its checks. npm run admin -- region fail|recover REGION.
 Logs: one access line per request, and each function's log lines labelled with its route. The functions'
              EMF metric lines (what CloudWatch turns into metrics) are hidden: npm start -- --metrics,
              or LOG_METRICS=1, prints them too.
@@ -54,6 +59,23 @@ const refuse = (line: string): never => {
 const conflictRate = (() => {
   try {
     return replicatedWriteConflictRate();
+  } catch (error) {
+    return refuse((error as Error).message);
+  }
+})();
+
+const regionNames = (() => {
+  try {
+    const names = localRegionNames();
+    if (names && dev) return refuse(`${REGIONS_ENV} is for npm start: npm run dev serves one in-process gateway`);
+    return names;
+  } catch (error) {
+    return refuse((error as Error).message);
+  }
+})();
+const healthCheck = (() => {
+  try {
+    return regionNames ? healthCheckSettings() : undefined;
   } catch (error) {
     return refuse((error as Error).message);
   }
@@ -103,10 +125,18 @@ const issuer = await startOidcIssuer({ port: settings.issuerPort, published: () 
 /** One line per invocation a schedule made, as the access line of a request: `SCHEDULE rate(15 minutes) SweeperFunction… ok 120.0ms`. */
 const onScheduledRun = ({ expression, function: fn, attempt, ok, error, ms }: import('./eventbridge').ScheduledRun) =>
   console.log(`SCHEDULE ${expression} ${fn}${attempt > 1 ? ` (retry ${attempt - 1})` : ''} ${ok ? 'ok' : `failed ${error?.errorType}: ${error?.errorMessage}`} ${ms.toFixed(1)}ms`);
-const onRequest = ({ method, path, status, ms, errorType }: { method: string; path: string; status: number; ms: number; errorType?: string }) =>
-  console.log(`${method} ${path} ${status}${errorType ? ` ${errorType}` : ''} ${ms.toFixed(1)}ms`);
+const accessLine = ({ method, path, status, ms, errorType }: { method: string; path: string; status: number; ms: number; errorType?: string }) =>
+  `${method} ${path} ${status}${errorType ? ` ${errorType}` : ''} ${ms.toFixed(1)}ms`;
+const onRequest = (entry: Parameters<typeof accessLine>[0]) => console.log(accessLine(entry));
 // Imported only now: the handlers' SDK client (in-process in dev mode) must see the local endpoint.
-const gateway = await (assembly
+const gateway = await (assembly && regionNames
+  ? (await import('./multi-region')).startMultiRegion({
+    port: settings.port, names: regionNames, healthCheck: healthCheck!, onHealthChange: (line) => console.log(line),
+    stack: { assembly, dynamoDbEndpoint: dynamo.endpoint, tableName: settings.tableName, showMetrics, ...(await traceOutput()),
+      onScheduledRun, ...(scheduleEvery === undefined ? {} : { scheduleEveryMs: scheduleEvery }) },
+    onRequest: (region, entry) => console.log(`[${region}] ${accessLine(entry)}`),
+  })
+  : assembly
   ? (await import('./local-stack')).startLocalStack({
     port: settings.port, assembly, dynamoDbEndpoint: dynamo.endpoint, tableName: settings.tableName, onRequest, showMetrics, ...(await traceOutput()),
     onScheduledRun, ...(scheduleEvery === undefined ? {} : { scheduleEveryMs: scheduleEvery }),
@@ -118,7 +148,11 @@ const gateway = await (assembly
 });
 
 const base = `${gateway.url}${API_BASE_PATH}`;
-writeStackRecord(settings.dataDir, { pid: process.pid, port: settings.port, ddbPort: dynamo.port, tableName: settings.tableName, apiUrl: base, issuerUrl: issuer.url });
+const multi = 'controlUrl' in gateway ? gateway as import('./multi-region').MultiRegion : undefined;
+writeStackRecord(settings.dataDir, {
+  pid: process.pid, port: settings.port, ddbPort: dynamo.port, tableName: settings.tableName, apiUrl: base, issuerUrl: issuer.url,
+  ...(multi ? { controlUrl: multi.controlUrl, regions: multi.regions.regions.map((r) => ({ name: r.name, apiUrl: `${r.url}${API_BASE_PATH}` })) } : {}),
+});
 process.once('exit', () => removeStackRecord(settings.dataDir));
 const unevaluated: string[] = 'unevaluatedRuleGroups' in gateway ? gateway.unevaluatedRuleGroups as string[] : [];
 if (unevaluated.length > 0) console.log(`WAF managed rule groups passed through unevaluated: ${unevaluated.join(', ')}`);
@@ -127,6 +161,7 @@ console.log([
   assembly
     ? `Serving the ${assembly.synthesized ? 'newly synthesized' : 'unchanged'} cloud assembly of the local stage (${assembly.directory})`
     : 'Dev mode: the TypeScript handlers in this process (no WAF, IAM or template gateway responses); npm start serves what deploys',
+  ...(multi ? multi.lines() : []),
   `DynamoDB Local on ${dynamo.endpoint} (table ${settings.tableName}, data in ${settings.dataDir})`,
   `OpenID issuer on ${issuer.url} (workload identity: npm run admin -- trust create, issuer token; docs/operating.md)`,
   ...conflictLines(),
