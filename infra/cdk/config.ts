@@ -44,7 +44,31 @@ export interface StageConfig {
   tableName: string | undefined;
   /** Whether this stage creates the account's API Gateway CloudWatch Logs role (one per account and region). */
   apiGatewayCloudWatchRole: boolean;
+  /**
+   * A multi-Region stage (context `regions` and `witnessRegion`): the Regions of a global table in
+   * multi-Region strong consistency, an API in each replica Region. Undefined: one Region, the
+   * CLI's (the default).
+   */
+  multiRegion: MultiRegion | undefined;
 }
+
+/** The replica Regions (the first holds the table's stack) and the witness, if any: 3 Regions of one MRSC set. */
+export interface MultiRegion {
+  regions: readonly string[];
+  witnessRegion: string | undefined;
+}
+
+/**
+ * The Region sets in which DynamoDB offers multi-Region strong consistency (MRSC): a global table's
+ * replicas and witness must all be in one set, exactly three Regions counting the witness.
+ */
+export const MRSC_REGION_SETS: Readonly<Record<string, readonly string[]>> = {
+  US: ['us-east-1', 'us-east-2', 'us-west-2'],
+  EU: ['eu-west-1', 'eu-west-2', 'eu-west-3', 'eu-central-1'],
+  AP: ['ap-northeast-1', 'ap-northeast-2', 'ap-northeast-3'],
+};
+/** An MRSC global table: three replicas, or two replicas and a witness. */
+export const MRSC_REGIONS = 3;
 
 export const DEFAULT_STAGE = 'dev';
 
@@ -193,12 +217,65 @@ export function parseStageConfig(stage: string, lookup: Lookup): StageConfig {
     disableExecuteApiEndpoint: read.boolean('disableExecuteApiEndpoint', false),
     tableName: read.string('tableName', TABLE_NAME, 'a DynamoDB table name: 3-255 of A-Z a-z 0-9 _ - .'),
     apiGatewayCloudWatchRole: read.boolean('apiGatewayCloudWatchRole', DEFAULTS.apiGatewayCloudWatchRole),
+    multiRegion: undefined,
   };
   // The custom domain is then the only way in: without one, clients would have none.
   if (config.disableExecuteApiEndpoint && domainName === undefined) {
     throw new ConfigError('disableExecuteApiEndpoint', true, 'needs domainName (without a domain, CloudFront reaches the API through execute-api)');
   }
+  config.multiRegion = parseMultiRegion(lookup, config);
   return config;
+}
+
+/**
+ * `regions` (comma-separated, or a JSON array in cdk.json) and `witnessRegion`: the Regions of the
+ * global table, checked against what MRSC accepts, and the settings a multi-Region stage needs
+ * (a domain with its hosted zone: each Region makes its certificate and its latency record there).
+ */
+function parseMultiRegion(lookup: Lookup, config: StageConfig): MultiRegion | undefined {
+  const rawRegions = lookup('regions');
+  const rawWitness = lookup('witnessRegion');
+  if ((rawRegions === undefined || rawRegions === '') && (rawWitness === undefined || rawWitness === '')) return undefined;
+  if (rawRegions === undefined || rawRegions === '') throw new ConfigError('witnessRegion', rawWitness, 'needs regions (the replica Regions, such as us-east-1,us-east-2)');
+  const list = Array.isArray(rawRegions) ? rawRegions : typeof rawRegions === 'string' ? rawRegions.split(',').map((r) => r.trim()) : undefined;
+  const allRegions = Object.values(MRSC_REGION_SETS).flat();
+  const sets = Object.entries(MRSC_REGION_SETS).map(([name, members]) => `${name}: ${members.join(', ')}`).join('; ');
+  if (!list || list.some((region) => typeof region !== 'string' || !allRegions.includes(region))) {
+    throw new ConfigError('regions', rawRegions, `comma-separated Regions of one MRSC Region set (${sets})`);
+  }
+  const regions = list as string[];
+  const duplicate = regions.find((region, index) => regions.indexOf(region) !== index);
+  if (duplicate) throw new ConfigError('regions', rawRegions, `names ${duplicate} twice`);
+  let witnessRegion: string | undefined;
+  if (rawWitness !== undefined && rawWitness !== '') {
+    if (typeof rawWitness !== 'string' || !allRegions.includes(rawWitness)) throw new ConfigError('witnessRegion', rawWitness, `a Region of one MRSC Region set (${sets})`);
+    if (regions.includes(rawWitness)) throw new ConfigError('witnessRegion', rawWitness, 'is one of the replica regions: the witness must be a third Region');
+    witnessRegion = rawWitness;
+  }
+  const all = [...regions, ...(witnessRegion ? [witnessRegion] : [])];
+  const set = Object.entries(MRSC_REGION_SETS).find(([, members]) => members.includes(all[0]!))!;
+  const outside = all.find((region) => !set[1].includes(region));
+  if (outside) throw new ConfigError(outside === witnessRegion ? 'witnessRegion' : 'regions', outside, `is not in the ${set[0]} Region set of ${all[0]} (${set[1].join(', ')}): an MRSC table's Regions are all in one set`);
+  if (all.length !== MRSC_REGIONS || regions.length < 2) {
+    throw new ConfigError('regions', rawRegions, `${regions.length} replica Region${regions.length === 1 ? '' : 's'}${witnessRegion ? ' and a witness' : ''}: MRSC takes exactly ${MRSC_REGIONS} Regions, three replicas or two and witnessRegion`);
+  }
+  // Each Region makes its own certificate and latency record: both need the domain and its zone.
+  if (config.domainName === undefined || config.hostedZone === undefined) {
+    throw new ConfigError('regions', rawRegions, 'needs domainName, hostedZoneId and hostedZoneName (each Region serves the domain, with its own certificate and a latency record in the zone)');
+  }
+  if (config.certificateArn !== undefined) {
+    throw new ConfigError('certificateArn', config.certificateArn, 'an ACM certificate serves one Region: with regions, leave it out and each Region makes its own in the hosted zone');
+  }
+  if (config.domainName === config.hostedZone.zoneName) {
+    throw new ConfigError('domainName', config.domainName, `with regions, a name under ${config.hostedZone.zoneName}, not the zone's apex: each Region's latency record is a CNAME with a 60 s TTL`);
+  }
+  if (config.tableName !== undefined) {
+    throw new ConfigError('tableName', config.tableName, 'with regions, leave it out: the stage creates its global table, which must start empty (docs/deploying.md, Three Regions)');
+  }
+  if (config.disableExecuteApiEndpoint) {
+    throw new ConfigError('disableExecuteApiEndpoint', true, "with regions, leave it out: each Region's Route 53 health check calls its execute-api endpoint");
+  }
+  return { regions, witnessRegion };
 }
 
 /** API Gateway stage names allow letters, digits, `-` and `_`; stack names no `_`: the intersection. */

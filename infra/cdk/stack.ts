@@ -1,8 +1,10 @@
-import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import { AttributeType, Billing, ProjectionType, TableEncryptionV2, TableV2, type ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { AttributeType, Billing, ProjectionType, TableEncryptionV2, TableV2, type ITableV2, type TablePropsV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { HealthCheck, HealthCheckType } from 'aws-cdk-lib/aws-route53';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { APP_NAME } from '#shared/config';
+import { API_BASE_PATH, APP_NAME } from '#shared/config';
+import { HEALTH_ROUTE } from '#shared/health';
 import { LOOPBACK_ISSUERS_ENV } from '#shared/workload-identity/issuer-keys';
 import { AUTHORIZER_FUNCTION, AUTHORIZER_TABLE_ACCESS, functionNames, routeOf, routes, type Route } from '#shared/routes';
 import { EXPIRY_INDEX, EXPIRY_KEYS } from '#shared/store/expiry';
@@ -13,6 +15,7 @@ import {
 } from './config';
 import { ApiFunction } from './constructs/api-function';
 import { Deployments } from './constructs/deployment';
+import { GameDay } from './constructs/game-day';
 import { JsonApiGateway } from './constructs/json-api-gateway';
 import { Monitoring } from './constructs/monitoring';
 import { PublicAddress } from './constructs/public-address';
@@ -29,7 +32,35 @@ export interface ApiStackProps extends StackProps {
   stage: string;
   /** The routes to deploy; the route table by default (tests may pass another). */
   routes?: readonly Route[];
+  /**
+   * A multi-Region stage (infra/cdk/regions.ts): this stack is one Region's API over that Region's
+   * replica of the global table named here (created by the stage's table stack, which deploys
+   * first), with the deep health route, a Route 53 health check and latency record, and the game
+   * day's experiment template.
+   */
+  globalTable?: { tableName: string; stack: Stack };
 }
+
+/**
+ * Each Region's Route 53 health check and latency record. A Region that cannot serve is out of
+ * DNS after failureThreshold × requestInterval (30 s), and resolvers stop giving its address once
+ * the record's TTL has run out (60 s): the recovery time objective is 30 + 60 = 90 s.
+ */
+export const FAILOVER = {
+  requestIntervalSeconds: 10,
+  failureThreshold: 3,
+  recordTtlSeconds: 60,
+} as const;
+/**
+ * The game day's stop conditions: alarms of the Region under test that mean harm beyond the fault
+ * it injects. Its expected effects (5xx and failed health checks in that Region while traffic
+ * moves) are what the runbook watches, not reasons to stop. DynamoDB's own errors (HTTP 500) and
+ * throttling are not what a paused replica gives (its requests are refused as AccessDenied).
+ */
+export const GAME_DAY_STOP_ALARMS: readonly string[] = ['TableSystemErrors', 'TableThrottles'];
+
+/** Requests go elsewhere within this many seconds of a Region failing (docs/deploying.md). */
+export const RECOVERY_TIME_OBJECTIVE_SECONDS = FAILOVER.requestIntervalSeconds * FAILOVER.failureThreshold + FAILOVER.recordTtlSeconds;
 
 /**
  * The deployed API: the route table on API Gateway (REST) with a Lambda per function, the
@@ -55,9 +86,15 @@ export class ApiStack extends Stack {
     const config = stageConfigFrom(this.node, props.stage);
     this.config = config;
     const { stage } = config;
-    const routeTable = props.routes ?? routes;
+    const global = props.globalTable;
+    // The deep health route exists only where a health check calls it: a single-Region stage keeps its template.
+    const routeTable = props.routes ?? (global ? [...routes, HEALTH_ROUTE] : routes);
 
-    this.table = config.tableName ? TableV2.fromTableName(this, 'Table', config.tableName) : this.newTable();
+    // In a multi-Region stage, the table in this stack's Region (the global table's replica here):
+    // every ARN granted below names this Region.
+    this.table = global ? TableV2.fromTableName(this, 'Table', global.tableName)
+      : config.tableName ? TableV2.fromTableName(this, 'Table', config.tableName) : new TableV2(this, 'Table', tableProps());
+    if (global) this.addDependency(global.stack, 'its functions use the global table the table stack creates');
 
     const names = functionNames(routeTable);
     checkReservationsFitAccount(config, names.length);
@@ -102,9 +139,13 @@ export class ApiStack extends Stack {
       ...names.map((name) => ({ name, methods: routeTable.filter((r) => r.function === name).length, reservedConcurrency: config.reservedConcurrency })),
       { name: AUTHORIZER_FUNCTION, methods: routeTable.filter((r) => r.role !== null).length, reservedConcurrency: config.authorizerReservedConcurrency },
     ]);
+    const healthCheck = global ? this.addHealthCheck() : undefined;
     const address = new PublicAddress(this, 'PublicAddress', {
       stage: this.gateway.api.deploymentStage,
-      domain: config.domainName ? { domainName: config.domainName, certificateArn: config.certificateArn, hostedZone: config.hostedZone } : undefined,
+      domain: config.domainName ? {
+        domainName: config.domainName, certificateArn: config.certificateArn, hostedZone: config.hostedZone,
+        ...(healthCheck ? { latency: { region: this.region, healthCheck, ttl: Duration.seconds(FAILOVER.recordTtlSeconds) } } : {}),
+      } : undefined,
     });
     const waf = new Waf(this, 'Waf', { stage: this.gateway.api.deploymentStage, front: address.front });
 
@@ -120,6 +161,12 @@ export class ApiStack extends Stack {
       ...(config.alarmEmail ? { alarmEmail: config.alarmEmail } : {}),
     });
     this.deployments.notify(monitoring.alarmTopic);
+    if (global) {
+      // The game day (docs/runbooks.md): cut this Region's replica off, watch traffic leave and come back.
+      const gameDay = new GameDay(this, 'GameDay', { stage, table: this.table, stopAlarms: monitoring.alarms.filter((alarm) => GAME_DAY_STOP_ALARMS.includes(alarm.node.id)) });
+      new CfnOutput(this, 'GameDayTemplateId', { value: gameDay.template.attrId, description: 'aws fis start-experiment --experiment-template-id <this> (docs/runbooks.md, The game day)' });
+      new CfnOutput(this, 'HealthCheckId', { value: healthCheck!.healthCheckId, description: `This Region's Route 53 health check (${API_BASE_PATH}${HEALTH_ROUTE.path})` });
+    }
 
     new CfnOutput(this, 'TfeAddress', {
       value: address.url,
@@ -137,30 +184,47 @@ export class ApiStack extends Stack {
   }
 
   /**
-   * The table, when the stage does not adopt one: same keys and index as the local store
-   * (shared/store/table.ts). Retained on delete; a later deploy adopts it with context `tableName`.
-   * No TTL and no local secondary index, which a global table in multi-Region strong consistency
-   * refuses: expiring items carry their own expiry, listed by the sparse Expiry index, and the
-   * sweeper deletes them (shared/store/expiry.ts).
+   * Route 53's check of this Region: HTTPS to the stage's own execute-api host (never the domain,
+   * which DNS would send to whichever Region is nearest the checker), on the deep health route, which
+   * answers 200 only after a strongly consistent read of this Region's replica.
    */
-  private newTable(): TableV2 {
-    return new TableV2(this, 'Table', {
-      partitionKey: { name: TABLE_KEYS.partitionKey, type: AttributeType.STRING },
-      sortKey: { name: TABLE_KEYS.sortKey, type: AttributeType.STRING },
-      globalSecondaryIndexes: [{
-        indexName: EXPIRY_INDEX,
-        partitionKey: { name: EXPIRY_KEYS.shard, type: AttributeType.STRING },
-        sortKey: { name: EXPIRY_KEYS.sweepAt, type: AttributeType.NUMBER },
-        projectionType: ProjectionType.KEYS_ONLY,
-      }],
-      billing: Billing.onDemand(),
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      deletionProtection: true,
-      // Encrypted with the account's AWS managed key (aws/dynamodb): visible in CloudTrail, no key to run.
-      encryption: TableEncryptionV2.awsManagedKey(),
-      removalPolicy: RemovalPolicy.RETAIN,
+  private addHealthCheck(): HealthCheck {
+    const { api } = this.gateway;
+    return new HealthCheck(this, 'HealthCheck', {
+      type: HealthCheckType.HTTPS,
+      fqdn: `${api.restApiId}.execute-api.${this.region}.${this.urlSuffix}`,
+      resourcePath: `/${api.deploymentStage.stageName}${API_BASE_PATH}${HEALTH_ROUTE.path}`,
+      requestInterval: Duration.seconds(FAILOVER.requestIntervalSeconds),
+      failureThreshold: FAILOVER.failureThreshold,
     });
   }
+}
+
+/**
+ * The table, when the stage does not adopt one: same keys and index as the local store
+ * (shared/store/table.ts). Retained on delete; a later deploy adopts it with context `tableName`.
+ * No TTL and no local secondary index, which a global table in multi-Region strong consistency
+ * refuses: expiring items carry their own expiry, listed by the sparse Expiry index, and the
+ * sweeper deletes them (shared/store/expiry.ts). The multi-Region stage's global table has the
+ * same (infra/cdk/regions.ts).
+ */
+export function tableProps(): TablePropsV2 {
+  return {
+    partitionKey: { name: TABLE_KEYS.partitionKey, type: AttributeType.STRING },
+    sortKey: { name: TABLE_KEYS.sortKey, type: AttributeType.STRING },
+    globalSecondaryIndexes: [{
+      indexName: EXPIRY_INDEX,
+      partitionKey: { name: EXPIRY_KEYS.shard, type: AttributeType.STRING },
+      sortKey: { name: EXPIRY_KEYS.sweepAt, type: AttributeType.NUMBER },
+      projectionType: ProjectionType.KEYS_ONLY,
+    }],
+    billing: Billing.onDemand(),
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    deletionProtection: true,
+    // Encrypted with the account's AWS managed key (aws/dynamodb): visible in CloudTrail, no key to run.
+    encryption: TableEncryptionV2.awsManagedKey(),
+    removalPolicy: RemovalPolicy.RETAIN,
+  };
 }
 
 /** `reserved-tag-keys/create` → `ReservedTagKeysCreateFunction`. */

@@ -30,6 +30,7 @@ describe('stage settings from context', () => {
       disableExecuteApiEndpoint: false,
       tableName: undefined,
       apiGatewayCloudWatchRole: false,
+      multiRegion: undefined,
     });
   });
 
@@ -87,6 +88,46 @@ describe('stage settings from context', () => {
     expect(parse({ deploymentConfig: 'CodeDeployDefault.LambdaLinear10PercentEvery2Minutes' }, 'prod').deploymentConfig).toBe('LambdaLinear10PercentEvery2Minutes');
     expect(parse({ deploymentConfig: 'LambdaCanary10Percent15Minutes' }, 'dev').deploymentConfig).toBe('LambdaCanary10Percent15Minutes');
     expect(() => parse({ deploymentConfig: 'AllAtOnce' }, 'dev')).toThrow('Invalid context "deploymentConfig" = "AllAtOnce": one of LambdaAllAtOnce, LambdaCanary10Percent5Minutes,');
+  });
+});
+
+describe('a multi-Region stage (regions, witnessRegion)', () => {
+  const domain = { domainName: 'tfe.example.com', hostedZoneId: 'Z0123456789ABC', hostedZoneName: 'example.com' };
+
+  it('takes two replica Regions and a witness, or three replicas, of one MRSC Region set', () => {
+    expect(parse({ ...domain, regions: 'us-east-1,us-east-2', witnessRegion: 'us-west-2' }).multiRegion)
+      .toEqual({ regions: ['us-east-1', 'us-east-2'], witnessRegion: 'us-west-2' });
+    expect(parse({ ...domain, regions: 'eu-west-1, eu-central-1 ,eu-west-3' }).multiRegion)
+      .toEqual({ regions: ['eu-west-1', 'eu-central-1', 'eu-west-3'], witnessRegion: undefined });
+    // cdk.json may give the list as JSON.
+    expect(parse({ ...domain, regions: ['ap-northeast-1', 'ap-northeast-3'], witnessRegion: 'ap-northeast-2' }).multiRegion)
+      .toEqual({ regions: ['ap-northeast-1', 'ap-northeast-3'], witnessRegion: 'ap-northeast-2' });
+    expect(parse(domain).multiRegion).toBeUndefined();
+  });
+
+  it.each([
+    [{ ...domain, regions: 'us-east-1,eu-west-1', witnessRegion: 'us-west-2' }, 'Invalid context "regions" = "eu-west-1": is not in the US Region set of us-east-1 (us-east-1, us-east-2, us-west-2): an MRSC table\'s Regions are all in one set'],
+    [{ ...domain, regions: 'eu-west-1,eu-west-2', witnessRegion: 'us-west-2' }, 'Invalid context "witnessRegion" = "us-west-2": is not in the EU Region set of eu-west-1'],
+    [{ ...domain, regions: 'us-east-1,sa-east-1,us-west-2' }, 'Invalid context "regions" = "us-east-1,sa-east-1,us-west-2": comma-separated Regions of one MRSC Region set (US: us-east-1, us-east-2, us-west-2; EU: eu-west-1, eu-west-2, eu-west-3, eu-central-1; AP: ap-northeast-1, ap-northeast-2, ap-northeast-3)'],
+    [{ ...domain, regions: 'us-east-1,us-east-2' }, 'Invalid context "regions" = "us-east-1,us-east-2": 2 replica Regions: MRSC takes exactly 3 Regions, three replicas or two and witnessRegion'],
+    [{ ...domain, regions: 'eu-west-1,eu-west-2,eu-west-3,eu-central-1' }, 'Invalid context "regions" = "eu-west-1,eu-west-2,eu-west-3,eu-central-1": 4 replica Regions: MRSC takes exactly 3 Regions'],
+    [{ ...domain, regions: 'us-east-1,us-east-2,us-west-2', witnessRegion: 'us-west-2' }, 'Invalid context "witnessRegion" = "us-west-2": is one of the replica regions: the witness must be a third Region'],
+    [{ ...domain, regions: 'us-east-1', witnessRegion: 'us-west-2' }, 'Invalid context "regions" = "us-east-1": 1 replica Region and a witness: MRSC takes exactly 3 Regions'],
+    [{ ...domain, regions: 'us-east-1,us-east-1', witnessRegion: 'us-west-2' }, 'Invalid context "regions" = "us-east-1,us-east-1": names us-east-1 twice'],
+    [{ ...domain, witnessRegion: 'us-west-2' }, 'Invalid context "witnessRegion" = "us-west-2": needs regions'],
+    [{ regions: 'us-east-1,us-east-2', witnessRegion: 'us-west-2' }, 'Invalid context "regions" = "us-east-1,us-east-2": needs domainName, hostedZoneId and hostedZoneName'],
+    [{ domainName: 'tfe.example.com', certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc', regions: 'us-east-1,us-east-2', witnessRegion: 'us-west-2' }, 'Invalid context "regions" = "us-east-1,us-east-2": needs domainName, hostedZoneId and hostedZoneName'],
+    [{ ...domain, certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc', regions: 'us-east-1,us-east-2', witnessRegion: 'us-west-2' }, 'Invalid context "certificateArn" = "arn:aws:acm:us-east-1:123456789012:certificate/abc": an ACM certificate serves one Region'],
+    [{ ...domain, domainName: 'example.com', regions: 'us-east-1,us-east-2', witnessRegion: 'us-west-2' }, 'Invalid context "domainName" = "example.com": with regions, a name under example.com, not the zone\'s apex'],
+    [{ ...domain, tableName: 'old-table', regions: 'us-east-1,us-east-2', witnessRegion: 'us-west-2' }, 'Invalid context "tableName" = "old-table": with regions, leave it out: the stage creates its global table, which must start empty'],
+    [{ ...domain, disableExecuteApiEndpoint: true, regions: 'us-east-1,us-east-2', witnessRegion: 'us-west-2' }, 'Invalid context "disableExecuteApiEndpoint" = true: with regions, leave it out'],
+  ])('refuses %j in one line naming the key', (values, message) => {
+    expect(() => parse(values)).toThrow(message);
+    try {
+      parse(values);
+    } catch (error) {
+      expect((error as Error).message).not.toContain('\n');
+    }
   });
 });
 

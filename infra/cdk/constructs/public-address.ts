@@ -6,7 +6,7 @@ import {
   HttpVersion, OriginProtocolPolicy, OriginRequestPolicy, OriginSslPolicy, ViewerProtocolPolicy,
 } from 'aws-cdk-lib/aws-cloudfront';
 import { HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
-import { ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
+import { ARecord, CnameRecord, HostedZone, RecordTarget, type IHealthCheck } from 'aws-cdk-lib/aws-route53';
 import { ApiGatewayDomain } from 'aws-cdk-lib/aws-route53-targets';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
@@ -19,6 +19,12 @@ export interface CustomDomain {
   domainName: string;
   certificateArn?: string | undefined;
   hostedZone?: { hostedZoneId: string; zoneName: string } | undefined;
+  /**
+   * One Region of several serving the same name (a multi-Region stage): instead of the alias, a
+   * latency record of this Region (a CNAME to its regional domain, with this TTL), answered only
+   * while its health check passes.
+   */
+  latency?: { region: string; healthCheck: IHealthCheck; ttl: Duration } | undefined;
 }
 
 export interface PublicAddressProps {
@@ -142,7 +148,18 @@ export class PublicAddress extends Construct {
     });
     // No base path: the API at the root of the domain, /api/v2 right under it.
     customDomain.addBasePathMapping(stage.restApi, { stage });
-    if (zone) {
+    if (zone && domain.latency) {
+      // A CNAME, not an alias: an alias record's TTL is the target's, and the RTO counts this one.
+      new CnameRecord(this, 'LatencyRecord', {
+        zone,
+        recordName: domain.domainName,
+        domainName: customDomain.domainNameAliasDomainName,
+        region: domain.latency.region,
+        setIdentifier: domain.latency.region,
+        healthCheck: domain.latency.healthCheck,
+        ttl: domain.latency.ttl,
+      });
+    } else if (zone) {
       new ARecord(this, 'AliasRecord', { zone, recordName: domain.domainName, target: RecordTarget.fromAlias(new ApiGatewayDomain(customDomain)) });
     }
     return customDomain;
