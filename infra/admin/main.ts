@@ -4,6 +4,7 @@ import { closest, parseCommandArgs, UsageError, type Command } from './command';
 import { notificationCommands } from './notifications';
 import { regionCommands } from './regions';
 import { runCommands } from './runs';
+import { tableCommands } from './tables';
 import { tokenCommands } from './tokens';
 import { issuerCommands, trustCommands } from './trusts';
 
@@ -14,7 +15,7 @@ import { issuerCommands, trustCommands } from './trusts';
  * line is reported, in one line and exit code 2, before any store is opened.
  */
 const groups: Record<string, Record<string, Command>> = {
-  token: tokenCommands, trust: trustCommands, issuer: issuerCommands, run: runCommands, notifications: notificationCommands, region: regionCommands,
+  token: tokenCommands, trust: trustCommands, issuer: issuerCommands, run: runCommands, notifications: notificationCommands, region: regionCommands, table: tableCommands,
 };
 
 const usageLines = (commands: Record<string, Command>) => Object.values(commands).map((c) => `  npm run admin -- ${c.usage} [--json]`);
