@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_STAGE, PRODUCTION_STAGE } from '#infra/cdk/config';
-import { stackNameIn, synthesizeStage } from '#infra/local/assembly';
+import { synthesizeStage } from '#infra/local/assembly';
 import { PROJECT_TMP } from '#infra/local/settings';
 
 /**
@@ -14,6 +14,17 @@ import { PROJECT_TMP } from '#infra/local/settings';
  * after `npm test`. cfn-lint is a Python tool: `pip install cfn-lint`.
  */
 export const LINTED_STAGES = [DEFAULT_STAGE, PRODUCTION_STAGE] as const;
+
+/** A hosted zone and domain for the multi-Region synths: nothing is looked up, any valid values do. */
+const EXAMPLE_DOMAIN = { domainName: 'tfe.example.com', hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' };
+/**
+ * The multi-Region stage in both of its shapes (infra/cdk/regions.ts): every stack of each (the
+ * global table's, and the API stack of each replica Region) is linted.
+ */
+export const LINTED_MULTI_REGION: ReadonlyArray<{ name: string; stage: string; context: Record<string, string> }> = [
+  { name: `${PRODUCTION_STAGE} us-east-1,us-east-2 + witness us-west-2`, stage: PRODUCTION_STAGE, context: { ...EXAMPLE_DOMAIN, regions: 'us-east-1,us-east-2', witnessRegion: 'us-west-2' } },
+  { name: `${PRODUCTION_STAGE} eu-west-1,eu-west-2,eu-central-1`, stage: PRODUCTION_STAGE, context: { ...EXAMPLE_DOMAIN, regions: 'eu-west-1,eu-west-2,eu-central-1' } },
+];
 
 /** Checks left out, each with why: what they flag is how CDK writes templates, and CloudFormation takes it as meant. */
 export const IGNORED_CHECKS: Record<string, string> = {
@@ -68,15 +79,20 @@ export function cfnLint(template: string): Finding[] {
   }
 }
 
-/** Synthesizes `stage` into a scratch folder, lints its template, removes the folder. */
-export async function lintStage(stage: string): Promise<StageResult> {
+/**
+ * Synthesizes `stage` (with `context` as `-c` adds it) into a scratch folder, lints every stack's
+ * template in it (one for a single-Region stage; the table's and each Region's for a multi-Region
+ * one), removes the folder. `label` names the run in what is printed.
+ */
+export async function lintStage(stage: string, context: Record<string, unknown> = {}, label = stage): Promise<StageResult[]> {
   mkdirSync(PROJECT_TMP, { recursive: true });
   const outdir = mkdtempSync(join(PROJECT_TMP, `lint-cfn-${stage}-`));
   try {
     // No bundling: the template is the same but for the assets' hashes, and esbuild is the slow part.
-    await synthesizeStage(outdir, stage, { 'aws:cdk:bundling-stacks': [] });
-    const template = `${stackNameIn(outdir)}.template.json`;
-    return stageResult(stage, template, cfnLint(join(outdir, template)));
+    await synthesizeStage(outdir, stage, { ...context, 'aws:cdk:bundling-stacks': [] });
+    const templates = readdirSync(outdir).filter((file) => file.endsWith('.template.json')).sort();
+    if (templates.length === 0) throw new Error(`the synth of ${label} wrote no template`);
+    return templates.map((template) => stageResult(label, template, cfnLint(join(outdir, template))));
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
@@ -85,7 +101,9 @@ export async function lintStage(stage: string): Promise<StageResult> {
 const USAGE = `Usage: npm run lint:cfn [-- --stage NAME …]
 
 Synthesizes the template of each stage (${LINTED_STAGES.join(', ')} unless --stage names others) offline and
-checks it with cfn-lint (pip install cfn-lint). Exit 1 when a template has an error; warnings are listed.
+checks it with cfn-lint (pip install cfn-lint); without --stage, also every stack of the multi-Region
+stage (${LINTED_MULTI_REGION.map((run) => run.name).join('; ')}).
+Exit 1 when a template has an error; warnings are listed.
 Left out: ${Object.entries(IGNORED_CHECKS).map(([id, why]) => `${id}, ${why}`).join('; ')}.
   --stage NAME   lint this stage (repeatable)
   -h, --help     this text`;
@@ -103,13 +121,17 @@ if (process.argv[1] && resolve(process.argv[1]) === import.meta.filename) {
     process.exit(0);
   }
   let failed = false;
-  for (const stage of values.stage ?? LINTED_STAGES) {
+  const runs = values.stage
+    ? values.stage.map((stage) => ({ name: stage, stage, context: {} }))
+    : [...LINTED_STAGES.map((stage) => ({ name: stage, stage, context: {} })), ...LINTED_MULTI_REGION];
+  for (const { name, stage, context } of runs) {
     try {
-      const result = await lintStage(stage);
-      for (const line of result.lines) console.log(line);
-      if (result.errors.length > 0) failed = true;
+      for (const result of await lintStage(stage, context, name)) {
+        for (const line of result.lines) console.log(line);
+        if (result.errors.length > 0) failed = true;
+      }
     } catch (error) {
-      console.error(`lint:cfn ${stage}: ${(error as Error).message}`);
+      console.error(`lint:cfn ${name}: ${(error as Error).message}`);
       failed = true;
     }
   }

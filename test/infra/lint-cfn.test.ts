@@ -3,7 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { cfnLint, IGNORED_CHECKS, LINTED_STAGES, stageResult, type Finding } from '#infra/ops/lint-cfn';
+import { cfnLint, IGNORED_CHECKS, LINTED_MULTI_REGION, LINTED_STAGES, stageResult, type Finding } from '#infra/ops/lint-cfn';
+import { parseStageConfig } from '#infra/cdk/config';
 
 /**
  * `npm run lint:cfn` (infra/ops/lint-cfn.ts), which .ci/run runs after the tests on the dev and prod
@@ -17,6 +18,14 @@ describe('npm run lint:cfn', () => {
     expect(LINTED_STAGES).toEqual(['dev', 'prod']);
     expect(Object.keys(IGNORED_CHECKS)).toEqual(['W3005']);
     expect(IGNORED_CHECKS.W3005!.length).toBeGreaterThan(40);
+  });
+
+  it('lints the multi-Region stage in both shapes: two replicas and a witness, three replicas', () => {
+    const shapes = LINTED_MULTI_REGION.map(({ stage, context }) => parseStageConfig(stage, (key) => context[key]).multiRegion);
+    expect(shapes).toEqual([
+      { regions: ['us-east-1', 'us-east-2'], witnessRegion: 'us-west-2' },
+      { regions: ['eu-west-1', 'eu-west-2', 'eu-central-1'], witnessRegion: undefined },
+    ]);
   });
 
   it('fails a stage on an error and lists its warnings, each with the rule, the path and the line', () => {
