@@ -6,7 +6,7 @@ import { CLAIM_AFTER_MS, CLAIM_TIMEOUT_MS, claimTurn, fairCommit, newTurn, type 
 import { Entity, keys } from './keys';
 import { inTurn } from './process-queue';
 import { claimReceipt, findClaim, releaseClaim, takeOverClaim, type Claim, type Receipt, type Replay } from './receipts';
-import { forget, see, seenRun, seeRunItem, type SeenRun } from './run-cache';
+import { forget, runFrom, see, seenRun, seeRunItem, type Latest, type SeenRun } from './run-cache';
 import { isRefused, writeDerived, writeOnce } from './single-write';
 import { afterCommit, repairing } from './write-outcome';
 import type { Comment } from '../comments/comment';
@@ -33,8 +33,6 @@ export interface NewComment {
   createdBy: string;
 }
 
-/** The latest comment as its run's record holds it: the comment and its number. */
-type Latest = Comment & { number: number };
 
 const toRecord = (item: Item) => recordOf<Comment>(item);
 const latestOf = (run: Item | undefined) => run?.latest as Latest | undefined;
@@ -63,6 +61,21 @@ async function applyComment(latest: Latest): Promise<void> {
 async function applyCommentUnlessWritten(latest: Latest): Promise<void> {
   if (await getItem(keys.runComment(latest.runId, latest.number))) return;
   await repairing(() => applyComment(latest));
+}
+
+/**
+ * How long a comment's own writer is left to write its items before a writer that needs them out
+ * writes them itself: it is at it (two writes), and many writers waiting on one run would
+ * otherwise all write the same items at once. After it, its writer is taken for dead.
+ */
+export const WRITE_OUT_GRACE_MS = 2_000;
+
+/** Whether the latest comment is written out (one read), writing it out once its writer had its time; 'wait' until then. */
+async function writtenOut(latest: Latest): Promise<boolean | 'wait'> {
+  if (await getItem(keys.runComment(latest.runId, latest.number))) return true;
+  if (Date.now() - Date.parse(latest.createdAt) < WRITE_OUT_GRACE_MS) return 'wait';
+  await repairing(() => applyComment(latest));
+  return true;
 }
 
 /**
@@ -123,14 +136,8 @@ export async function findComment(commentId: string): Promise<Comment | undefine
   return comment;
 }
 
-/** What a commit knows of the run before it tries: its count and latest time, and how much is written out. */
+/** What a commit knows of the run before it tries: its count and latest time, and its latest comment if not known written. */
 type Expected = SeenRun & { commentCount: number };
-
-const expectedFrom = (run: Item): Expected => ({
-  organization: run.organization as string,
-  commentCount: (run.commentCount as number | undefined) ?? 0,
-  lastCommentAt: run.lastCommentAt as string | undefined,
-});
 
 /**
  * Writes the run's next comment, exactly once per receipt. The receipt is claimed first with the
@@ -148,7 +155,7 @@ export async function insertComment(input: NewComment, receipt?: Receipt): Promi
   const seen = seenRun(input.runId);
   const written = await commitComment(input, id, seen?.organization === input.organization && seen.commentCount !== undefined
     ? { ...seen, commentCount: seen.commentCount }
-    : { organization: input.organization, commentCount: 0, appliedThrough: 0 });
+    : { organization: input.organization, commentCount: 0 });
   if (written === 'run-not-found' && receipt) await releaseClaim(receipt, id);
   return written;
 }
@@ -186,7 +193,7 @@ async function resolveClaim(input: NewComment, receipt: Receipt, claim: Claim): 
     }
     // Its writer can no longer commit: this request commits the same comment, once.
     if (await takeOverClaim(receipt, claim)) {
-      const written = await commitComment(input, claim.recordId, expectedFrom(run));
+      const written = await commitComment(input, claim.recordId, runFrom(run));
       if (written === 'run-not-found') await releaseClaim(receipt, claim.recordId);
       return written;
     }
@@ -209,6 +216,12 @@ function commitComment(input: NewComment, id: string, expectedAtStart: Expected)
     let expected = expectedAtStart;
     const turn = newTurn();
     return whileContended('run', { runId: input.runId }, async () => {
+      // The next commit may come only once the latest comment is written out.
+      if (expected.unwritten) {
+        if ((await writtenOut(expected.unwritten)) === 'wait') return LOST_ROUND;
+        const { unwritten: _written, ...rest } = expected;
+        expected = rest;
+      }
       const number = expected.commentCount + 1;
       const latest: Latest = { id, ...input, createdAt: timeAfter(expected.lastCommentAt), number };
       const count = number === 1 ? '(attribute_not_exists(commentCount) OR commentCount = :expected)' : 'commentCount = :expected';
@@ -226,7 +239,7 @@ function commitComment(input: NewComment, id: string, expectedAtStart: Expected)
       });
       if (outcome === 'written') {
         await afterCommit(() => applyComment(latest));
-        see(input.runId, { organization: input.organization, commentCount: number, lastCommentAt: latest.createdAt, appliedThrough: number });
+        see(input.runId, { organization: input.organization, commentCount: number, lastCommentAt: latest.createdAt });
         return asComment(latest);
       }
       // Another Region was writing the record: the turn's holder goes again at once.
@@ -242,10 +255,8 @@ function commitComment(input: NewComment, id: string, expectedAtStart: Expected)
         await afterCommit(() => applyComment(now));
         return asComment(now);
       }
-      // The next commit may come only once the latest comment is written out.
-      if (now && (expected.appliedThrough ?? 0) < now.number) await applyCommentUnlessWritten(now);
-      expected = { ...expectedFrom(run), appliedThrough: now?.number ?? 0 };
-      seeRunItem(input.runId, run);
+      expected = runFrom(run, expected);
+      see(input.runId, expected);
       const turnNow = run as TurnNow;
       // Still this writer's turn (an older writer took the number): the next one is its to take.
       turn.held = turnNow.turnSince === turn.since;

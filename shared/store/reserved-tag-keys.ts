@@ -82,21 +82,36 @@ function currentAt(key: ReservedTagKey, seen: SeenHead): boolean {
   return read.at > seen.observedAt || read.v === seen.head.version || seen.head.latest?.record.id === key.id;
 }
 
-/** Writes out the head's latest change unless it is (this process knows, or its member says so); every change before it is. */
-const settle = (seen: SeenHead) => repairing(() => settleOnce(seen));
+/**
+ * How long a change's own writer is left to write it out before a writer that needs it out does
+ * so itself: it is at it, and writers waiting on one organization would otherwise all write the
+ * same items at once. After it, its writer is taken for dead.
+ */
+export const WRITE_OUT_GRACE_MS = 2_000;
 
-async function settleOnce(seen: SeenHead): Promise<void> {
+/**
+ * Writes out the head's latest change unless it is (this process knows, or its member says so);
+ * every change before it is. 'wait' while its own writer may still be at it (`patient`), true once
+ * it is out.
+ */
+const settle = (seen: SeenHead, { patient = true } = {}) => repairing(() => settleOnce(seen, patient));
+
+async function settleOnce(seen: SeenHead, patient: boolean): Promise<true | 'wait'> {
   const latest = seen.head.latest;
-  if (!latest || seen.appliedVersion >= latest.version) return;
+  if (!latest || seen.appliedVersion >= latest.version) return true;
   // Its member is written last: when it carries the change, so does everything else.
   const member = await getItem(keys.reservedTagKey(latest.record.organization, latest.record.createdAt, latest.record.id));
-  if (((member?.v as number | undefined) ?? -1) < latest.version) await applyChange(latest);
+  if (((member?.v as number | undefined) ?? -1) < latest.version) {
+    if (patient && Date.now() - (latest.at ?? 0) < WRITE_OUT_GRACE_MS) return 'wait';
+    await applyChange(latest);
+  }
   remember(seen.head, latest.version);
+  return true;
 }
 
 /** The change that moves the head from `head` to the next version, and how the counts move. */
-function commitChange(head: Head, change: Omit<Change, 'version'>, counts: { delta: 1 | -1 | 0; windowGoes?: boolean }) {
-  const next: Change = { ...change, version: head.version + 1 };
+function commitChange(head: Head, change: Omit<Change, 'version' | 'at'>, counts: { delta: 1 | -1 | 0; windowGoes?: boolean }) {
+  const next: Change = { ...change, version: head.version + 1, at: Date.now() };
   const window = windowAttribute(change.record.createdAt);
   const counted = counts.delta === 0 ? '' : counts.windowGoes ? ' ADD itemCount :delta REMOVE #window' : ' ADD itemCount :delta, #window :delta';
   return {
@@ -121,7 +136,7 @@ function commitChange(head: Head, change: Omit<Change, 'version'>, counts: { del
  * Commits `change` on the head as `seen` knows it: the change, written out, once committed;
  * LOST_ROUND when the head had moved (the refusal's head is remembered for the next attempt).
  */
-async function commit(seen: SeenHead, change: Omit<Change, 'version'>, counts: { delta: 1 | -1 | 0; windowGoes?: boolean }): Promise<Change | typeof LOST_ROUND> {
+async function commit(seen: SeenHead, change: Omit<Change, 'version' | 'at'>, counts: { delta: 1 | -1 | 0; windowGoes?: boolean }): Promise<Change | typeof LOST_ROUND> {
   const { change: next, write } = commitChange(seen.head, change, counts);
   const outcome = await writeOnce(write);
   if (outcome === LOST_ROUND) return LOST_ROUND;
@@ -303,7 +318,7 @@ async function resolveClaim(
     const seen = remember(await readHead(organization));
     const latest = seen.head.latest;
     if (latest?.kind === 'create' && latest.record.id === claim.recordId) {
-      await afterCommit(() => settle(seen));
+      await afterCommit(() => settle(seen, { patient: false }));
       return replay(latest.record);
     }
     const copy = await getItem(keys.reservedTagKeyById(claim.recordId));
@@ -369,7 +384,7 @@ function createKey(
     if (seen.head.latest?.record.id === id && seen.head.latest.kind === 'create') return seen.head.latest.record;
     // A 422 needs nothing written out: the change that took the name is committed, and readers finish it.
     if (taken) return (await stillAt(seen)) ? 'name-taken' as const : RETRY_NOW;
-    await settle(seen);
+    if ((await settle(seen)) === 'wait') return LOST_ROUND;
     const createdAt = now();
     if ((seen.head.windows.get(windowOf(createdAt)) ?? 0) >= WINDOW_CAPACITY) {
       await sleep(WINDOW_MS - (Date.now() % WINDOW_MS));
@@ -394,12 +409,12 @@ function createKey(
  */
 async function atKnownHead(current: ReservedTagKey, also: (seen: SeenHead) => Promise<unknown> = async () => undefined) {
   const seen = await knownHead(current.organization);
-  const [read] = await Promise.all([
+  const [read, settled] = await Promise.all([
     currentAt(current, seen) ? current : findReservedTagKey(current.id),
     settle(seen),
     also(seen),
   ]);
-  return { seen, key: read && atHead(seen.head, read) };
+  return { seen, key: read && atHead(seen.head, read), wait: settled === 'wait' };
 }
 
 /**
@@ -409,10 +424,11 @@ async function atKnownHead(current: ReservedTagKey, also: (seen: SeenHead) => Pr
 export async function updateStoredReservedTagKey(current: ReservedTagKey, changes: ReservedTagKeyChanges): Promise<ReservedTagKey | WriteRefusal> {
   let taken = false;
   // The new name's guard is read with the key, at the same head (another key's name, whatever this key's is now).
-  const { seen, key } = await atKnownHead(current, async (at) => {
+  const { seen, key, wait } = await atKnownHead(current, async (at) => {
     if (changes.key !== undefined) taken = await nameTaken(at.head, changes.key, current.id);
   });
   if (!key) return 'gone';
+  if (wait) return 'gone';
   const updated: ReservedTagKey = { ...key, ...changes, updatedAt: now() };
   if (updated.key === key.key && updated.disableOverrides === key.disableOverrides) return key;
   const renamed = updated.key.toLowerCase() !== key.key.toLowerCase();
@@ -423,8 +439,8 @@ export async function updateStoredReservedTagKey(current: ReservedTagKey, change
 
 /** Deletes the key; 'gone' when it was deleted, or changed by another write meanwhile (read it again). */
 export async function deleteStoredReservedTagKey(current: ReservedTagKey): Promise<undefined | WriteRefusal> {
-  const { seen, key } = await atKnownHead(current);
-  if (!key) return 'gone';
+  const { seen, key, wait } = await atKnownHead(current);
+  if (!key || wait) return 'gone';
   const windowGoes = (seen.head.windows.get(windowOf(key.createdAt)) ?? 0) <= 1;
   const committed = await commit(seen, { kind: 'delete', record: key }, { delta: -1, windowGoes });
   return committed === LOST_ROUND ? 'gone' : undefined;

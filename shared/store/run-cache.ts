@@ -1,4 +1,5 @@
 import type { Item } from './collection';
+import type { Comment } from '../comments/comment';
 
 /**
  * What this process last saw of a run: its organization (which never changes) and, as hints for
@@ -10,9 +11,12 @@ export interface SeenRun {
   organization: string;
   commentCount?: number;
   lastCommentAt?: string;
-  /** Comments up to this number are known to have their items written (applied). */
-  appliedThrough?: number;
+  /** The run's latest comment when this process does not know its items are written. */
+  unwritten?: Latest;
 }
+
+/** The latest comment as a run's record holds it: the comment and its number. */
+export type Latest = Comment & { number: number };
 
 const MAX_SEEN_RUNS = 10_000;
 const seenRuns = new Map<string, SeenRun>();
@@ -27,15 +31,18 @@ export function see(runId: string, run: SeenRun): void {
 
 export const forget = (runId: string) => seenRuns.delete(runId);
 
-/** Remembers a run's record as read; what was applied is kept only while the count has not moved. */
-export function seeRunItem(runId: string, run: Item): void {
-  const count = (run.commentCount as number | undefined) ?? 0;
-  const before = seenRuns.get(runId);
-  const latest = run.latest as { number: number } | undefined;
-  see(runId, {
+/** A run as its record was read: its latest comment unwritten unless this process knows better (the count has not moved since). */
+export function runFrom(run: Item, before?: SeenRun): SeenRun & { commentCount: number } {
+  const commentCount = (run.commentCount as number | undefined) ?? 0;
+  const latest = run.latest as Latest | undefined;
+  const known = before !== undefined && before.commentCount === commentCount && before.unwritten === undefined;
+  return {
     organization: run.organization as string,
-    commentCount: count,
+    commentCount,
     lastCommentAt: run.lastCommentAt as string | undefined,
-    appliedThrough: before?.appliedThrough !== undefined && before.appliedThrough >= count ? count : (latest ? latest.number - 1 : count),
-  });
+    ...(latest && !known ? { unwritten: latest } : {}),
+  };
 }
+
+/** Remembers a run's record as read. */
+export const seeRunItem = (runId: string, run: Item): void => see(runId, runFrom(run, seenRuns.get(runId)));

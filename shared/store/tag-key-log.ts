@@ -26,6 +26,8 @@ export type ChangeKind = 'create' | 'update' | 'delete';
 /** A committed change: the key as it is after it (as it was, for a delete) and the name it had before. */
 export interface Change {
   version: number;
+  /** When it was committed (epoch ms, its writer's clock). */
+  at: number;
   kind: ChangeKind;
   record: ReservedTagKey;
   /** An update's name before it, when the lower-cased name changed (its guard goes). */

@@ -84,6 +84,20 @@ describe('a comment create killed after each of its writes (claim, commit, copy,
     });
   }
 
+  it('after its commit, the next writer (before any reader) writes the comment out, then takes the next number', async () => {
+    const organization = newOrganization();
+    const caller = owner(organization);
+    const { runId } = await registerNewRun(organization);
+    const path = `/runs/${runId}/comments`;
+    expectKilled(await killedAfter(2, () => callRoute('comments/create', path, caller, comment('killed'))), true);
+    // Nobody has read the run since: the next writer meets the unwritten comment in the run's record.
+    const next = await callRoute('comments/create', path, caller, comment('next'));
+    expect(next.status).toBe(201);
+    const [first, second] = [await getItem(keys.runComment(runId, 1)), await getItem(keys.runComment(runId, 2))];
+    expect([first?.body, second?.body]).toEqual(['killed', 'next']);
+    expect((await callRoute('comments/show', `/comments/${String(first?.id)}`, caller)).status).toBe(200);
+  });
+
   it('a retry meeting a live claim waits for its writer rather than writing a second comment', async () => {
     const organization = newOrganization();
     const caller = owner(organization);
