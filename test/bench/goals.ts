@@ -5,7 +5,13 @@
  * function making one GetItem) as esbuild builds it by default, in elapsed and in CPU time.
  */
 export const GOALS = {
-  latencyRatio: 1.15, initRatio: 1.15, initCpuRatio: 1.1, bundleBytes: 426 * 1024,
+  /**
+   * Warm (issue 37 item 12): the handler's CPU time per request above the bare SDK sending the same
+   * requests, in ms: the median of three runs in one process. The elapsed p50 ratio is printed, not
+   * judged: against DynamoDB Local it measures Java's speed as much as the handler's.
+   */
+  warmCpuOverMs: 0.4,
+  initRatio: 1.15, initCpuRatio: 1.1, bundleBytes: 426 * 1024,
   coldStartRatio: 1.0, coldStartCpuRatio: 1.0,
 };
 export type Goals = typeof GOALS;
@@ -16,12 +22,24 @@ export type Goals = typeof GOALS;
  */
 export const FUNCTION_GOALS: Record<string, Partial<Goals>> = {};
 
-/** One function's figures; a function measured only at init has no round trips or warm ratio. */
+/**
+ * Write units per create (issue 35 item 7), for items under 1 KB, the Expiry index's entry for the
+ * receipt included: as DynamoDB Local reports them (ReturnConsumedCapacity), the index's added from
+ * the items written where it reports none (test/bench/capacity.ts).
+ */
+export const WRITE_UNIT_GOALS: Record<string, number> = { 'comments/create': 5, 'reserved-tag-keys/create': 6 };
+
+/** One function's figures; a function measured only at init has no round trips or warm figures. */
 export interface Figures {
   function: string;
   roundTrips: number;
   budget: number;
+  /** Elapsed handler p50 over the bare SDK's: printed, not judged. */
   latencyRatio: number | null;
+  /** The handler's CPU per request above the bare SDK's, ms (median of three runs); null without a warm measurement. */
+  warmCpuOverMs: number | null;
+  /** Write units per request, the index's included; null where not measured. */
+  writeUnits?: number | null;
   initRatio: number;
   initCpuRatio: number;
   bundleBytes: number;
@@ -41,13 +59,18 @@ const over = (v: number) => v.toFixed(3);
 /** Bytes as whole KB, as the bench prints sizes. */
 export const kb = (bytes: number) => (bytes / 1024).toFixed(0);
 
-export function missedGoals(figures: Figures[], goals = GOALS, functionGoals = FUNCTION_GOALS, extras: ExtraFigure[] = []): string[] {
+export function missedGoals(
+  figures: Figures[], goals = GOALS, functionGoals = FUNCTION_GOALS, extras: ExtraFigure[] = [], writeUnitGoals = WRITE_UNIT_GOALS,
+): string[] {
   return [
     ...figures.flatMap((r) => {
       const g = { ...goals, ...functionGoals[r.function] };
       return [
         ...(r.roundTrips > r.budget ? [`${r.function}: ${r.roundTrips} DynamoDB calls > budget ${r.budget}`] : []),
-        ...(r.latencyRatio !== null && r.latencyRatio > g.latencyRatio ? [`${r.function}: handler p50 ${over(r.latencyRatio)}× the bare SDK (goal ≤ ${g.latencyRatio})`] : []),
+        ...(r.warmCpuOverMs !== null && r.warmCpuOverMs > g.warmCpuOverMs ? [`${r.function}: handler CPU ${over(r.warmCpuOverMs)} ms per request above the bare SDK (goal ≤ ${g.warmCpuOverMs} ms)`] : []),
+        ...(writeUnitGoals[r.function] !== undefined && r.writeUnits != null && r.writeUnits > writeUnitGoals[r.function]!
+          ? [`${r.function}: ${r.writeUnits} write units per request (goal ≤ ${writeUnitGoals[r.function]})`] : []),
+        ...(writeUnitGoals[r.function] !== undefined && r.writeUnits === null ? [`${r.function}: write units not measured (goal ≤ ${writeUnitGoals[r.function]})`] : []),
         ...(r.initRatio > g.initRatio ? [`${r.function}: init ${over(r.initRatio)}× the floor built alike in elapsed time (goal ≤ ${g.initRatio})`] : []),
         ...(r.initCpuRatio > g.initCpuRatio ? [`${r.function}: init ${over(r.initCpuRatio)}× the floor built alike in CPU time (goal ≤ ${g.initCpuRatio})`] : []),
         ...(r.bundleBytes > g.bundleBytes ? [`${r.function}: bundle ${kb(r.bundleBytes)} KB (goal ≤ ${g.bundleBytes / 1024} KB)`] : []),

@@ -35,7 +35,9 @@ export const bodyText = (request: ScenarioRequest) =>
 
 /**
  * A realistic request mix for one function, shared by the load test (over HTTP) and the bench
- * (in-process). `budget` is the function's DynamoDB round-trip budget from docs/design.md.
+ * (in-process). `budget` is the function's DynamoDB budget from docs/design.md ("Round-trip
+ * budgets"), in calls as the bench counts them: the most a warm function sends for one request of
+ * its scenario (calls sent together count one each).
  */
 export interface Scenario {
   budget: number;
@@ -55,13 +57,18 @@ export const scenarios: Record<string, Scenario> = {
     request: (f) => ({ method: 'GET', path: `/organizations/${f.organization}/reserved-tag-keys` }),
   },
   'reserved-tag-keys/create': {
-    budget: 1,
+    // The receipt's claim (PutItem) with the name's guard read alongside (GetItem), the commit
+    // (UpdateItem of the head), the guard and the copy together (PutItem ×2), the member (PutItem):
+    // 6 calls in 4 round trips; 7 when the instance does not know the head (GetItem with the claim).
+    budget: 6,
     request: (f, n, unique) => ({
       method: 'POST', path: `/organizations/${f.organization}/reserved-tag-keys`, body: keyDocument({ key: `load-${unique}-${n}` }),
     }),
   },
   'reserved-tag-keys/update': {
-    budget: 2,
+    // The copy by id (GetItem), the commit (UpdateItem of the head), the copy and the member
+    // (UpdateItem each). A rename adds the new guard and the old guard's release.
+    budget: 4,
     request: (f, n) => ({
       // Each visit to a key flips its flag, so every request really changes something.
       method: 'PATCH', path: `/reserved-tag-keys/${f.keyIds[n % f.keyIds.length]}`,
@@ -69,15 +76,17 @@ export const scenarios: Record<string, Scenario> = {
     }),
   },
   'reserved-tag-keys/delete': {
-    // 2: the key read with its organization's counter, then one transaction, whether or not another
-    // live key shares its 100 ms creation window (as keys created back to back, like these, mostly do).
-    budget: 2,
+    // The copy by id (GetItem), the commit (UpdateItem of the head), the guard's release and the
+    // copy's tombstone together (DeleteItem, UpdateItem), the member's tombstone (UpdateItem).
+    budget: 5,
     consumesDeletable: true,
     request: (f) => ({ method: 'DELETE', path: `/reserved-tags/${f.deletable.pop()}` }),
   },
   'comments/list': { budget: 1, request: (f) => ({ method: 'GET', path: `/runs/${f.runId}/comments` }) },
   'comments/create': {
-    budget: 1,
+    // The receipt's claim (PutItem), the commit (UpdateItem of the run's record), the copy and the
+    // member (PutItem each); one more (GetItem of the run) when the instance does not know the run.
+    budget: 4,
     request: (f, n, unique) => ({
       method: 'POST', path: `/runs/${f.commentRunIds[n % f.commentRunIds.length]}/comments`,
       body: { data: { type: 'comments', attributes: { body: `Load test ${unique} #${n}: plan reviewed, looks good.` } } },
@@ -85,8 +94,9 @@ export const scenarios: Record<string, Scenario> = {
   },
   'comments/show': { budget: 1, request: (f) => ({ method: 'GET', path: `/comments/${f.commentId}` }) },
   'run-notifications/receive': {
-    // Calls, not round trips: the secret and the run read together, then one write for a run not yet known.
-    budget: 3,
+    // Calls, not round trips: the secret and the run read together, then for a run not yet known its
+    // record (PutItem, the commit) and its listing under the organization (PutItem, derived).
+    budget: 4,
     request: (f, n, unique) => {
       // HCP Terraform announces a run several times (created, planning, applied…): a new run every fourth notification.
       const stage = (['run:created', 'run:planning', 'run:needs_attention', 'run:applied'] as const)[n % 4]!;
