@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from '@jest/globals';
@@ -191,6 +193,15 @@ describe('Route 53: a latency record per Region, each with a deep health check',
       expect(rto).toBe(RECOVERY_TIME_OBJECTIVE_SECONDS);
       expect(rto).toBeLessThanOrEqual(120);
     }
+  });
+
+  it('is stated in docs/deploying.md as the template has it', () => {
+    const text = readFileSync(join(import.meta.dirname, '../../docs/deploying.md'), 'utf8').replace(/\s*\n\s*/g, ' ');
+    const [, interval, threshold, ttl, rto] = /Recovery time objective: (\d+) s × (\d+) \+ (\d+) s = (\d+) s\*\*, within 2 minutes/.exec(text)!;
+    expect([interval, threshold, ttl, rto].map(Number)).toEqual([FAILOVER.requestIntervalSeconds, FAILOVER.failureThreshold, FAILOVER.recordTtlSeconds, RECOVERY_TIME_OBJECTIVE_SECONDS]);
+    expect(text).toContain(`every **${FAILOVER.requestIntervalSeconds} s**`);
+    expect(text).toContain(`after **${FAILOVER.failureThreshold}** failures in a row`);
+    expect(text).toContain(`**TTL ${FAILOVER.recordTtlSeconds} s**`);
   });
 });
 
