@@ -94,7 +94,7 @@ export class ApiStack extends Stack {
     // every ARN granted below names this Region.
     this.table = global ? TableV2.fromTableName(this, 'Table', global.tableName)
       : config.tableName ? TableV2.fromTableName(this, 'Table', config.tableName) : new TableV2(this, 'Table', tableProps());
-    if (global) this.addDependency(global.stack, 'its functions use the global table the table stack creates');
+    if (global) this.addStackDependency(global.stack, 'its functions use the global table the table stack creates');
 
     const names = functionNames(routeTable);
     checkReservationsFitAccount(config, names.length);
