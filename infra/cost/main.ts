@@ -1,8 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { costOf, costPage } from './model';
-import { CUSTOM_DOMAIN, stageTemplate } from './template';
+import { costOf, costPage, multiRegionCostOf } from './model';
+import { CUSTOM_DOMAIN, multiRegionTemplates, stageTemplate } from './template';
 
 /**
  * `npm run cost`: docs/cost.md from the synthesized `prod` template and the price table;
@@ -17,10 +17,22 @@ Writes docs/cost.md from the synthesized ${COST_STAGE} template and infra/cost/p
   --check      write nothing; exit 1 when docs/cost.md is not what they give
   -h, --help   this text`;
 
+/** The multi-Region stage in its two shapes, in the US Region set. */
+export const COST_MULTI_REGION = [
+  { regions: 'us-east-1,us-east-2', witnessRegion: 'us-west-2' },
+  { regions: 'us-east-1,us-east-2,us-west-2' },
+] as const;
+
+export const multiRegionCosts = () => COST_MULTI_REGION.map((context) => {
+  const { table, apis } = multiRegionTemplates(COST_STAGE, context);
+  return { regions: 'witnessRegion' in context ? `${context.regions}, witness ${context.witnessRegion}` : context.regions, report: multiRegionCostOf(table, apis) };
+});
+
 export const renderCostPage = () => costPage({
   stage: COST_STAGE,
   front: costOf(stageTemplate(COST_STAGE)),
   customDomain: costOf(stageTemplate(COST_STAGE, CUSTOM_DOMAIN)),
+  multiRegion: multiRegionCosts(),
 });
 
 if (process.argv[1] && resolve(process.argv[1]) === import.meta.filename) {

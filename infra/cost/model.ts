@@ -37,14 +37,17 @@ const NO_CHARGE = new Set([
   'AWS::CDK::Metadata', 'AWS::CertificateManager::Certificate', 'AWS::CloudFront::CachePolicy', 'AWS::CloudFront::Distribution',
   'AWS::CloudFront::Function', 'AWS::CloudFront::OriginRequestPolicy', 'AWS::CloudFront::ResponseHeadersPolicy',
   'AWS::CodeDeploy::Application', 'AWS::CodeDeploy::DeploymentConfig', 'AWS::CodeDeploy::DeploymentGroup',
-  'AWS::DynamoDB::GlobalTable', 'AWS::DynamoDB::Table', 'AWS::IAM::ManagedPolicy', 'AWS::IAM::Policy', 'AWS::IAM::Role',
+  'AWS::DynamoDB::GlobalTable', 'AWS::DynamoDB::Table',
+  // An experiment template costs nothing; a run of it is billed per action-minute (priced on the page, not here).
+  'AWS::FIS::ExperimentTemplate',
+  'AWS::IAM::ManagedPolicy', 'AWS::IAM::Policy', 'AWS::IAM::Role',
   'AWS::Lambda::Alias', 'AWS::Lambda::EventInvokeConfig', 'AWS::Lambda::Function', 'AWS::Lambda::Permission', 'AWS::Lambda::Version',
   'AWS::Logs::LogGroup', 'AWS::Route53::RecordSet', 'AWS::SNS::Subscription', 'AWS::SNS::Topic', 'AWS::SNS::TopicPolicy',
   'AWS::WAFv2::WebACLAssociation',
 ]);
 const PRICED = new Set([
   'AWS::WAFv2::WebACL', 'AWS::CloudWatch::Alarm', 'AWS::CloudWatch::Dashboard', 'AWS::SecretsManager::Secret', 'AWS::KMS::Key',
-  'AWS::Logs::MetricFilter',
+  'AWS::Logs::MetricFilter', 'AWS::Route53::HealthCheck',
   // A scheduled rule's own events are free (AWS's events); what it runs, the sweeper, is priced by its runs.
   'AWS::Events::Rule',
 ]);
@@ -84,6 +87,7 @@ export function costOf(template: Template): CostReport {
     line('KMS key (the alarm topic\'s)', ofType('AWS::KMS::Key').length, PRICES.kmsKey),
     line('Secrets Manager secret (the front\'s origin header)', ofType('AWS::SecretsManager::Secret').length, PRICES.secret),
     ...(sweeper ? [sweeperRuns(sweeper)] : []),
+    ...healthCheckLines(ofType('AWS::Route53::HealthCheck'), functions, webAcls.length),
   ].filter((l) => l.count > 0);
 
   // Per million requests of each type.
@@ -120,16 +124,17 @@ export function costOf(template: Template): CostReport {
     });
   }
   const tables = [...ofType('AWS::DynamoDB::GlobalTable'), ...ofType('AWS::DynamoDB::Table')];
+  const expiryIndex = tables.flatMap((t) => (t.GlobalSecondaryIndexes ?? []) as Array<{ IndexName: string }>).some((i) => i.IndexName === EXPIRY_INDEX);
   if (tables.length > 0 || api.length > 0) {
     const authorizerReads = authorizer ? USAGE.authorizerRunsPerRequest.value : 0;
     perMillion.push({
       service: 'DynamoDB',
-      how: `on-demand: ${REQUEST_TYPES.map((t) => `${t.name.toLowerCase()} ${t.readUnits ? `${t.readUnits} read` : `${t.writeUnits} write`} units`).join(', ')}, `
+      how: `on-demand: ${REQUEST_TYPES.map((t) => `${t.name.toLowerCase()} ${t.readUnits ? `${t.readUnits} read` : `${t.writeUnits} write`} units`
+        + `${t.expiringItems && expiryIndex ? ` on the table (${t.writeUnits + t.expiringItems} with the Expiry index's entry, priced below)` : ''}`).join(', ')}, `
         + `and 1 read unit per authorizer run`,
       usd: perType((t) => (t.readUnits + authorizerReads) * PRICES.dynamoDbReads.usd + t.writeUnits * PRICES.dynamoDbWrites.usd),
     });
   }
-  const expiryIndex = tables.flatMap((t) => (t.GlobalSecondaryIndexes ?? []) as Array<{ IndexName: string }>).some((i) => i.IndexName === EXPIRY_INDEX);
   if (expiryIndex) {
     const item = expiringItemPerMillion(sweeper);
     perMillion.push({ service: 'Expiring items', how: item.how, usd: perType((t) => t.expiringItems * item.usd) });
@@ -195,6 +200,75 @@ function sweeperRuns(sweeper: Sweeper): FixedLine {
 }
 
 /**
+ * A multi-Region stage's Route 53 health checks (one per Region): each check's monthly price, its
+ * base and its options (HTTPS, the 10 s fast interval); and the requests the checkers make, each
+ * crossing WAF, API Gateway, the health function and one strongly consistent read of a missing item.
+ */
+function healthCheckLines(checks: any[], functions: any[], webAcls: number): FixedLine[] {
+  if (checks.length === 0) return [];
+  const configs = checks.map((c) => c.HealthCheckConfig ?? {});
+  const options = (c: any) => (String(c.Type).startsWith('HTTPS') ? 1 : 0) + (c.RequestInterval === 10 ? 1 : 0);
+  const fn = functions.find((f) => String(f.Description ?? '').endsWith('functions/health.ts'));
+  const request = (webAcls > 0 ? PRICES.wafRequests.usd : 0) + PRICES.apiGatewayRest.usd + PRICES.lambdaRequests.usd
+    + (USAGE.healthCheckBilledMs.value / 1000) * ((fn?.MemorySize ?? 128) / 1024) * gbSecond(fn)
+    + PRICES.dynamoDbReads.usd + USAGE.logKB.value * GB_PER_MILLION_KB * PRICES.logsIngestion.usd;
+  const requests = Math.round(checks.length * USAGE.healthCheckRequestsPerSecond.value * HOURS_PER_MONTH * 3600);
+  return [
+    {
+      item: `Route 53 health check${checks.length === 1 ? '' : 's'} (${configs.map((c) => `${c.Type}, every ${c.RequestInterval ?? 30} s`).filter((v, i, a) => a.indexOf(v) === i).join('; ')})`,
+      count: checks.length,
+      usd: configs.reduce((n, c) => n + PRICES.route53HealthCheck.usd + options(c) * PRICES.route53HealthCheckOption.usd, 0),
+    },
+    {
+      item: `Health checks' requests (${USAGE.healthCheckRequestsPerSecond.value} a second each: WAF, API Gateway, Lambda, 1 read unit, logs)`,
+      count: requests,
+      usd: (requests / 1_000_000) * request,
+    },
+  ];
+}
+
+/** A multi-Region stage: its replicas and witness, and its bill, summed over its stacks. */
+export interface MultiRegionReport {
+  replicas: number;
+  witness: boolean;
+  /** Every stack's fixed costs: each Region's API stack, and the table's (none of its own). */
+  fixedUsd: number;
+  /** Of which each Region's health check and its requests. */
+  healthCheckUsd: number;
+  /** A request served in one Region, plus its writes paid again in each other replica Region. */
+  perMillionUsd: number[];
+  /** Write units each request type makes, each paid again in every other replica. */
+  replicatedWriteUnits: number[];
+}
+
+/**
+ * The bill of a multi-Region stage from its templates: the global table's (its replicas, its
+ * witness) and each replica Region's API stack. Every write is replicated: paid in each replica
+ * Region (replicated write units, at the on-demand write price); a witness stores and bills nothing.
+ * A create's writes are its table writes, its receipt's Expiry index entry and, later, the
+ * sweeper's delete of the receipt and of its entry (the index is kept in every replica).
+ */
+export function multiRegionCostOf(table: Template, apis: Template[]): MultiRegionReport {
+  const [global] = Object.values(table.Resources).filter((r) => r.Type === 'AWS::DynamoDB::GlobalTable').map((r) => r.Properties ?? {});
+  if (!global) throw new Error('infra/cost/model.ts: the table stack has no AWS::DynamoDB::GlobalTable');
+  const replicas = (global.Replicas ?? []).length as number;
+  const witness = (global.GlobalTableWitnesses ?? []).length > 0;
+  const reports = apis.map(costOf);
+  // A request, priced in one Region: its API stack over the table (whose Expiry index its writes keep).
+  const served = costOf({ Resources: { ...table.Resources, ...apis[0]!.Resources } });
+  const replicatedWriteUnits = REQUEST_TYPES.map((t) => t.writeUnits + 3 * t.expiringItems);
+  const healthCheckUsd = reports.reduce((n, r) => n + r.fixed.filter((l) => /health check/i.test(l.item)).reduce((m, l) => m + l.usd, 0), 0);
+  return {
+    replicas,
+    witness,
+    fixedUsd: round(costOf(table).fixedUsd + reports.reduce((n, r) => n + r.fixedUsd, 0)),
+    healthCheckUsd: round(healthCheckUsd),
+    perMillionUsd: REQUEST_TYPES.map((_, i) => round(served.perMillionUsd[i]! + (replicas - 1) * replicatedWriteUnits[i]! * PRICES.dynamoDbWrites.usd)),
+    replicatedWriteUnits,
+  };
+}
+
+/**
  * Per million expiring items (create receipts): the Expiry index's entry, written with the item
  * (KEYS_ONLY, 1 write unit: the item's writes cost as much again in the index); then, with a
  * sweeper, its DeleteItem (1 unit, an item of up to 1 KB) and the entry's removal (1), its share of
@@ -208,8 +282,8 @@ function expiringItemPerMillion(sweeper: Sweeper | undefined): { usd: number; ho
   const lambda = (USAGE.sweeperMsPerDelete.value / 1000) * ((sweeper.fn.MemorySize ?? 128) / 1024) * gbSecond(sweeper.fn);
   return {
     usd: index + deletes + query + lambda,
-    how: `for each expiring item (a create's receipt), 1 write unit for its Expiry index entry ${usd(index)}; `
-      + `the sweeper's DeleteItem and the entry's removal, 2 write units ${usd(deletes)}; its ${USAGE.indexEntryKB.value} KB of the `
+    how: `for each expiring item (a create's receipt), 1 write unit for its Expiry index entry, written with it ${usd(index)}; `
+      + `the sweeper's DeleteItem of it (under 1 KB) and the entry's removal, 2 write units ${usd(deletes)}; its ${USAGE.indexEntryKB.value} KB of the `
       + `sweeper's Queries ${usd(query)} and ${USAGE.sweeperMsPerDelete.value} ms of its Lambda ${usd(lambda)} `
       + '(a delete of a reserved tag key, not priced here, leaves two such items: its tombstones)',
   };
@@ -245,10 +319,12 @@ export interface CostPageInput {
   stage: string;
   front: CostReport;
   customDomain: CostReport;
+  /** The multi-Region stage in its two shapes (two replicas and a witness; three replicas), by Regions. */
+  multiRegion?: Array<{ regions: string; report: MultiRegionReport }>;
 }
 
 /** docs/cost.md: figures only from the reports and the price table. */
-export function costPage({ stage, front, customDomain }: CostPageInput): string {
+export function costPage({ stage, front, customDomain, multiRegion = [] }: CostPageInput): string {
   const names = REQUEST_TYPES.map((t) => t.name);
   const dates = [...new Set(Object.values(PRICES).map((p) => p.read))];
   const out: string[] = [
@@ -287,6 +363,7 @@ export function costPage({ stage, front, customDomain }: CostPageInput): string 
     '',
     ...Object.entries(USAGE).map(([key, u]) => `- \`${key}\` ${u.value}: ${u.basis}.`),
     '',
+    ...multiRegionSection(multiRegion, names),
     '## Prices',
     '',
     ...(dates.length === 1 ? [`All read on ${dates[0]}, on the page each row links to.`, ''] : []),
@@ -296,6 +373,40 @@ export function costPage({ stage, front, customDomain }: CostPageInput): string 
     '',
   ];
   return wrap(out).join('\n');
+}
+
+/** The section of the multi-Region stage, when it is priced. */
+function multiRegionSection(shapes: NonNullable<CostPageInput['multiRegion']>, names: string[]): string[] {
+  if (shapes.length === 0) return [];
+  const shape = (r: MultiRegionReport) => `${r.replicas} replicas${r.witness ? ' and a witness' : ''}`;
+  const perRegionHealth = shapes[0]!.report.healthCheckUsd / shapes[0]!.report.replicas;
+  const create = REQUEST_TYPES.findIndex((t) => t.name === 'Create');
+  return [
+    '## Three Regions',
+    '',
+    'A [multi-Region stage](deploying.md#three-regions): the global table\'s stack, and in each replica',
+    'Region an API stack with a custom domain, each priced as above from its own template, at us-east-1',
+    'prices in every Region.',
+    '',
+    `| | ${shapes.map((s) => `${shape(s.report)} (${s.regions})`).join(' | ')} |`,
+    `|---|${shapes.map(() => '--:').join('|')}|`,
+    `| Every month, whatever the traffic | ${shapes.map((s) => `**${usd(s.report.fixedUsd)}**`).join(' | ')} |`,
+    ...names.map((name, i) => `| Per million ${name.toLowerCase()}s | ${shapes.map((s) => usd(s.report.perMillionUsd[i]!)).join(' | ')} |`),
+    '',
+    `- Every month: each Region's fixed costs (those of a stage with a custom domain, its sweeper included), `
+      + `plus its Route 53 health check and the checkers' own requests: ${usd(perRegionHealth)} a Region `
+      + `(${USAGE.healthCheckRequestsPerSecond.value} requests a second, each through WAF, API Gateway, the health function and one read unit).`,
+    `- Per request: a request is served by one Region, as above, and every write is paid again in each other `
+      + `replica Region (replicated write units, at the write price): ${names.map((name, i) => [name, shapes[0]!.report.replicatedWriteUnits[i]!] as const)
+        .filter(([, units]) => units > 0).map(([name, units]) => `a ${name.toLowerCase()} ${units} write units more`).join(', ')} per other replica`
+      + `${create >= 0 ? ` (a create's ${REQUEST_TYPES[create]!.writeUnits} writes, its receipt's Expiry index entry, and the sweeper's later delete of both)` : ''}. `
+      + 'The witness holds no data and costs nothing; reads are paid only in the Region that makes them.',
+    `- Not in the figures: storage, once per replica (each holds the whole table and its backups, at the prices above); `
+      + `Route 53's answers for the latency records (${usd(PRICES.route53LatencyQueries.usd)} per million queries; a resolver asks at most once a `
+      + 'minute per name, the records\' TTL); the hosted zone, a prerequisite; and a game day (AWS FIS, '
+      + `${usd(PRICES.fisActionMinute.usd)} per action-minute: ${usd(10 * PRICES.fisActionMinute.usd)} for the 10-minute pause).`,
+    '',
+  ];
 }
 
 /** Prose lines within 100 characters (the docs' rule); table rows and headings stay whole. */

@@ -21,7 +21,12 @@ const page = {
   xRay: 'https://aws.amazon.com/xray/pricing/',
   secretsManager: 'https://aws.amazon.com/secrets-manager/pricing/',
   kms: 'https://aws.amazon.com/kms/pricing/',
+  route53: 'https://aws.amazon.com/route53/pricing/',
+  fis: 'https://aws.amazon.com/fis/pricing/',
 };
+/** Prices added for the multi-Region stage without the page at hand: to check on it. */
+const UNCHECKED = '2026-11-28';
+const unchecked = (usd: number, unit: string, source: string): Price => ({ usd, unit: `${unit} (not yet checked on the page)`, source, read: UNCHECKED });
 const price = (usd: number, unit: string, source: string): Price => ({ usd, unit, source, read: READ });
 
 export const PRICES = {
@@ -49,6 +54,10 @@ export const PRICES = {
   xRayTraces: price(5.0, 'per million traces recorded', page.xRay),
   secret: price(0.4, 'per secret-month', page.secretsManager),
   kmsKey: price(1.0, 'per key-month (+$1 for each of 2 rotations)', page.kms),
+  route53HealthCheck: unchecked(0.5, 'per health check-month, an AWS endpoint', page.route53),
+  route53HealthCheckOption: unchecked(1.0, 'per optional feature (HTTPS, fast interval, …) per health check-month, an AWS endpoint', page.route53),
+  route53LatencyQueries: unchecked(0.6, 'per million latency-based routing queries', page.route53),
+  fisActionMinute: unchecked(0.1, 'per action-minute of an experiment', page.fis),
 } satisfies Record<string, Price>;
 
 /**
@@ -66,23 +75,34 @@ export const USAGE = {
   sweeperRunMs: { value: 200, basis: 'a sweeper run that finds nothing: one empty Query of the Expiry index per shard, one after the other, at about 10 ms each, and its log and metric lines' },
   sweeperMsPerDelete: { value: 2, basis: 'the sweeper\'s DeleteItem of an expired item takes about 10 ms, 8 at a time (shared/store/sweep.ts), rounded up' },
   sweeperLogKB: { value: 2, basis: 'a sweeper run\'s log: Lambda\'s START, END and REPORT lines, its one line of counts, its EMF lines' },
+  healthCheckRequestsPerSecond: { value: 1.5, basis: 'a Route 53 health check every 10 s from each of its checkers, about 15 in its default locations, uncoordinated (Route 53 says an endpoint may see several a second): an estimate, Route 53 publishes no count' },
+  healthCheckBilledMs: { value: 10, basis: 'the health function: one strongly consistent GetItem, as warm as the authorizer' },
   indexEntryKB: { value: 0.2, basis: 'an entry of the Expiry index holds keys alone (PK, SK, sweepShard, sweepAt: about 100 bytes) and DynamoDB\'s 100 bytes of overhead' },
 } as const;
 
 /**
  * DynamoDB request units per request type, from the store's calls (shared/store/): strongly
- * consistent reads cost 1 unit per 4 KB; transactional writes 2 units per item of up to 1 KB.
+ * consistent reads cost 1 unit per 4 KB; a single-item write (every change commits with one
+ * conditional write, and the items derived from it are written one by one: docs/design.md "Commit
+ * points") 1 unit per KB of the larger of the item before and after. `writeUnits` are the table's;
  * `expiringItems`: the items a request writes that carry an expiry (shared/store/expiry.ts), which
- * the Expiry index lists and the sweeper deletes, each priced by the cost model's expiry line.
+ * the Expiry index lists (1 more write unit each, at the write) and the sweeper deletes, each priced
+ * by the cost model's expiry line. `npm run bench` reads both from DynamoDB Local's consumed
+ * capacity (its WCU column; `--check` holds a comment create to 5 and a key create to 6).
  */
 export const REQUEST_TYPES = [
   { name: 'Read', what: 'a list page of 20: one strongly consistent Query of about 9 KB, 3 read units', readUnits: 3, writeUnits: 0, expiringItems: 0 },
   {
     name: 'Create',
-    what: 'a comment: one transaction of 4 items of up to 1 KB (its two copies, the run\'s count, the receipt), '
-      + '8 write units; a reserved tag key writes 5 (10 units: its name guard too). Its receipt expires',
+    what: 'a comment: 4 single-item writes of items under 1 KB, 1 write unit each (the receipt\'s claim, the '
+      + 'commit on the run\'s record, the comment\'s copy by id, its member in the run), and the receipt\'s '
+      + 'Expiry index entry: 5 write units as it is made, where one transaction of 4 items took 8; the '
+      + 'receipt expires, and the sweeper\'s delete of it and of its entry takes 2 more later. A reserved '
+      + 'tag key: 5 writes (the claim, the commit on the organization\'s head, the name\'s guard, the copy, '
+      + 'the member) and the entry, 6 write units (10 before), and 1 read unit for its name\'s guard (2 '
+      + 'when the function does not know the head)',
     readUnits: 0,
-    writeUnits: 8,
+    writeUnits: 4,
     expiringItems: 1,
   },
 ] as const;

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { ApiStack, stackNameFor } from '#infra/cdk/stack';
+import { stageConfigFrom } from '#infra/cdk/config';
+import { addMultiRegionStage } from '#infra/cdk/regions';
 import type { Template } from './model';
 
 const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
@@ -21,3 +23,18 @@ export function stageTemplate(stage: string, extra: Record<string, string> = {})
 
 /** A custom domain, to price the stage without the CloudFront front. */
 export const CUSTOM_DOMAIN = { domainName: 'tfe.example.com', certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/example' };
+
+/** A hosted zone for the multi-Region stage (each Region makes its certificate in it). */
+export const HOSTED_DOMAIN = { domainName: 'tfe.example.com', hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' };
+
+/** The multi-Region stage's templates (context `regions`, `witnessRegion`): the table's stack, then each Region's API stack. */
+export function multiRegionTemplates(stage: string, extra: Record<string, string>): { table: Template; apis: Template[] } {
+  const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
+  const app = new App({ context: { ...cdkJson.context, ...HOSTED_DOMAIN, ...extra, 'aws:cdk:bundling-stacks': [] } });
+  const { multiRegion } = stageConfigFrom(app.node, stage);
+  if (!multiRegion) throw new Error('infra/cost/template.ts: multiRegionTemplates needs context regions');
+  const { table, apis } = addMultiRegionStage(app, stage, multiRegion, '123456789012');
+  const assembly = app.synth();
+  const of = (name: string) => assembly.getStackByName(name).template as Template;
+  return { table: of(table.stackName), apis: [...apis.values()].map((api) => of(api.stackName)) };
+}

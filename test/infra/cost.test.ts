@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { COST_PAGE, COST_STAGE } from '#infra/cost/main';
-import { costOf, costPage, usd, type CostReport, type Template } from '#infra/cost/model';
+import { COST_PAGE, COST_STAGE, multiRegionCosts } from '#infra/cost/main';
+import { costOf, costPage, usd, type CostReport, type MultiRegionReport, type Template } from '#infra/cost/model';
 import { PRICES, REQUEST_TYPES } from '#infra/cost/prices';
 import { CUSTOM_DOMAIN, stageTemplate } from '#infra/cost/template';
 
@@ -13,19 +13,21 @@ let front: Template;
 let domain: Template;
 let frontCost: CostReport;
 let domainCost: CostReport;
+let multiRegion: Array<{ regions: string; report: MultiRegionReport }>;
 beforeAll(() => {
   front = stageTemplate(COST_STAGE);
   domain = stageTemplate(COST_STAGE, CUSTOM_DOMAIN);
   frontCost = costOf(front);
   domainCost = costOf(domain);
-}, 120_000);
+  multiRegion = multiRegionCosts();
+}, 240_000);
 
 const ofType = (template: Template, type: string) => Object.values(template.Resources).filter((r) => r.Type === type).map((r) => r.Properties);
 const fixedLine = (report: CostReport, start: string) => report.fixed.find((l) => l.item.startsWith(start));
 
 describe('docs/cost.md', () => {
   it('is what the template and the price table give (npm run cost writes it)', () => {
-    const page = costPage({ stage: COST_STAGE, front: frontCost, customDomain: domainCost });
+    const page = costPage({ stage: COST_STAGE, front: frontCost, customDomain: domainCost, multiRegion });
     const committed = readFileSync(COST_PAGE, 'utf8');
     expect({ upToDate: committed === page, hint: 'run npm run cost' }).toEqual({ upToDate: true, hint: 'run npm run cost' });
   });
@@ -42,6 +44,43 @@ describe('docs/cost.md', () => {
     expect(page).toContain(`| **Total** | | **${usd(frontCost.fixedUsd)}** |`);
     expect(page).toContain(`With a custom domain instead of the CloudFront front: **${usd(domainCost.fixedUsd)}** a month`);
     expect(page).toContain(`| **Total** | ${frontCost.perMillionUsd.map((n) => `**${usd(n)}**`).join(' | ')} |`);
+  });
+});
+
+describe('the multi-Region stage, from its templates', () => {
+  const [witnessed, three] = [() => multiRegion[0]!.report, () => multiRegion[1]!.report];
+
+  it('prices two replicas and a witness, and three replicas', () => {
+    expect(multiRegion.map(({ regions, report }) => ({ regions, replicas: report.replicas, witness: report.witness }))).toEqual([
+      { regions: 'us-east-1,us-east-2, witness us-west-2', replicas: 2, witness: true },
+      { regions: 'us-east-1,us-east-2,us-west-2', replicas: 3, witness: false },
+    ]);
+  });
+
+  it('pays each replica Region its API stack with a custom domain, its health check and the checks\' requests; the witness nothing', () => {
+    const healthCheck = PRICES.route53HealthCheck.usd + 2 * PRICES.route53HealthCheckOption.usd; // HTTPS, every 10 s
+    for (const report of [witnessed(), three()]) {
+      expect(report.healthCheckUsd).toBeGreaterThan(report.replicas * healthCheck);
+      // Each Region: at least a stage with a domain (plus the health function's alarms and metrics), its health check and requests.
+      expect(report.fixedUsd).toBeGreaterThan(report.replicas * domainCost.fixedUsd + report.healthCheckUsd);
+      expect(report.fixedUsd).toBeLessThan(report.replicas * (domainCost.fixedUsd + 5) + report.healthCheckUsd);
+    }
+  });
+
+  it('pays every write again in each other replica Region, reads once', () => {
+    const create = REQUEST_TYPES.findIndex((t) => t.name === 'Create');
+    const read = REQUEST_TYPES.findIndex((t) => t.name === 'Read');
+    const { writeUnits, expiringItems } = REQUEST_TYPES[create]!;
+    for (const report of [witnessed(), three()]) {
+      expect(report.replicatedWriteUnits[create]).toBe(writeUnits + 3 * expiringItems);
+      expect(report.perMillionUsd[read]).toBeCloseTo(domainCost.perMillionUsd[read]!, 2);
+      expect(report.perMillionUsd[create]).toBeCloseTo(domainCost.perMillionUsd[create]! + (report.replicas - 1) * (writeUnits + 3 * expiringItems) * PRICES.dynamoDbWrites.usd, 2);
+    }
+  });
+
+  it('states each shape\'s totals on the page', () => {
+    const page = readFileSync(COST_PAGE, 'utf8');
+    expect(page).toContain(`| Every month, whatever the traffic | ${multiRegion.map((m) => `**${usd(m.report.fixedUsd)}**`).join(' | ')} |`);
   });
 });
 
@@ -89,8 +128,12 @@ describe('the cost per million requests, through every service a request crosses
     const line = (service: string) => frontCost.perMillion.find((l) => l.service === service)!.usd;
     expect(line('API Gateway')).toEqual([3.5, 3.5]);
     expect(line('WAF')).toEqual([0.6, 0.6]);
-    // A create writes 8 units at $0.625 a million; a read page reads 3 at $0.125 (plus the authorizer's share).
-    expect(line('DynamoDB')[1]! - line('DynamoDB')[0]!).toBeCloseTo(8 * 0.625 - 3 * 0.125, 6);
+    // A comment create writes 4 single items on the table at $0.625 a million (its receipt's index
+    // entry is on the expiring items' line); a read page reads 3 at $0.125 (plus the authorizer's share).
+    expect(line('DynamoDB')[1]! - line('DynamoDB')[0]!).toBeCloseTo(4 * 0.625 - 3 * 0.125, 6);
+    // With the entry: 5 write units as a comment is created (issue 35: at most 5; 8 as one transaction).
+    expect(REQUEST_TYPES[1].writeUnits + REQUEST_TYPES[1].expiringItems).toBe(5);
+    expect(frontCost.perMillion.find((l) => l.service === 'DynamoDB')!.how).toContain('create 4 write units on the table (5 with the Expiry index\'s entry, priced below)');
   });
 
   it('prices Lambda by the memory and architecture the template gives the functions', () => {
