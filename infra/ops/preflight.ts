@@ -87,6 +87,11 @@ export function preflight(input: PreflightInput): Preflight {
     problems.push({ what: error.message, fix: 'correct it in -c or in cdk.json' });
   }
 
+  // A multi-Region stage is several stacks (infra/cdk/regions.ts): the CDK CLI wants --all, or their names.
+  if (config?.multiRegion && !input.args.includes('--all') && !input.args.some((arg) => arg.startsWith(`${APP_NAME}-${stage}-`))) {
+    problems.push({ what: `the multi-Region stage ${stage} is ${config.multiRegion.regions.length + 1} stacks (the table's, then one per Region)`, fix: 'add --all (CDK handles the table\'s stack first)' });
+  }
+
   const setup = awsSetup({ env, home, now, ...(profileArg ? { profile: profileArg } : {}) });
   const { credentials, region, problems: awsProblems } = setup;
   problems.push(...awsProblems);
@@ -340,6 +345,8 @@ ${command === 'destroy' ? 'The stage must be named (-c stage=NAME or STAGE): des
 
 /** What the command says it will do once the check passed: one line per fact, before the CDK CLI starts. */
 export function whatItDoes(command: Command, check: Preflight): string[] {
+  const multiRegion = check.config?.multiRegion;
+  if (multiRegion) return whatMultiRegionDoes(command, check, multiRegion.regions);
   const where = `stage ${check.stage} (stack ${check.stackName}, ${check.region})`;
   const from = `credentials from ${check.credentials!.source}`;
   if (command === 'diff') return [`diff: ${where}, ${from}. Synthesizing (about 20 s), then comparing with the deployed stack.`];
@@ -361,5 +368,24 @@ export function whatItDoes(command: Command, check: Preflight): string[] {
         `destroy: a later deploy adopts the table instead of creating an empty one: npm run deploy -- -c stage=${check.stage} -c tableName=<table>`,
         `destroy:   the table's name: aws dynamodb list-tables --query "TableNames[?starts_with(@, '${check.stackName}-')]" (docs/runbooks.md, "Redeploying a destroyed stage").`,
       ]),
+  ];
+}
+
+/** The same for a multi-Region stage: its stacks, each in its own Region whatever the CLI's; what destroy keeps. */
+function whatMultiRegionDoes(command: Command, check: Preflight, regions: readonly string[]): string[] {
+  const stacks = [`${check.stackName}-table (${regions[0]})`, ...regions.map((region) => `${check.stackName}-${region}`)];
+  const where = `multi-Region stage ${check.stage} (stacks ${stacks.join(', ')}; each in its own Region)`;
+  const from = `credentials from ${check.credentials!.source}`;
+  if (command === 'diff') return [`diff: ${where}, ${from}. Synthesizing, then comparing with the deployed stacks.`];
+  if (command === 'deploy') {
+    return [
+      `deploy: ${where}, ${from}. Synthesizing, then CloudFormation: the global table first, then each Region's API.`,
+      `deploy: if CDK says an environment is not bootstrapped, run once for each Region: ${regions.map((region) => `npx cdk bootstrap aws://<account>/${region}`).join('; ')}`,
+    ];
+  }
+  return [
+    `destroy: ${where}, ${from}. CloudFormation deletes the stacks, and keeps:`,
+    `destroy:   the global table ${check.stackName} (every replica retained and deletion-protected) and each Region's API access log group;`,
+    'destroy: deploying the same stage again needs that table gone (docs/deploying.md, "Removing a multi-Region stage").',
   ];
 }

@@ -247,6 +247,33 @@ describe('what destroy says it keeps, and how a later deploy adopts it', () => {
   });
 });
 
+describe('a multi-Region stage', () => {
+  const env = { AWS_ACCESS_KEY_ID: 'A', AWS_SECRET_ACCESS_KEY: 'B', AWS_REGION: 'eu-west-1' };
+  const settings = ['-c', 'stage=prod', '-c', 'regions=us-east-1,us-east-2', '-c', 'witnessRegion=us-west-2',
+    '-c', 'domainName=tfe.example.com', '-c', 'hostedZoneId=Z0123456789ABCDEFGHIJ', '-c', 'hostedZoneName=example.com'];
+  const check = (args: string[]) => preflight({ args, env, home: emptyHome(), cdkContext: cdkJson.context });
+
+  it('asks for --all, in one line, since it is several stacks', () => {
+    expect(check(settings).problems).toEqual([{ what: 'the multi-Region stage prod is 3 stacks (the table\'s, then one per Region)', fix: 'add --all (CDK handles the table\'s stack first)' }]);
+    expect(check([...settings, '--all']).problems).toEqual([]);
+    expect(check([...settings, 'tfc-tags-comments-prod-table']).problems).toEqual([]);
+  });
+
+  it('refuses its settings as the synth would, before it', () => {
+    expect(check(['-c', 'stage=prod', '-c', 'regions=us-east-1,us-east-2', '--all']).problems.map((p) => p.what))
+      .toEqual(['Invalid context "regions" = "us-east-1,us-east-2": 2 replica Regions: MRSC takes exactly 3 Regions, three replicas or two and witnessRegion']);
+  });
+
+  it('names its stacks and Regions, the bootstrap of each Region, and what destroy keeps', () => {
+    expect(whatItDoes('deploy', check([...settings, '--all']))).toEqual([
+      'deploy: multi-Region stage prod (stacks tfc-tags-comments-prod-table (us-east-1), tfc-tags-comments-prod-us-east-1, tfc-tags-comments-prod-us-east-2; each in its own Region), credentials from environment (AWS_ACCESS_KEY_ID). Synthesizing, then CloudFormation: the global table first, then each Region\'s API.',
+      'deploy: if CDK says an environment is not bootstrapped, run once for each Region: npx cdk bootstrap aws://<account>/us-east-1; npx cdk bootstrap aws://<account>/us-east-2',
+    ]);
+    expect(whatItDoes('destroy', check([...settings, '--all']))[1])
+      .toBe('destroy:   the global table tfc-tags-comments-prod (every replica retained and deletion-protected) and each Region\'s API access log group;');
+  });
+});
+
 describe('the CDK CLI\'s telemetry', () => {
   it('is off for this project (cdk.json), so synth, deploy, diff and destroy send it nothing', async () => {
     expect(cdkJson.context['cli-telemetry']).toBe(false);
