@@ -231,6 +231,8 @@ async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
   console.log(`\n${signal}: stopping`);
+  // Several Regions' stacks stop in turn: should one hang (seen once, after a failover with requests in flight), exit anyway.
+  if (multi) setTimeout(() => { console.log(`${signal}: a Region did not stop within 15 s; exiting (DynamoDB Local's watchdog stops it)`); process.exit(1); }, 15_000).unref();
   await gateway.close();
   await issuer.close();
   await dynamo.stop();
