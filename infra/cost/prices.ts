@@ -24,9 +24,11 @@ const page = {
   route53: 'https://aws.amazon.com/route53/pricing/',
   fis: 'https://aws.amazon.com/fis/pricing/',
 };
-/** Prices added for the multi-Region stage without the page at hand: to check on it. */
-const UNCHECKED = '2026-11-28';
-const unchecked = (usd: number, unit: string, source: string): Price => ({ usd, unit: `${unit} (not yet checked on the page)`, source, read: UNCHECKED });
+/**
+ * Prices added for the multi-Region stage (2026-11-28) without the page at hand, marked
+ * "(unchecked)" in their unit on the page: to check on it, then make them `price`s.
+ */
+const unchecked = (usd: number, unit: string, source: string): Price => ({ usd, unit: `${unit} (unchecked)`, source, read: READ });
 const price = (usd: number, unit: string, source: string): Price => ({ usd, unit, source, read: READ });
 
 export const PRICES = {
@@ -54,9 +56,9 @@ export const PRICES = {
   xRayTraces: price(5.0, 'per million traces recorded', page.xRay),
   secret: price(0.4, 'per secret-month', page.secretsManager),
   kmsKey: price(1.0, 'per key-month (+$1 for each of 2 rotations)', page.kms),
-  route53HealthCheck: unchecked(0.5, 'per health check-month, an AWS endpoint', page.route53),
-  route53HealthCheckOption: unchecked(1.0, 'per optional feature (HTTPS, fast interval, …) per health check-month, an AWS endpoint', page.route53),
-  route53LatencyQueries: unchecked(0.6, 'per million latency-based routing queries', page.route53),
+  route53HealthCheck: unchecked(0.5, 'per health check-month, AWS endpoint', page.route53),
+  route53HealthCheckOption: unchecked(1.0, 'per HTTPS option, health check-month', page.route53),
+  route53LatencyQueries: unchecked(0.6, 'per million latency queries', page.route53),
   fisActionMinute: unchecked(0.1, 'per action-minute of an experiment', page.fis),
 } satisfies Record<string, Price>;
 

@@ -5,6 +5,7 @@ import { STORE_TIMEOUTS } from './client';
 import { Entity, keys } from './keys';
 import { claimReceipt, findClaim, releaseClaim, takeOverClaim, type Claim, type Receipt, type Replay } from './receipts';
 import { isRefused, writeOnce } from './single-write';
+import { hasExpired, nowSeconds } from './expiry';
 import { applyChange, headOf, memberSortKey, readHead, windowAttribute, type Change, type Head } from './tag-key-log';
 import { startOf, WINDOW_CAPACITY, WINDOW_MS, windowOf } from './tag-key-windows';
 import { afterCommit, repairing } from './write-outcome';
@@ -234,21 +235,40 @@ export async function listReservedTagKeys(organization: string, range: Range): P
 
 /**
  * The live members among `items` (a first read of up to `asked` items), reading on past
- * tombstones until `need` live ones are found or the collection ends; and how far it read.
+ * tombstones until `need` live ones are found or the collection ends; and how far it read. Each
+ * read on asks for what is missing plus as many again as the tombstones met so far, so a run of
+ * tombstones costs a few reads, not one each. Tombstones whose expiry has passed are removed by
+ * the reader that meets them, as the sweeper would.
  */
 async function readLive(PK: string, items: Item[], asked: number, end: string, need: number): Promise<{ live: Item[]; coveredTo: string }> {
-  const live = items.filter((item) => !item.deleted);
+  const isLive = (item: Item) => !item.deleted;
+  const live = items.filter(isLive);
+  const expired = items.filter((item) => item.deleted && hasExpired(item));
+  let tombstones = items.length - live.length;
   let batch = items;
   let requested = asked;
   while (live.length < need && batch.length >= requested && batch.length > 0) {
     const after = `${batch[batch.length - 1]!.SK as string}\u0000`;
-    requested = need - live.length;
+    requested = need - live.length + tombstones;
     batch = await querySortKeyRange(PK, after, end, requested);
-    live.push(...batch.filter((item) => !item.deleted));
+    const found = batch.filter(isLive);
+    live.push(...found);
+    tombstones += batch.length - found.length;
+    expired.push(...batch.filter((item) => item.deleted && hasExpired(item)));
   }
+  if (expired.length > 0) await repairing(() => Promise.all(expired.map(removeExpiredTombstone)));
   const full = batch.length >= requested && batch.length > 0;
   return { live, coveredTo: full ? (batch[batch.length - 1]!.SK as string) : end };
 }
+
+/** A tombstone past its expiry, unless it was written again meanwhile. */
+const removeExpiredTombstone = (item: Item) => writeOnce({
+  Delete: {
+    Key: { PK: item.PK as string, SK: item.SK as string },
+    ConditionExpression: 'attribute_exists(deleted) AND sweepAt < :now',
+    ExpressionAttributeValues: { ':now': nowSeconds() },
+  },
+});
 
 /** A live key by id, as its copy holds it (the caller that changes it reads it at the head's version). */
 export async function findReservedTagKey(id: string): Promise<ReservedTagKey | undefined> {

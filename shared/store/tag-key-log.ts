@@ -34,8 +34,12 @@ export interface Change {
   previousKey?: string;
 }
 
-/** A member's tombstone counts in lists only until it expires: late writes of a key's earlier changes take seconds. */
-export const MEMBER_TOMBSTONE_SECONDS = 15 * 60;
+/**
+ * A member's tombstone stays in its collection (pages read past it) until it expires: long
+ * enough for any late write of the key's earlier changes (every call ends by its request's
+ * deadline, 10 s) to meet it. Then the first page that meets it, or the sweeper, removes it.
+ */
+export const MEMBER_TOMBSTONE_SECONDS = 5 * 60;
 /** A copy's tombstone outlives every receipt that may name the key (24 h), so a retry still finds what it created. */
 export const COPY_TOMBSTONE_SECONDS = 25 * 60 * 60;
 
