@@ -2,7 +2,12 @@ import { describe, expect, it } from '@jest/globals';
 import { tokenFor, type ApiResponse, type TestApi } from '../support/api';
 import { expectWith } from '../support/expect-with';
 import { useLocalRegions } from '../support/local-regions';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { controlRegion } from '#infra/local/control';
+import { writeStackRecord } from '#infra/local/stack-record';
+import { runToEnd, TSX } from '../support/processes';
 import { detectionMs, type HealthCheckSettings } from '#infra/local/front-router';
 import { registerNewRun } from '#shared/store/runs';
 import { getItem, queryPrefix } from '#shared/store/collection';
@@ -169,7 +174,16 @@ describe('two local Regions over one table', () => {
     console.log(`ReplicatedWriteConflictException from another Region's write in flight: ${conflicts.length}`);
 
     // Recovered, with no other action: the front's check sees it healthy again.
-    expect((await controlRegion(multi().controlUrl, 'recover', A)).result).toBe('recovered');
+    // Through the operator CLI, as typed: it finds the control endpoint in the stack record in DATA_DIR, as npm start writes it.
+    const dataDir = mkdtempSync(join(tmpdir(), 'regions-'));
+    writeStackRecord(dataDir, {
+      pid: process.pid, port: multi().front.port, ddbPort: 0, tableName: process.env.TABLE_NAME!, apiUrl: `${multi().url}/api/v2`,
+      controlUrl: multi().controlUrl, regions: multi().regions.regions.map((r) => ({ name: r.name, apiUrl: `${r.url}/api/v2` })),
+    });
+    const recovered = await runToEnd([TSX, 'infra/admin/main.ts', 'region', 'recover', A], { DATA_DIR: dataDir, TABLE_NAME: undefined });
+    expectWith(recovered.code, recovered.output).toBe(0);
+    expect(recovered.output).toContain(`${A} is back on its address`);
+    expect(multi().regions.region(A)!.down).toBe(false);
     const recoveredAt = Date.now();
     while (multi().front.current() !== A) {
       expect(Date.now() - recoveredAt).toBeLessThan(stated + 5_000);
