@@ -9,6 +9,7 @@ import { claimReceipt, findClaim, releaseClaim, takeOverClaim, type Claim, type 
 import { forget, runFrom, see, seenRun, seeRunItem, type Latest, type SeenRun } from './run-cache';
 import { isRefused, writeDerived, writeOnce } from './single-write';
 import { afterCommit, repairing } from './write-outcome';
+import { whileItsWriterMayBeAtIt } from './write-out';
 import type { Comment } from '../comments/comment';
 import { newId } from '../ids';
 
@@ -63,17 +64,14 @@ async function applyCommentUnlessWritten(latest: Latest): Promise<void> {
   await repairing(() => applyComment(latest));
 }
 
-/**
- * How long a comment's own writer is left to write its items before a writer that needs them out
- * writes them itself: it is at it (two writes), and many writers waiting on one run would
- * otherwise all write the same items at once. After it, its writer is taken for dead.
- */
-export const WRITE_OUT_GRACE_MS = 2_000;
 
 /** Whether the latest comment is written out (one read), writing it out once its writer had its time; 'wait' until then. */
 async function writtenOut(latest: Latest): Promise<boolean | 'wait'> {
-  if (await getItem(keys.runComment(latest.runId, latest.number))) return true;
-  if (Date.now() - Date.parse(latest.createdAt) < WRITE_OUT_GRACE_MS) return 'wait';
+  const written = async () => (await getItem(keys.runComment(latest.runId, latest.number))) !== undefined;
+  if (await written()) return true;
+  // Its writer is at it: look again shortly rather than write the same items, or lose a round.
+  const within = await whileItsWriterMayBeAtIt(Date.parse(latest.createdAt), written);
+  if (within !== false) return within;
   await repairing(() => applyComment(latest));
   return true;
 }

@@ -9,6 +9,7 @@ import { hasExpired, nowSeconds } from './expiry';
 import { applyChange, headOf, memberSortKey, readHead, windowAttribute, type Change, type Head } from './tag-key-log';
 import { startOf, WINDOW_CAPACITY, WINDOW_MS, windowOf } from './tag-key-windows';
 import { afterCommit, repairing } from './write-outcome';
+import { whileItsWriterMayBeAtIt } from './write-out';
 import type { ReservedTagKey, ReservedTagKeyChanges } from '../reserved-tag-keys/reserved-tag-key';
 import { newId, now } from '../ids';
 
@@ -84,13 +85,6 @@ function currentAt(key: ReservedTagKey, seen: SeenHead): boolean {
 }
 
 /**
- * How long a change's own writer is left to write it out before a writer that needs it out does
- * so itself: it is at it, and writers waiting on one organization would otherwise all write the
- * same items at once. After it, its writer is taken for dead.
- */
-export const WRITE_OUT_GRACE_MS = 2_000;
-
-/**
  * Writes out the head's latest change unless it is (this process knows, or its member says so);
  * every change before it is. 'wait' while its own writer may still be at it (`patient`), true once
  * it is out.
@@ -101,10 +95,13 @@ async function settleOnce(seen: SeenHead, patient: boolean): Promise<true | 'wai
   const latest = seen.head.latest;
   if (!latest || seen.appliedVersion >= latest.version) return true;
   // Its member is written last: when it carries the change, so does everything else.
-  const member = await getItem(keys.reservedTagKey(latest.record.organization, latest.record.createdAt, latest.record.id));
-  if (((member?.v as number | undefined) ?? -1) < latest.version) {
-    if (patient && Date.now() - (latest.at ?? 0) < WRITE_OUT_GRACE_MS) return 'wait';
-    await applyChange(latest);
+  const memberKey = keys.reservedTagKey(latest.record.organization, latest.record.createdAt, latest.record.id);
+  const written = async () => ((await getItem(memberKey))?.v as number | undefined ?? -1) >= latest.version;
+  if (!(await written())) {
+    // Its writer is at it: look again shortly rather than write the same items, or lose a round.
+    const within = patient ? await whileItsWriterMayBeAtIt(latest.at ?? 0, written) : false;
+    if (within === 'wait') return 'wait';
+    if (!within) await applyChange(latest);
   }
   remember(seen.head, latest.version);
   return true;

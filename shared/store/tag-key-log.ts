@@ -120,8 +120,12 @@ export async function applyChange(change: Change): Promise<void> {
         ...(change.previousKey !== undefined ? [guard()] : []),
         write({ Update: { Key: keys.reservedTagKeyById(record.id), ConditionExpression: EXISTING_OLDER, ...set({}) } }),
       ]);
-      await write({ Update: { Key: memberKey(record), ConditionExpression: EXISTING_OLDER, ...set({}) } });
-      if (change.previousKey !== undefined) await releaseGuard(change.previousKey);
+      // The old name's guard goes with the member: left behind (its writer died), it names a key
+      // that no longer has the name, which whoever reads it checks (reserved-tag-keys.ts, nameTaken).
+      await Promise.all([
+        write({ Update: { Key: memberKey(record), ConditionExpression: EXISTING_OLDER, ...set({}) } }),
+        ...(change.previousKey !== undefined ? [releaseGuard(change.previousKey)] : []),
+      ]);
       return;
     case 'delete': {
       const copy = keys.reservedTagKeyById(record.id);

@@ -147,7 +147,7 @@ describe('reserved tag key changes killed after each of their writes', () => {
     });
   }
 
-  // Writes: the head's commit, the new guard and the copy (together), the member, the old guard's release.
+  // Writes: the head's commit, the new guard and the copy (together), the member and the old guard's release (together).
   for (const k of [1, 2, 3, 4]) {
     it(`a rename, after write ${k}: the key has its new name everywhere, the old name is free, the new one taken`, async () => {
       const organization = newOrganization();
