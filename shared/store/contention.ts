@@ -8,7 +8,7 @@ import { DEFAULT_BUDGET_MS, storeDeadline } from './deadline';
  * Hot spots: many writers meeting at one item (a run's record, an organization's head). Every
  * writer but one loses each round and tries again. How long it may keep trying is bounded by the
  * time its function has left, not by a number of attempts: it starts another attempt only while
- * one store call could still end before the deadline, so a request that must give up does so with
+ * its commit and what follows could still end before the deadline (ATTEMPT_ROOM_MS), so a request that must give up does so with
  * a definite answer (503, nothing written); and every call is cut at the deadline (client.ts), so
  * none runs into the function's timeout (504).
  */
@@ -42,6 +42,15 @@ export class Contended extends Error {
   }
 }
 
+/**
+ * Room for one more attempt on a store that answers: its commit and the derived writes that follow
+ * it (at most two round trips), each within the client's request timeout. A stalled call is cut
+ * at the deadline anyway (client.ts, withinDeadline), so no wait runs into the function's timeout;
+ * the room is what keeps an attempt from committing too late to write out what follows (which
+ * would answer "outcome unknown" rather than a 503 that wrote nothing).
+ */
+export const ATTEMPT_ROOM_MS = 3 * STORE_TIMEOUTS.requestTimeoutMs;
+
 /** What an attempt returns to be tried again: it lost a round, and nothing was written. */
 export const LOST_ROUND = Symbol('lost round');
 /** Like LOST_ROUND, but the next attempt should go at once (it is this writer's turn). */
@@ -74,9 +83,7 @@ export async function whileContended<T>(
   const outer = waits.getStore();
   const wait = outer ?? { started: Date.now(), lost: 0 };
   const deadline = storeDeadline() ?? wait.started + DEFAULT_BUDGET_MS;
-  // Room for one more attempt on a store that answers: a stalled call is cut at the deadline
-  // anyway (client.ts, withinDeadline), so the wait never runs into the function's timeout.
-  const attemptMaxMs = STORE_TIMEOUTS.requestTimeoutMs + extraMsPerAttempt;
+  const attemptMaxMs = ATTEMPT_ROOM_MS + extraMsPerAttempt;
   const patience = Math.max(1, deadline - attemptMaxMs - wait.started);
   /** Attempts made: one per round lost, and the last one when it won. */
   const attempts = (gaveUp: boolean) => wait.lost + (gaveUp ? 0 : 1);

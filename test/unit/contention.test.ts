@@ -1,9 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Contended, LOST_ROUND, RETRY_NOW, whileContended, withStoreDeadline } from '#shared/store/contention';
-import { STORE_TIMEOUTS } from '#shared/store/client';
-
-/** The room a wait keeps for one more attempt: one store call that answers (a stalled one is cut at the deadline). */
-const ROOM_MS = STORE_TIMEOUTS.requestTimeoutMs;
+import { ATTEMPT_ROOM_MS as ROOM_MS } from '#shared/store/contention';
 import { isWriteAction, routes } from '#shared/routes';
 
 /** The waiting rule on a hot spot: bounded by the request's deadline, never by a count of attempts. */
