@@ -40,7 +40,8 @@ function expectFunctionTrace(trace: Segment[], logicalId: string, name: string, 
   expect(invocation!.annotations).toEqual(annotations);
   expect(invocation!.metadata).toBeUndefined();
   const calls = childrenOf(trace, invocation!);
-  expect(calls.map((call) => call.aws?.operation)).toEqual(operations);
+  // Sorted: some calls of a request go out together, in no fixed order.
+  expect(calls.map((call) => call.aws?.operation).sort()).toEqual([...operations].sort());
   for (const call of calls) {
     expect(call).toMatchObject({ name: 'DynamoDB', namespace: 'aws', trace_id: functionSegment.trace_id, aws: { table_name: process.env.TABLE_NAME }, http: { response: { status: 200 } } });
     expect(call.annotations).toBeUndefined();
@@ -67,7 +68,9 @@ describe('a request\'s trace through the local stack', () => {
       .toEqual([functionId('AuthorizerFunction'), functionId('ReservedTagKeysCreateFunction')].sort());
     expectFunctionTrace(trace, functionId('AuthorizerFunction'), '## authorizer', { route: 'authorizer', outcome: 'allowed' }, ['GetItem']);
     const create = expectFunctionTrace(trace, functionId('ReservedTagKeysCreateFunction'), '## reserved-tag-keys/create',
-      { route: 'POST /organizations/{organization_name}/reserved-tag-keys', outcome: '201' }, ['TransactWriteItems']);
+      { route: 'POST /organizations/{organization_name}/reserved-tag-keys', outcome: '201' },
+      // The receipt's claim with the head and the name's guard read alongside; the commit; guard, copy, member.
+      ['PutItem', 'GetItem', 'GetItem', 'UpdateItem', 'PutItem', 'PutItem', 'PutItem']);
     expect(create.error).toBeUndefined();
     expect(create.fault).toBeUndefined();
 
