@@ -141,7 +141,7 @@ describe('many writers on one run', () => {
   }, 120_000);
 
   it.each([[1, 3], [4, 4], [16, Number(process.env.HOT_SPOT_SECONDS ?? 10)]])(
-    '%i writers creating continuously for %i s: only 201s, every comment listed once in creation order', async (writers, seconds) => {
+    '%i writers creating continuously for %i s: 201s (or 503s that wrote nothing), every comment listed once in creation order', async (writers, seconds) => {
       const runId = await newRun();
       const tokens = await Promise.all(Array.from({ length: writers }, newOwner));
       const until = Date.now() + seconds * 1000;
