@@ -111,7 +111,13 @@ describe('uniqueness per organization', () => {
     const spelling = (i: number) => [...'region'].map((c, bit) => (i >> bit) & 1 ? c.toUpperCase() : c).join('');
     const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => create(spelling(i))));
     const statuses = responses.map((r) => r.status).sort();
-    expect(statuses).toEqual([201, ...Array(19).fill(422)]);
+    // One 201, the rest 422; on a loaded machine a create that could not get its turn in time
+    // answers the contract's 503 with Retry-After, having written nothing (checked by the list below).
+    expect(statuses.filter((s) => s === 201)).toEqual([201]);
+    for (const r of responses.filter((r) => r.status !== 201 && r.status !== 422)) {
+      expect([r.status, Number(r.headers.get('retry-after')) >= 1]).toEqual([503, true]);
+      if (r.json?.errors?.[0]?.detail !== undefined) expect(r.json.errors[0].detail).toMatch(/wrote nothing|outcome is unknown/);
+    }
     for (const r of responses.filter((r) => r.status === 422)) {
       expect(r.json).toEqual(errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'));
     }
