@@ -1,5 +1,5 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
-import { checkToken, type RefusedJwt } from '#shared/auth/authenticate';
+import { checkToken, type RefusedJwt } from '#shared/auth/operations';
 import { DETAIL_CONTEXT_KEY } from '#shared/auth/unauthorized';
 import { encodePrincipal } from '#shared/auth/principal';
 import { headerValue } from '#shared/http/headers';

@@ -2,7 +2,7 @@ import { jsonApiHandler } from '#shared/http/handler';
 import { listDocument } from '#shared/jsonapi/document';
 import { pageRange, parsePage } from '#shared/jsonapi/pagination';
 import { COMMENTS_DEFAULT_PAGE_SIZE, serializeComment } from '#shared/comments/comment';
-import { listRunComments } from '#shared/comments/comments';
+import { listRunComments } from '#shared/comments/operations';
 
 /** GET /runs/:run_id/comments — oldest first; 100 per page when no page parameter is sent. */
 export const handler = jsonApiHandler('comments/list', async (request) => {

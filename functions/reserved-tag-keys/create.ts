@@ -1,7 +1,7 @@
 import { jsonApiHandler } from '#shared/http/handler';
 import { receiptFor, replayHeaders } from '#shared/http/safe-retries';
 import { RESERVED_TAG_KEY_TYPE, serializeReservedTagKey } from '#shared/reserved-tag-keys/reserved-tag-key';
-import { createKey } from '#shared/reserved-tag-keys/service';
+import { createKey } from '#shared/reserved-tag-keys/operations';
 
 /** POST /organizations/:organization_name/reserved-tag-keys — owner of the organization; safe to retry. */
 export const handler = jsonApiHandler('reserved-tag-keys/create', async (request) => {

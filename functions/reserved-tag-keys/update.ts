@@ -1,6 +1,6 @@
 import { jsonApiHandler } from '#shared/http/handler';
 import { RESERVED_TAG_KEY_TYPE, serializeReservedTagKey } from '#shared/reserved-tag-keys/reserved-tag-key';
-import { updateKey } from '#shared/reserved-tag-keys/service';
+import { updateKey } from '#shared/reserved-tag-keys/operations';
 
 /** PATCH /reserved-tags/:reserved_tag_key_id and /reserved-tag-keys/:reserved_tag_key_id */
 export const handler = jsonApiHandler(

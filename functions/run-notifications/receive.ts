@@ -1,6 +1,6 @@
 import { jsonApiHandler, type Event } from '#shared/http/handler';
 import { headerValues } from '#shared/http/headers';
-import { receiveRunNotification } from '#shared/run-notifications/receive';
+import { receiveRunNotification } from '#shared/run-notifications/operations';
 import { SIGNATURE_HEADER } from '#shared/run-notifications/signature';
 
 /** POST /run-notifications/:organization_name — HCP Terraform's signed generic webhook; no token. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { createToken, findToken, listTokens, revokeToken } from '#shared/store/tokens';
-import { authenticate } from '#shared/auth/authenticate';
+import { authenticate } from '#shared/auth/operations';
 import { hashToken, newTokenSecret } from '#shared/auth/token-secret';
 import { handler as authorizer, wholeApiArn } from '#functions/authorizer';
 import { expectWith } from '../support/expect-with';

@@ -5,7 +5,7 @@ import { keys } from '#shared/store/keys';
 import { deleteStoredReservedTagKey, findReservedTagKey, insertReservedTagKey, listReservedTagKeys } from '#shared/store/reserved-tag-keys';
 import type { ReservedTagKey } from '#shared/reserved-tag-keys/reserved-tag-key';
 import { randomAlphanumeric } from '#shared/ids';
-import { deleteKey } from '#shared/reserved-tag-keys/service';
+import { deleteKey } from '#shared/reserved-tag-keys/operations';
 import { roundTrips } from '../support/round-trips';
 import { written } from '../support/written';
 
