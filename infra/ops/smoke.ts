@@ -2,7 +2,7 @@ import { createHmac, randomInt } from 'node:crypto';
 import { readFileSync, realpathSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import createClient from 'openapi-fetch';
-import type { components, paths } from '#infra/ops/openapi-types';
+import type { components, paths } from '#infra/openapi/generated/openapi-types';
 
 /**
  * `npm run smoke -- --target URL --token T --org O [--notification-secret S | --run RUN]`: every
