@@ -9,6 +9,7 @@ import { ApiFunction } from '#infra/cdk/constructs/api-function';
 import { BUILTINS_BY_REQUIRE } from '#infra/cdk/constructs/bundling';
 import { resourcesOf, synthesize, type Resources, type Synthesized } from './synth';
 import { expectWith } from '../support/expect-with';
+import { lambdaContext, proxyEvent } from '../support/lambda-events';
 
 /** The functions as deployed: bundled by esbuild, exactly as `npm run synth` does (slow: once). */
 let synth: Synthesized;
@@ -211,7 +212,7 @@ describe('the bundles', () => {
 
   it('serves ping from the bundle as deployed: 204 with the contract headers', async () => {
     const { handler } = (await import(pathToFileURL(bundleOf('ping')).href)) as { handler: (e: unknown, c: unknown) => Promise<any> };
-    const result = await handler(proxyEvent('GET', '/api/v2/ping'), lambdaContext('ping'));
+    const result = await handler(proxyEvent({ path: '/api/v2/ping' }), lambdaContext('ping'));
     expect(result.statusCode).toBe(204);
     expect(result.headers).toMatchObject({ 'TFP-API-Version': '2.6', 'X-RateLimit-Limit': '30', 'TFP-AppName': APP_NAME });
   });
@@ -223,16 +224,3 @@ describe('the bundles', () => {
     expect(result.context).toEqual({ reason: 'malformed', detail: 'no Authorization header: send Authorization: Bearer <token>' });
   });
 });
-
-function proxyEvent(method: string, path: string) {
-  return {
-    resource: path, path, httpMethod: method, headers: {}, multiValueHeaders: {},
-    queryStringParameters: null, multiValueQueryStringParameters: null, pathParameters: null, stageVariables: null,
-    body: null, isBase64Encoded: false,
-    requestContext: { requestId: 'test', httpMethod: method, path, resourcePath: path, stage: 'test', identity: { sourceIp: '127.0.0.1' } },
-  };
-}
-
-function lambdaContext(functionName: string) {
-  return { functionName, awsRequestId: 'test', invokedFunctionArn: `arn:aws:lambda:eu-west-1:123456789012:function:${functionName}`, memoryLimitInMB: '1024', getRemainingTimeInMillis: () => 10_000 };
-}

@@ -1,8 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { compileRoute, lambdaContext, proxyEvent } from '#infra/local/gateway';
-import { encodePrincipal, type Principal } from '#shared/auth/principal';
-import { API_BASE_PATH } from '#shared/config';
-import { routes } from '#shared/routes';
+import type { Principal } from '#shared/auth/principal';
+import { lambdaContext, routeInvocation } from '../support/lambda-events';
 
 /**
  * API Gateway may hand a function an authorizer answer it cached before the token expired (for up
@@ -10,10 +8,10 @@ import { routes } from '#shared/routes';
  * the request itself, whatever that cached Allow says.
  */
 async function listKeysAs(principal: Principal) {
-  const route = await compileRoute(routes.find((r) => r.function === 'reserved-tag-keys/list')!);
-  const event = proxyEvent({ url: new URL(`http://localhost${API_BASE_PATH}/organizations/expiry-org/reserved-tag-keys`), rawHeaders: ['Accept', 'application/vnd.api+json'], body: null }, route);
-  event.requestContext.authorizer = { principalId: principal.subject, ...encodePrincipal(principal) };
-  const response = await route.handler(event, lambdaContext('reserved-tag-keys/list'));
+  const { handler, event } = await routeInvocation({
+    function: 'reserved-tag-keys/list', path: '/organizations/expiry-org/reserved-tag-keys', principal,
+  });
+  const response = await handler(event, lambdaContext('reserved-tag-keys/list'));
   return { status: response.statusCode, body: JSON.parse(response.body) };
 }
 

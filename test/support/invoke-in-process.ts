@@ -3,10 +3,9 @@
 // line: what it answered (or threw) and how long the invocation took.
 // Usage: tsx test/support/invoke-in-process.ts '{"function":"reserved-tag-keys/list","path":"/organizations/acme/reserved-tag-keys","principal":{…}}'
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { compileRoute, lambdaContext, proxyEvent } from '#infra/local/gateway';
-import { encodePrincipal, type Principal } from '#shared/auth/principal';
-import { API_BASE_PATH } from '#shared/config';
-import { AUTHORIZER_FUNCTION, routes } from '#shared/routes';
+import type { Principal } from '#shared/auth/principal';
+import { AUTHORIZER_FUNCTION } from '#shared/routes';
+import { lambdaContext, routeInvocation } from './lambda-events';
 
 export interface Invocation {
   function: string;
@@ -33,10 +32,9 @@ async function invoke(request: Invocation): Promise<InvocationOutcome> {
     const event = { type: 'REQUEST', methodArn: 'arn:aws:execute-api:us-east-1:1:api/local/GET/x', headers: { Authorization: request.authorization } };
     call = async () => { await handler(event as unknown as APIGatewayRequestAuthorizerEvent, lambdaContext(AUTHORIZER_FUNCTION)); return { statusCode: 200, body: '' }; };
   } else {
-    const route = await compileRoute(routes.find((r) => r.function === request.function)!);
-    const event = proxyEvent({ url: new URL(`http://localhost${API_BASE_PATH}${request.path}`), rawHeaders: ['Accept', 'application/vnd.api+json'], body: null }, route);
-    event.requestContext.authorizer = { principalId: request.principal!.subject, ...encodePrincipal(request.principal!) };
-    call = () => route.handler(event, lambdaContext(request.function));
+    const { function: name, path, principal } = request;
+    const { handler, event } = await routeInvocation({ function: name, path: path!, principal: principal! });
+    call = () => handler(event, lambdaContext(request.function));
   }
   const started = performance.now();
   try {
