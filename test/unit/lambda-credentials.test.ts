@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { defaultProvider } from '#infra/cdk/constructs/lambda-credentials';
+import { defaultProvider } from '#infra/cdk/bundle-shims/lambda-credentials';
 
-/** The credential chain the bundles carry in place of the SDK's (infra/cdk/constructs/lambda-credentials.ts). */
+/** The credential chain the bundles carry in place of the SDK's (infra/cdk/bundle-shims/lambda-credentials.ts). */
 const saved = { ...process.env };
 afterEach(() => { process.env = { ...saved }; });
 

@@ -1,6 +1,9 @@
 import type { BuildOptions } from 'esbuild';
 import { join } from 'node:path';
 
+/** What esbuild substitutes into the bundles in place of modules: built-ins, the credential chain. */
+const SHIMS = join(import.meta.dirname, '..', 'bundle-shims');
+
 /**
  * Built-ins the bundles take as CommonJS exports, not through an ES module `import`: Node builds an
  * ES module facade of a built-in by reading every export, and lazy getters then load modules no
@@ -15,7 +18,7 @@ export const BUILTINS_BY_REQUIRE = [
   'http', 'https', 'process', 'util', 'fs', 'fs/promises', 'async_hooks', 'timers', 'timers/promises', 'buffer',
 ] as const;
 
-/** Each of them, with and without `node:`, to its one-line CommonJS module in builtins/. */
+/** Each of them, with and without `node:`, to its one-line CommonJS module in bundle-shims/builtins/. */
 function builtinsByRequire(): Record<string, string> {
   return Object.fromEntries(BUILTINS_BY_REQUIRE.flatMap((name) => {
     const file = builtinModuleFile(name);
@@ -26,14 +29,14 @@ function builtinsByRequire(): Record<string, string> {
 /**
  * Packages the bundles take from elsewhere: the SDK's default credential chain becomes the
  * environment's credentials alone, which is where Lambda puts the execution role's
- * (lambda-credentials.ts).
+ * (bundle-shims/lambda-credentials.ts).
  */
 const PACKAGE_REPLACEMENTS: Record<string, string> = {
-  '@aws-sdk/credential-provider-node': join(import.meta.dirname, 'lambda-credentials.ts'),
+  '@aws-sdk/credential-provider-node': join(SHIMS, 'lambda-credentials.ts'),
 };
 
-/** builtins/fs-promises.cjs for fs/promises. */
-export const builtinModuleFile = (name: string) => join(import.meta.dirname, 'builtins', `${name.replace('/', '-')}.cjs`);
+/** bundle-shims/builtins/fs-promises.cjs for fs/promises. */
+export const builtinModuleFile = (name: string) => join(SHIMS, 'builtins', `${name.replace('/', '-')}.cjs`);
 
 /**
  * How every function is bundled: the stack's NodejsFunction and the bench's bundle-size and

@@ -1,0 +1,3 @@
+// node:process without an ES module facade (infra/cdk/constructs/bundling.ts, BUILTINS_BY_REQUIRE).
+// Not require('node:process'): the bundle's alias would send that back to this file.
+module.exports = process.getBuiltinModule('node:process');

@@ -1,0 +1,3 @@
+// node:timers/promises without an ES module facade (infra/cdk/constructs/bundling.ts, BUILTINS_BY_REQUIRE).
+// Not require('node:timers/promises'): the bundle's alias would send that back to this file.
+module.exports = process.getBuiltinModule('node:timers/promises');

@@ -1,0 +1,3 @@
+// node:util without an ES module facade (infra/cdk/constructs/bundling.ts, BUILTINS_BY_REQUIRE).
+// Not require('node:util'): the bundle's alias would send that back to this file.
+module.exports = process.getBuiltinModule('node:util');

@@ -1,3 +1,0 @@
-// node:fs without an ES module facade (../bundling.ts, BUILTINS_BY_REQUIRE). Not require('node:fs'):
-// the bundle's alias would send that back to this file.
-module.exports = process.getBuiltinModule('node:fs');
