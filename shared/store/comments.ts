@@ -20,13 +20,14 @@ import { newId } from '../ids';
  * (what `GET /comments/:id` reads).
  *
  * A comment commits with one conditional UpdateItem of the run's record: the count goes from n-1
- * to n and the record's `latest` holds the comment itself. Its two items are derived from that
- * commit and written after it, copy first, then member (so a member always has its copy). Only
- * the latest comment can be unwritten: whoever commits the next one, and whoever lists a page that
- * would show it, writes its items first. A writer that dies before its commit leaves nothing a
- * reader can see; one that dies after it leaves a comment the next reader or writer finishes.
+ * to n, and the record holds the comment as its `latest` and the one before as its `prior`. Its
+ * two items are derived from that commit and written after it, copy first, then member (so a member
+ * always has its copy). Only the two comments the record holds can be unwritten: the commit that
+ * drops one from the record writes it out first if its writer has not, and so does a list page
+ * that would show one. Two, not one, so a busy run's next commit need not wait for the last
+ * comment's writes. A writer that dies before its commit leaves nothing a reader can see; one that
+ * dies after it leaves a comment the next reader, or the writer that drops it, finishes.
  */
-
 export interface NewComment {
   runId: string;
   organization: string;
@@ -36,7 +37,8 @@ export interface NewComment {
 
 
 const toRecord = (item: Item) => recordOf<Comment>(item);
-const latestOf = (run: Item | undefined) => run?.latest as Latest | undefined;
+/** The comments a run's record holds, oldest first: those that may be unwritten. */
+const heldBy = (run: Item): Latest[] => [run.prior, run.latest].filter(Boolean) as Latest[];
 
 /** The two items of a run's `sequence`-th comment; exported so tests can bulk-load comments exactly as they are stored. */
 export const commentItems = (comment: Comment, sequence: number): Item[] => [
@@ -114,11 +116,12 @@ export async function listStoredComments(runId: string, range: Range): Promise<{
   if (!run) return undefined;
   seeRunItem(runId, run);
   const items = members.map(toRecord);
-  const latest = latestOf(run);
-  // The latest comment is the run's last: when this page reaches it and its member is missing, it is unwritten.
-  if (latest && latest.number >= first && latest.number <= last && !items.some((c) => c.id === latest.id)) {
-    await repairing(() => applyComment(latest));
-    items.push(asComment(latest));
+  // The record's comments are the run's last: one this page reaches whose member is missing is unwritten.
+  const unwritten = heldBy(run).filter((held) => held.number >= first && held.number <= last && !items.some((c) => c.id === held.id));
+  if (unwritten.length > 0) {
+    await repairing(() => Promise.all(unwritten.map(applyComment)));
+    items.push(...unwritten.map(asComment));
+    items.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
   return {
     organization: run.organization as string,
@@ -134,7 +137,7 @@ export async function findComment(commentId: string): Promise<Comment | undefine
   return comment;
 }
 
-/** What a commit knows of the run before it tries: its count and latest time, and its latest comment if not known written. */
+/** What a commit knows of the run before it tries: its count, latest time and held comments, and how far it is written out. */
 type Expected = SeenRun & { commentCount: number };
 
 /**
@@ -176,10 +179,10 @@ async function resolveClaim(input: NewComment, receipt: Receipt, claim: Claim): 
     // Else the record first, then the copy again: a comment committed before the record was read
     // and no longer its latest has its copy written (the next commit wrote it out first).
     const run = await getItem(keys.run(input.runId));
-    const latest = latestOf(run);
-    if (latest?.id === claim.recordId) {
-      await afterCommit(() => applyCommentUnlessWritten(latest));
-      return replay(asComment(latest));
+    const committed = run && heldBy(run).find((held) => held.id === claim.recordId);
+    if (committed) {
+      await afterCommit(() => applyCommentUnlessWritten(committed));
+      return replay(asComment(committed));
     }
     const copy = await findComment(claim.recordId);
     if (copy) return replay(copy);
@@ -203,22 +206,22 @@ async function resolveClaim(input: NewComment, receipt: Receipt, claim: Claim): 
 
 /**
  * Commits comment `id` as the run's next: one conditional UpdateItem of the run's record per
- * attempt, conditioned on the count `expected` (with no comment `id` among those it counts) and
- * on the organization. A refused attempt carries the record as it is now: its latest comment is
- * written out, and the next attempt takes the number after it. Writers in one process take turns
- * per run; across processes, fairly (fair-turns.ts). Each comment's time is after its
- * predecessor's, so creation time orders a run's comments as their numbers do.
+ * attempt, conditioned on the count `expected` and on the organization. The commit drops the
+ * record's `prior` comment (its `latest` becomes the new `prior`), so that one is written out
+ * first. A refused attempt carries the record as it is now, and the next attempt takes the number
+ * after it. Writers in one process take turns per run; across processes, fairly (fair-turns.ts).
+ * Each comment's time is after its predecessor's, so creation time orders a run's comments as
+ * their numbers do.
  */
 function commitComment(input: NewComment, id: string, expectedAtStart: Expected): Promise<Comment | 'run-not-found'> {
   return inTurn(input.runId, () => {
     let expected = expectedAtStart;
     const turn = newTurn();
     return whileContended('run', { runId: input.runId }, async () => {
-      // The next commit may come only once the latest comment is written out.
-      if (expected.unwritten) {
-        if ((await writtenOut(expected.unwritten)) === 'wait') return LOST_ROUND;
-        const { unwritten: _written, ...rest } = expected;
-        expected = rest;
+      const dropped = expected.prior;
+      if (dropped && dropped.number > (expected.writtenThrough ?? 0)) {
+        if ((await writtenOut(dropped)) === 'wait') return LOST_ROUND;
+        expected = { ...expected, writtenThrough: dropped.number };
       }
       const number = expected.commentCount + 1;
       const latest: Latest = { id, ...input, createdAt: timeAfter(expected.lastCommentAt), number };
@@ -227,17 +230,23 @@ function commitComment(input: NewComment, id: string, expectedAtStart: Expected)
       const outcome = await writeOnce({
         Update: {
           Key: keys.run(input.runId),
-          UpdateExpression: `SET commentCount = :number, lastCommentAt = :createdAt, latest = :latest${fair.remove}`,
+          // The right-hand side reads the record as it was: its latest comment becomes the prior.
+          UpdateExpression: `SET commentCount = :number, lastCommentAt = :createdAt, #prior = if_not_exists(latest, :none), latest = :latest${fair.remove}`,
           ConditionExpression: `organization = :organization AND ${count} AND ${fair.condition}`,
+          ExpressionAttributeNames: { '#prior': 'prior' }, // a reserved word
           ExpressionAttributeValues: {
-            ':number': number, ':expected': number - 1, ':createdAt': latest.createdAt, ':latest': latest,
+            ':number': number, ':expected': number - 1, ':createdAt': latest.createdAt, ':latest': latest, ':none': null,
             ':organization': input.organization, ...fair.values,
           },
         },
       });
       if (outcome === 'written') {
         await afterCommit(() => applyComment(latest));
-        see(input.runId, { organization: input.organization, commentCount: number, lastCommentAt: latest.createdAt });
+        const writtenThrough = (expected.writtenThrough ?? 0) >= number - 1 ? number : expected.writtenThrough;
+        see(input.runId, {
+          organization: input.organization, commentCount: number, lastCommentAt: latest.createdAt,
+          latest, ...(expected.latest ? { prior: expected.latest } : {}), writtenThrough,
+        });
         return asComment(latest);
       }
       // Another Region was writing the record: the turn's holder goes again at once.
@@ -247,11 +256,11 @@ function commitComment(input: NewComment, id: string, expectedAtStart: Expected)
         forget(input.runId);
         return 'run-not-found' as const;
       }
-      const now = latestOf(run);
       // A retry that took over this comment's receipt committed it meanwhile.
-      if (now?.id === id) {
-        await afterCommit(() => applyComment(now));
-        return asComment(now);
+      const mine = heldBy(run).find((held) => held.id === id);
+      if (mine) {
+        await afterCommit(() => applyComment(mine));
+        return asComment(mine);
       }
       expected = runFrom(run, expected);
       see(input.runId, expected);

@@ -3,19 +3,22 @@ import type { Comment } from '../comments/comment';
 
 /**
  * What this process last saw of a run: its organization (which never changes) and, as hints for
- * the next comment, its count, its latest comment's time and how far its comments are known to be
- * written out. A stale hint only costs a retry: every commit is conditioned on the count it expects.
- * Bounded, dropping the oldest entry first.
+ * the next comment, its count, its latest comment's time, the two comments its record holds and
+ * how far its comments are known to be written out. A stale hint only costs a retry: every commit
+ * is conditioned on the count it expects. Bounded, dropping the oldest entry first.
  */
 export interface SeenRun {
   organization: string;
   commentCount?: number;
   lastCommentAt?: string;
-  /** The run's latest comment when this process does not know its items are written. */
-  unwritten?: Latest;
+  /** The comments the record holds at `commentCount`: the latest and the one before it. */
+  latest?: Latest;
+  prior?: Latest;
+  /** Every comment numbered up to this one is known to be written out. */
+  writtenThrough?: number;
 }
 
-/** The latest comment as a run's record holds it: the comment and its number. */
+/** A comment as a run's record holds it: the comment and its number. */
 export type Latest = Comment & { number: number };
 
 const MAX_SEEN_RUNS = 10_000;
@@ -31,16 +34,24 @@ export function see(runId: string, run: SeenRun): void {
 
 export const forget = (runId: string) => seenRuns.delete(runId);
 
-/** A run as its record was read: its latest comment unwritten unless this process knows better (the count has not moved since). */
+/** A comment the record holds (`latest` or `prior`); null or absent when there is none. */
+const held = (value: unknown): Latest | undefined => (value ? value as Latest : undefined);
+
+/**
+ * A run as its record was read. Only the two comments the record holds can be unwritten, so every
+ * comment before them is written out; what this process knew before (`before`) still holds.
+ */
 export function runFrom(run: Item, before?: SeenRun): SeenRun & { commentCount: number } {
   const commentCount = (run.commentCount as number | undefined) ?? 0;
-  const latest = run.latest as Latest | undefined;
-  const known = before !== undefined && before.commentCount === commentCount && before.unwritten === undefined;
+  const latest = held(run.latest);
+  const prior = held(run.prior);
   return {
     organization: run.organization as string,
     commentCount,
     lastCommentAt: run.lastCommentAt as string | undefined,
-    ...(latest && !known ? { unwritten: latest } : {}),
+    ...(latest ? { latest } : {}),
+    ...(prior ? { prior } : {}),
+    writtenThrough: Math.max(before?.writtenThrough ?? 0, commentCount - (latest ? 1 : 0) - (prior ? 1 : 0)),
   };
 }
 

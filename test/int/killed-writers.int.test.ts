@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import type { Principal } from '#shared/auth/principal';
 import { randomAlphanumeric } from '#shared/ids';
 import { getItem } from '#shared/store/collection';
-import { keys } from '#shared/store/keys';
+import { Entity, keys } from '#shared/store/keys';
 import { lease } from '#shared/store/receipts';
 import { registerNewRun } from '#shared/store/runs';
 import { writeHooks } from '#shared/store/single-write';
@@ -23,6 +23,18 @@ async function killedAfter(k: number, request: () => Promise<RouteAnswer>): Prom
   let writes = 0;
   writeHooks.beforeWrite = () => {
     if (++writes > k) throw new WriterKilled(`killed after write ${k}`);
+  };
+  try {
+    return await request();
+  } finally {
+    writeHooks.beforeWrite = undefined;
+  }
+}
+
+/** Runs a comment create stopped right after its commit, before it writes the comment's items, whatever rounds it lost before. */
+async function killedAfterCommit(request: () => Promise<RouteAnswer>): Promise<RouteAnswer> {
+  writeHooks.beforeWrite = (write) => {
+    if ('Put' in write && write.Put.Item?.entity === Entity.Comment) throw new WriterKilled('killed after its commit');
   };
   try {
     return await request();
@@ -84,18 +96,44 @@ describe('a comment create killed after each of its writes (claim, commit, copy,
     });
   }
 
-  it('after its commit, the next writer (before any reader) writes the comment out, then takes the next number', async () => {
+  it('after its commit, the next writers (before any reader) take the next numbers, and the one that drops it writes it out', async () => {
     const organization = newOrganization();
     const caller = owner(organization);
     const { runId } = await registerNewRun(organization);
     const path = `/runs/${runId}/comments`;
     expectKilled(await killedAfter(2, () => callRoute('comments/create', path, caller, comment('killed'))), true);
-    // Nobody has read the run since: the next writer meets the unwritten comment in the run's record.
-    const next = await callRoute('comments/create', path, caller, comment('next'));
-    expect(next.status).toBe(201);
-    const [first, second] = [await getItem(keys.runComment(runId, 1)), await getItem(keys.runComment(runId, 2))];
-    expect([first?.body, second?.body]).toEqual(['killed', 'next']);
-    expect((await callRoute('comments/show', `/comments/${String(first?.id)}`, caller)).status).toBe(200);
+    // Nobody has read the run since: the next writer meets the unwritten comment in the run's record,
+    // and keeps it there; the one after drops it from the record, so writes it out first.
+    for (const body of ['next', 'third']) expect((await callRoute('comments/create', path, caller, comment(body))).status).toBe(201);
+    const stored = await Promise.all([1, 2, 3].map((n) => getItem(keys.runComment(runId, n))));
+    expect(stored.map((member) => member?.body)).toEqual(['killed', 'next', 'third']);
+    expect((await callRoute('comments/show', `/comments/${String(stored[0]?.id)}`, caller)).status).toBe(200);
+  });
+
+  it('two writers killed after their commits, one after the other: both listed and shown, then written out by the next writers', async () => {
+    const organization = newOrganization();
+    const caller = owner(organization);
+    const { runId } = await registerNewRun(organization);
+    const path = `/runs/${runId}/comments`;
+    expect((await callRoute('comments/create', path, caller, comment('first'))).status).toBe(201);
+    for (const body of ['killed 1', 'killed 2']) {
+      expectKilled(await killedAfterCommit(() => callRoute('comments/create', path, caller, comment(body))), true);
+    }
+    // Both unwritten comments are the record's: a page shows them (writing them out), in order.
+    const listed = await callRoute('comments/list', path, caller);
+    expect(listed.json.data.map((c: any) => c.attributes.body)).toEqual(['first', 'killed 1', 'killed 2']);
+    expect(listed.json.meta.pagination['total-count']).toBe(3);
+    for (const c of listed.json.data) expect((await callRoute('comments/show', `/comments/${c.id}`, caller)).json.data).toEqual(c);
+    // On another run, without a reader: the writers that drop them from the record write them out.
+    const other = await registerNewRun(organization);
+    const otherPath = `/runs/${other.runId}/comments`;
+    for (const body of ['killed 1', 'killed 2']) {
+      expectKilled(await killedAfterCommit(() => callRoute('comments/create', otherPath, caller, comment(body))), true);
+    }
+    for (const body of ['next', 'third']) expect((await callRoute('comments/create', otherPath, caller, comment(body))).status).toBe(201);
+    const stored = await Promise.all([1, 2, 3, 4].map((n) => getItem(keys.runComment(other.runId, n))));
+    expect(stored.map((member) => member?.body)).toEqual(['killed 1', 'killed 2', 'next', 'third']);
+    for (const member of stored) expect((await getItem(keys.comment(String(member?.id))))?.body).toBe(member?.body);
   });
 
   it('a retry meeting a live claim waits for its writer rather than writing a second comment', async () => {

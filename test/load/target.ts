@@ -64,10 +64,15 @@ async function inLocalStore(endpoint: string, tableName: string, count: number):
   const { createNotificationSecret } = await import('#shared/store/notification-secrets');
   const { written } = await import('../support/written');
   const { registerNewRun } = await import('#shared/store/runs');
-  const created = await Promise.all(Array.from({ length: count }, (_, i) => createToken({ subject: `load-${i}`, grants: { 'example-org': 'owner' } })));
-  const runs = await Promise.all(Array.from({ length: count }, () => registerNewRun('example-org', 'load')));
+  // A few at a time: a DynamoDB Local just started on a busy machine answers a burst of 120 late.
+  const tokens: string[] = [];
+  const runIds: string[] = [];
+  await inParallel(Array.from({ length: count }, (_, i) => i), SETUP_WIDTH, async (i) => {
+    tokens.push((await createToken({ subject: `load-${i}`, grants: { 'example-org': 'owner' } })).token);
+    runIds.push((await registerNewRun('example-org', 'load')).runId);
+  });
   return {
-    tokens: created.map(({ token }) => token), runIds: runs.map((run) => run.runId),
+    tokens, runIds,
     notificationSecret: written(await createNotificationSecret('example-org')).current.secret,
   };
 }
