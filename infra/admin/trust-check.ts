@@ -1,8 +1,10 @@
 import { decodeJwt, type JWTPayload } from 'jose';
 import { findTrustsOfIssuer, listTrusts } from '#shared/store/trusts';
 import { IssuerUnavailable, KEY_REFETCH_COOLDOWN_MS, LOOPBACK_ISSUERS_ENV } from '#shared/workload-identity/issuer-keys';
-import { CLOCK_LEEWAY_SECONDS, MAX_TOKEN_LIFETIME_SECONDS, type Trust } from '#shared/workload-identity/trust';
-import { judgeWorkloadIdentity, looksLikeJwt, type WorkloadIdentityRefusal } from '#shared/workload-identity/verify';
+import type { Trust } from '#shared/workload-identity/trust';
+import {
+  CLOCK_LEEWAY_SECONDS, judgeWorkloadIdentity, looksLikeJwt, MAX_JWT_LENGTH, MAX_TOKEN_LIFETIME_SECONDS, type WorkloadIdentityRefusal,
+} from '#shared/workload-identity/verify';
 import { requiredOption, UsageError, type Command } from './command';
 
 /**
@@ -86,7 +88,7 @@ function describeToken({ iss, aud, sub, exp }: JWTPayload): string {
 async function refusalLines(verdict: WorkloadIdentityRefusal, claims: JWTPayload, organization: string): Promise<string[]> {
   switch (verdict.refused) {
     case 'too-long':
-      return ['Refused unread: larger than 8 KiB (real workload identity tokens are 1-2 KB).'];
+      return [`Refused unread: larger than ${MAX_JWT_LENGTH / 1024} KiB (real workload identity tokens are 1-2 KB).`];
     case 'unreadable':
       return ['Refused: not a JWT with a string iss this service can read.'];
     case 'untrusted-issuer': {

@@ -1,29 +1,14 @@
 import { isRole, ROLES, type Role } from '#shared/auth/principal';
 import { isId } from '#shared/ids';
 import { createTrust, deleteTrust, findTrustsOfIssuer, listTrusts, type NewTrust } from '#shared/store/trusts';
-import { audienceFault, claimNameFault, issuerFault, parseClaimPin, type Trust } from '#shared/workload-identity/trust';
+import { issuerFault, type Trust } from '#shared/workload-identity/trust';
 import { localIssuerKeys, mintToken, SIGNING_ALGORITHMS, type SigningAlgorithm } from '../local/oidc-issuer';
 import { localSettings } from '../local/settings';
 import { runningStack } from '../local/stack-record';
 import { cacheLines, columns, shortTime } from './tokens';
 import { trustCheckCommand } from './trust-check';
-import { requiredOption, UsageError, type Command, type CommandArgs, type Values } from './command';
-
-/** Every value a repeatable flag was given. */
-const all = (values: Values, name: string): string[] => [values[name] ?? []].flat().filter((v): v is string => typeof v === 'string');
-
-/** `--claim NAME=VALUE`s as pins, or the first fault. */
-function claimPins(values: Values): Record<string, string> {
-  const pins: Record<string, string> = {};
-  for (const pin of all(values, 'claim')) {
-    const parsed = parseClaimPin(pin);
-    if (typeof parsed === 'string') throw new UsageError(parsed);
-    const [name, value] = parsed;
-    if (Object.hasOwn(pins, name)) throw new UsageError(`--claim ${name} is given twice`);
-    pins[name] = value;
-  }
-  return pins;
-}
+import { requiredOption, UsageError, type Command, type CommandArgs } from './command';
+import { audienceFault, claimNameFault, claimPins } from './trust-options';
 
 const describeClaims = (trust: Trust) => Object.entries(trust.claims).map(([name, value]) => `${name}=${value}`).join(',') || '-';
 

@@ -4,7 +4,20 @@ import { ROLE_RANK } from '../auth/principal';
 import { isId } from '../ids';
 import { findTrustsOfIssuer } from '../store/trusts';
 import { IssuerUnavailable, keysOf } from './issuer-keys';
-import { ALLOWED_ALGORITHMS, CLOCK_LEEWAY_SECONDS, issuerFault, MAX_JWT_LENGTH, MAX_TOKEN_LIFETIME_SECONDS, type Trust } from './trust';
+import { issuerFault, type Trust } from './trust';
+
+/**
+ * How far a token's clock may be from ours, for `exp`, `nbf` and `iat` (RFC 7519 §4.1.4 allows
+ * "some small leeway"): HCP Terraform's and GitHub's tokens are minted by other machines.
+ */
+export const CLOCK_LEEWAY_SECONDS = 30;
+/** The longest lifetime (`exp` − `iat`) accepted: HCP Terraform's run tokens and GitHub's live far less. */
+export const MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
+/** A JWT longer than this is refused unread: real workload identity tokens are 1-2 KB. */
+export const MAX_JWT_LENGTH = 8 * 1024;
+
+/** Asymmetric signatures only (RFC 8725 §3.1): never `none`, never an HMAC whose key could be a public one. */
+export const ALLOWED_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
 
 /** Three base64url parts: a JWS in compact form, the only shape of a JWT this service reads. */
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;

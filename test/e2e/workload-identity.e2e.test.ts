@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { registerNewRun } from '#shared/store/runs';
 import { createTrust, deleteTrust } from '#shared/store/trusts';
 import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/config';
-import { CLOCK_LEEWAY_SECONDS } from '#shared/workload-identity/trust';
+import { CLOCK_LEEWAY_SECONDS } from '#shared/workload-identity/verify';
 import { errorBody, tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 import { eventually } from '../support/processes';

@@ -11,7 +11,7 @@ import { createTrust, deleteTrust } from '#shared/store/trusts';
 import {
   forgetIssuerKeys, IssuerUnavailable, KEY_REFETCH_COOLDOWN_MS, KEYS_MAX_AGE_MS, keysOf, LOOPBACK_ISSUERS_ENV, MAX_DOCUMENT_BYTES,
 } from '#shared/workload-identity/issuer-keys';
-import { CLOCK_LEEWAY_SECONDS } from '#shared/workload-identity/trust';
+import { CLOCK_LEEWAY_SECONDS } from '#shared/workload-identity/verify';
 import { startOidcIssuer } from '#infra/local/oidc-issuer';
 import {
   claims, hmacWithPublicKey, newIssuerKey, signRaw, startTestIssuer, unsignedToken, withPayload, type TestIssuer,

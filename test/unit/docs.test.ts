@@ -5,7 +5,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AUTHORIZER_CACHE_TTL_SECONDS } from '#shared/config';
 import { KEY_REFETCH_COOLDOWN_MS } from '#shared/workload-identity/issuer-keys';
-import { MAX_TOKEN_LIFETIME_SECONDS } from '#shared/workload-identity/trust';
+import { MAX_TOKEN_LIFETIME_SECONDS } from '#shared/workload-identity/verify';
 import { expectWith } from '../support/expect-with';
 
 /**

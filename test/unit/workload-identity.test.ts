@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { authorize, organizationsWith, ROLES, type Principal } from '#shared/auth/principal';
 import { Forbidden, NotFound } from '#shared/jsonapi/errors';
-import { issuerFault, parseClaimPin } from '#shared/workload-identity/trust';
+import { issuerFault } from '#shared/workload-identity/trust';
+import { parseClaimPin } from '#infra/admin/trust-options';
 import { looksLikeJwt } from '#shared/workload-identity/verify';
 
 describe('a trust\'s issuer', () => {
