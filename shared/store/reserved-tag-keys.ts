@@ -6,7 +6,7 @@ import { Entity, keys } from './keys';
 import { claimReceipt, findClaim, releaseClaim, takeOverClaim, type Claim, type Receipt, type Replay } from './receipts';
 import { isRefused, writeOnce } from './single-write';
 import { hasExpired, nowSeconds } from './expiry';
-import { applyChange, headOf, memberSortKey, readHead, windowAttribute, type Change, type Head } from './tag-key-log';
+import { applyChange, headOf, memberSortKey, pendingChangeOf, pendingOf, readHead, windowAttribute, type Change, type Head } from './tag-key-log';
 import { startOf, WINDOW_CAPACITY, WINDOW_MS, windowOf } from './tag-key-windows';
 import { afterCommit, repairing } from './write-outcome';
 import { whileItsWriterMayBeAtIt } from './write-out';
@@ -55,7 +55,7 @@ interface SeenHead {
 const MAX_SEEN_HEADS = 10_000;
 const seenHeads = new Map<string, SeenHead>();
 
-function remember(head: Head, appliedVersion = head.latest ? head.latest.version - 1 : head.version): SeenHead {
+function remember(head: Head, appliedVersion = head.version - pendingOf(head).length): SeenHead {
   const before = seenHeads.get(head.organization);
   const applied = before && before.head.version === head.version ? Math.max(before.appliedVersion, appliedVersion) : appliedVersion;
   const seen = { head, appliedVersion: applied, observedAt: before && before.head.version === head.version ? before.observedAt : performance.now() };
@@ -74,38 +74,56 @@ async function knownHead(organization: string): Promise<SeenHead> {
 const reads = new WeakMap<ReservedTagKey, { at: number; v: number }>();
 
 /**
- * Whether `key`, with the head's latest change over it, is the key at the head `seen`: it was read
- * after the head was observed (its copy then holds every change up to the head but the latest),
- * or its last change is the head's version, or the latest change is its own (the latest is its newest).
+ * Whether `key`, with the head's changes over it, is the key at the head `seen`: it was read after
+ * the head was observed (its copy then holds every change up to the head but those the head
+ * holds), or its last change is the head's version, or the head holds a change of it (its newest).
  */
 function currentAt(key: ReservedTagKey, seen: SeenHead): boolean {
   const read = reads.get(key);
   if (!read) return false;
-  return read.at > seen.observedAt || read.v === seen.head.version || seen.head.latest?.record.id === key.id;
+  return read.at > seen.observedAt || read.v === seen.head.version || pendingChangeOf(seen.head, key.id) !== undefined;
+}
+
+/** The version of the change a key's member last carried; -1 when there is none. */
+const memberVersion = async (record: ReservedTagKey) =>
+  ((await getItem(keys.reservedTagKey(record.organization, record.createdAt, record.id)))?.v as number | undefined) ?? -1;
+
+/**
+ * Writes out the changes the head holds of key `id`, in order. A delete alone: it undoes what
+ * came before it, and a create written after its key's delete was swept would bring the key back.
+ */
+async function writeOutKey(head: Head, id: string): Promise<void> {
+  const changes = pendingOf(head).filter((change) => change.record.id === id);
+  const newest = changes.at(-1);
+  for (const change of newest?.kind === 'delete' ? [newest] : changes) await applyChange(change);
 }
 
 /**
- * Writes out the head's latest change unless it is (this process knows, or its member says so);
- * every change before it is. 'wait' while its own writer may still be at it (`patient`), true once
- * it is out.
+ * Writes out `change`, one the head holds, unless its key's member carries it (the member is
+ * written last: when it does, so does everything else). 'wait' while its own writer may still be
+ * at it (`patient`), true once it is out.
  */
-const settle = (seen: SeenHead, { patient = true } = {}) => repairing(() => settleOnce(seen, patient));
-
-async function settleOnce(seen: SeenHead, patient: boolean): Promise<true | 'wait'> {
-  const latest = seen.head.latest;
-  if (!latest || seen.appliedVersion >= latest.version) return true;
-  // Its member is written last: when it carries the change, so does everything else.
-  const memberKey = keys.reservedTagKey(latest.record.organization, latest.record.createdAt, latest.record.id);
-  const written = async () => ((await getItem(memberKey))?.v as number | undefined ?? -1) >= latest.version;
-  if (!(await written())) {
-    // Its writer is at it: look again shortly rather than write the same items, or lose a round.
-    const within = patient ? await whileItsWriterMayBeAtIt(latest.at ?? 0, written) : false;
-    if (within === 'wait') return 'wait';
-    if (!within) await applyChange(latest);
-  }
-  remember(seen.head, latest.version);
+async function writeOut(head: Head, change: Change, patient: boolean): Promise<true | 'wait'> {
+  const written = async () => (await memberVersion(change.record)) >= change.version;
+  if (await written()) return true;
+  // Its writer is at it: look again shortly rather than write the same items, or lose a round.
+  const within = patient ? await whileItsWriterMayBeAtIt(change.at ?? 0, written) : false;
+  if (within === 'wait') return 'wait';
+  if (!within) await writeOutKey(head, change.record.id);
   return true;
 }
+
+/**
+ * Writes out the head's prior change, the one the next commit drops from it, unless this process
+ * knows it is out; every change before it is. 'wait' while its own writer may still be at it.
+ */
+const settle = (seen: SeenHead) => repairing(async (): Promise<true | 'wait'> => {
+  const prior = seen.head.prior;
+  if (!prior || seen.appliedVersion >= prior.version) return true;
+  if ((await writeOut(seen.head, prior, true)) === 'wait') return 'wait';
+  remember(seen.head, prior.version);
+  return true;
+});
 
 /** The change that moves the head from `head` to the next version, and how the counts move. */
 function commitChange(head: Head, change: Omit<Change, 'version' | 'at'>, counts: { delta: 1 | -1 | 0; windowGoes?: boolean }) {
@@ -117,11 +135,12 @@ function commitChange(head: Head, change: Omit<Change, 'version' | 'at'>, counts
     write: {
       Update: {
         Key: keys.reservedTagKeyCounter(head.organization),
-        UpdateExpression: `SET entity = :entity, version = :version, latest = :latest${counted}`,
+        // The right-hand side reads the head as it was: its latest change becomes the prior.
+        UpdateExpression: `SET entity = :entity, version = :version, #prior = if_not_exists(latest, :none), latest = :latest${counted}`,
         ConditionExpression: head.version === 0 ? 'attribute_not_exists(version)' : 'version = :expected',
-        ...(counts.delta === 0 ? {} : { ExpressionAttributeNames: { '#window': window } }),
+        ExpressionAttributeNames: { '#prior': 'prior', ...(counts.delta === 0 ? {} : { '#window': window }) }, // prior: a reserved word
         ExpressionAttributeValues: {
-          ':entity': Entity.ReservedTagKeyCounter, ':version': next.version, ':latest': next,
+          ':entity': Entity.ReservedTagKeyCounter, ':version': next.version, ':latest': next, ':none': null,
           ...(head.version === 0 ? {} : { ':expected': head.version }),
           ...(counts.delta === 0 ? {} : { ':delta': counts.delta }),
         },
@@ -146,7 +165,10 @@ async function commit(seen: SeenHead, change: Omit<Change, 'version' | 'at'>, co
     await applyChange(next);
     return next;
   });
-  remember(applied(seen.head, next), next.version);
+  // Written out up to this change when every change before it was.
+  const known = seenHeads.get(seen.head.organization);
+  const before = known?.head.version === seen.head.version ? Math.max(known.appliedVersion, seen.appliedVersion) : seen.appliedVersion;
+  remember(applied(seen.head, next), before >= seen.head.version ? next.version : before);
   // The key as this change left it is the key at the head just remembered.
   reads.set(committed.record, { at: performance.now(), v: committed.version });
   return committed;
@@ -159,40 +181,47 @@ function applied(head: Head, change: Change): Head {
   const delta = change.kind === 'create' ? 1 : change.kind === 'delete' ? -1 : 0;
   const count = (windows.get(window) ?? 0) + delta;
   if (count > 0) windows.set(window, count); else windows.delete(window);
-  return { organization: head.organization, version: change.version, itemCount: head.itemCount + delta, windows, latest: change };
+  return {
+    organization: head.organization, version: change.version, itemCount: head.itemCount + delta, windows,
+    latest: change, ...(head.latest ? { prior: head.latest } : {}),
+  };
 }
 
-/** The state of a key at the head's version: its copy as read after the head was, with the head's latest change over it. */
+/** The state of a key at the head's version: its copy as read after the head was, with the head's changes over it. */
 function atHead(head: Head, copy: ReservedTagKey | undefined): ReservedTagKey | undefined {
-  const latest = head.latest;
-  if (!copy || latest?.record.id !== copy.id) return copy;
-  return latest.kind === 'delete' ? undefined : latest.record;
+  const change = copy && pendingChangeOf(head, copy.id);
+  if (!change) return copy;
+  return change.kind === 'delete' ? undefined : change.record;
 }
 
 /**
- * Whether `key` is another live key's name at the head's version: the head's latest change gave
- * it to its key, or (read after the head was observed) its guard names a key whose copy, with the
- * latest change over it, still has that name. A guard left by a late write of an old change names
- * a key that no longer has it.
+ * Whether `key` is another live key's name at the head's version: a change the head holds gave
+ * it to its key, or (read after the head was observed) its guard names a key whose copy still has
+ * that name. A guard left by a late write of an old change names a key that no longer has it.
  */
 async function nameTaken(head: Head, key: string, exceptId?: string): Promise<boolean> {
-  const latest = head.latest;
-  if (latest && latest.kind !== 'delete' && latest.record.id !== exceptId && latest.record.key.toLowerCase() === key.toLowerCase()) return true;
+  const lower = key.toLowerCase();
+  const isOther = (id: string) => id !== exceptId;
+  // The keys the head's changes made are as those changes left them, whatever their items say yet.
+  const pending = pendingOf(head).map((change) => pendingChangeOf(head, change.record.id)!);
+  if (pending.some((change) => isOther(change.record.id) && change.kind !== 'delete' && change.record.key.toLowerCase() === lower)) return true;
   const guard = await getItem(keys.reservedTagKeyName(head.organization, key));
   const owner = guard?.id as string | undefined;
-  if (owner === undefined || owner === exceptId) return false;
+  if (owner === undefined || !isOther(owner) || pendingChangeOf(head, owner)) return false;
   const copy = await getItem(keys.reservedTagKeyById(owner));
-  const current = atHead(head, copy && !copy.deleted ? keyRecord(copy) : undefined);
-  return current !== undefined && current.key.toLowerCase() === key.toLowerCase();
+  return copy !== undefined && !copy.deleted && keyRecord(copy).key.toLowerCase() === lower;
 }
 
 /**
  * A range of the organization's live keys, oldest first, with their total. The first page is one
  * Query (the head sorts first in the collection); a later one reads the head, then the range from
  * the start of the window it begins in. Tombstones of recent deletes are skipped (reading on past
- * them). A page that would show the head's latest change before it is written out writes it first.
+ * them). A page that would show a change the head holds before it is written out writes it first,
+ * then reads again.
  */
-export async function listReservedTagKeys(organization: string, range: Range): Promise<Listed<ReservedTagKey>> {
+export const listReservedTagKeys = (organization: string, range: Range): Promise<Listed<ReservedTagKey>> => listKeys(organization, range, false);
+
+async function listKeys(organization: string, range: Range, rewritten: boolean): Promise<Listed<ReservedTagKey>> {
   const collection = keys.reservedTagKeys(organization);
   const end = endOfPrefix(`${collection.SKPrefix}#`);
   let head: Head;
@@ -216,16 +245,17 @@ export async function listReservedTagKeys(organization: string, range: Range): P
     read = await readLive(collection.PK, await querySortKeyRange(collection.PK, from, end, need), need, end, need);
   }
   remember(head);
-  const latest = head.latest;
-  if (latest) {
-    const sortKey = memberSortKey(latest.record);
-    const member = read.live.find((item) => item.id === latest.record.id) ?? undefined;
-    const inRange = sortKey >= from && sortKey <= read.coveredTo;
-    if (inRange && (member?.v as number | undefined ?? -1) < latest.version && !(latest.kind === 'delete' && !member)) {
-      await repairing(() => applyChange(latest));
-      remember(head, latest.version);
-      return listReservedTagKeys(organization, range);
-    }
+  // A key the head holds a change of, in this page's range, whose member does not show its newest change yet.
+  const unwritten = [...new Set(pendingOf(head).map((change) => change.record.id))].filter((id) => {
+    const newest = pendingChangeOf(head, id)!;
+    const sortKey = memberSortKey(newest.record);
+    if (sortKey < from || sortKey > read.coveredTo) return false;
+    const member = read.live.find((item) => item.id === id);
+    return newest.kind === 'delete' ? member !== undefined : ((member?.v as number | undefined) ?? -1) < newest.version;
+  });
+  if (unwritten.length > 0 && !rewritten) {
+    await repairing(() => Promise.all(unwritten.map((id) => writeOutKey(head, id))));
+    return listKeys(organization, range, true);
   }
   return { items: read.live.slice(skip, skip + range.limit).map(keyRecord), totalCount: head.itemCount };
 }
@@ -333,10 +363,11 @@ async function resolveClaim(
     // The head first, then the copy: a create committed before the head was read and no longer its
     // latest change has its copy written (the next commit wrote it out first).
     const seen = remember(await readHead(organization));
-    const latest = seen.head.latest;
-    if (latest?.kind === 'create' && latest.record.id === claim.recordId) {
-      await afterCommit(() => settle(seen, { patient: false }));
-      return replay(latest.record);
+    const created = pendingOf(seen.head).find((change) => change.kind === 'create' && change.record.id === claim.recordId);
+    if (created) {
+      await afterCommit(() => writeOut(seen.head, created, false));
+      // Unless a later change of the head's changed it: then its copy, now written, says what it is.
+      if (receipt.keyed || pendingChangeOf(seen.head, created.record.id) === created) return replay(created.record);
     }
     const copy = await getItem(keys.reservedTagKeyById(claim.recordId));
     if (copy) {
@@ -398,7 +429,8 @@ function createKey(
     const { seen, taken } = await (prepared ?? prepare(organization, attributes.key));
     prepared = undefined;
     // A retry that took over this key's receipt created it meanwhile.
-    if (seen.head.latest?.record.id === id && seen.head.latest.kind === 'create') return seen.head.latest.record;
+    const mine = pendingOf(seen.head).find((change) => change.kind === 'create' && change.record.id === id);
+    if (mine) return mine.record;
     // A 422 needs nothing written out: the change that took the name is committed, and readers finish it.
     if (taken) return (await stillAt(seen)) ? 'name-taken' as const : RETRY_NOW;
     if ((await settle(seen)) === 'wait') return LOST_ROUND;

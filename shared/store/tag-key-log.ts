@@ -9,10 +9,12 @@ import type { ReservedTagKey } from '../reserved-tag-keys/reserved-tag-key';
  * The change log of an organization's reserved tag keys. Every change of a key (create, update,
  * delete) commits with one conditional UpdateItem of the organization's head item (its counter,
  * keys.reservedTagKeyCounter): the head's `version` goes from v to v+1, its counts change, and its
- * `latest` holds the change itself. The key's own items (its name guard, its copy by id and its
- * member of the organization's collection) are derived from that commit and written after it,
- * member last. Only the latest change can be unwritten: whoever commits the next one, and whoever
- * reads a page it would show, writes it out first (applyChange).
+ * `latest` holds the change itself, its `prior` the change before. The key's own items (its name
+ * guard, its copy by id and its member of the organization's collection) are derived from that
+ * commit and written after it, member last. Only the two changes the head holds can be unwritten:
+ * the commit that drops one from the head, and whoever reads a page it would show, writes it out
+ * first (applyChange). Two, not one, so a busy organization's next commit need not wait for the
+ * last change's writes.
  *
  * Each derived item carries the version of the change that last wrote it (`v`), and every derived
  * write is conditioned on it, so writing a change again (twice, late, or after a later one) never
@@ -43,15 +45,23 @@ export const MEMBER_TOMBSTONE_SECONDS = 5 * 60;
 /** A copy's tombstone outlives every receipt that may name the key (24 h), so a retry still finds what it created. */
 export const COPY_TOMBSTONE_SECONDS = 25 * 60 * 60;
 
-/** The organization's head as read: its version, counts and latest change. */
+/** The organization's head as read: its version, counts and the two changes it holds. */
 export interface Head {
   organization: string;
   version: number;
   itemCount: number;
   /** Live keys per window of creation time (tag-key-windows.ts). */
   windows: Map<number, number>;
+  /** The change of `version`, and the one before it. */
   latest?: Change;
+  prior?: Change;
 }
+
+/** The changes the head holds, oldest first: the only ones that may be unwritten. */
+export const pendingOf = (head: Head): Change[] => [head.prior, head.latest].filter((change) => change !== undefined);
+
+/** The newest change the head holds of key `id`: the key as it is at the head's version. */
+export const pendingChangeOf = (head: Head, id: string): Change | undefined => pendingOf(head).findLast((change) => change.record.id === id);
 
 const WINDOW_ATTRIBUTE = /^w(\d+)$/;
 export const windowAttribute = (createdAt: string) => `w${windowOf(createdAt)}`;
@@ -68,6 +78,7 @@ export function headOf(organization: string, item: Item | undefined): Head {
     itemCount: (item?.itemCount as number | undefined) ?? 0,
     windows,
     ...(item?.latest ? { latest: item.latest as Change } : {}),
+    ...(item?.prior ? { prior: item.prior as Change } : {}),
   };
 }
 

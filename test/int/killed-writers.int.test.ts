@@ -2,10 +2,10 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import type { Principal } from '#shared/auth/principal';
 import { randomAlphanumeric } from '#shared/ids';
 import { getItem } from '#shared/store/collection';
-import { Entity, keys } from '#shared/store/keys';
+import { keys } from '#shared/store/keys';
 import { lease } from '#shared/store/receipts';
 import { registerNewRun } from '#shared/store/runs';
-import { writeHooks } from '#shared/store/single-write';
+import { writeHooks, type Write } from '#shared/store/single-write';
 import { callRoute, type RouteAnswer } from '../support/call-route';
 
 /**
@@ -31,10 +31,17 @@ async function killedAfter(k: number, request: () => Promise<RouteAnswer>): Prom
   }
 }
 
-/** Runs a comment create stopped right after its commit, before it writes the comment's items, whatever rounds it lost before. */
+/** The item a write is to. */
+const keyOf = (write: Write) => ('Put' in write ? write.Put.Item : 'Update' in write ? write.Update.Key : write.Delete.Key) as { PK: string; SK: string };
+/** A commit point: a run's record, an organization's head. */
+const COMMIT_POINTS = new Set([keys.run('x').SK, keys.reservedTagKeyCounter('x').SK]);
+const RECEIPTS = keys.receipt('').PK;
+
+/** Runs a change stopped right after its commit, before its first derived write, whatever rounds it lost before. */
 async function killedAfterCommit(request: () => Promise<RouteAnswer>): Promise<RouteAnswer> {
   writeHooks.beforeWrite = (write) => {
-    if ('Put' in write && write.Put.Item?.entity === Entity.Comment) throw new WriterKilled('killed after its commit');
+    const { PK, SK } = keyOf(write);
+    if (!COMMIT_POINTS.has(SK) && !PK.startsWith(RECEIPTS)) throw new WriterKilled('killed after its commit');
   };
   try {
     return await request();
@@ -198,6 +205,33 @@ describe('reserved tag key changes killed after each of their writes', () => {
       expect((await list(organization)).map((x: any) => x.key)).toEqual(['newer', 'OLD']);
     });
   }
+
+  it('a create killed before its member, then its delete killed after its commit: never listed, gone by id, its name free; the next writers leave it so', async () => {
+    const other = newOrganization();
+    // Killed after its guard and copy (a delete finds a key by its copy), before its member.
+    expectKilled(await killedAfter(4, () => create(other, 'doomed')), true);
+    // Its id, as the head holds it (a list or a retry would write it out).
+    const id = ((await getItem(keys.reservedTagKeyCounter(other)))?.latest as { record: { id: string } }).record.id;
+    expectKilled(await killedAfterCommit(() => remove(other, id)), true);
+    expect(await list(other)).toEqual([]);
+    expect((await rename(other, id, 'again')).status).toBe(404);
+    // Two more changes drop both from the head, before any reader: the key stays gone, its name free.
+    for (const key of ['one', 'two']) expect((await create(other, key)).status).toBe(201);
+    expect((await list(other)).map((x: any) => x.key)).toEqual(['one', 'two']);
+    expect((await getItem(keys.reservedTagKeyById(id)))?.deleted).toBe(true);
+    expect((await remove(other, id)).status).toBe(404);
+    expect((await create(other, 'DOOMED')).status).toBe(201);
+  });
+
+  it('two renames of one key, both killed after their commits: the last name everywhere once the next writers drop them', async () => {
+    const organization = newOrganization();
+    const { json } = await create(organization, 'first');
+    for (const key of ['second', 'third']) expectKilled(await killedAfterCommit(() => rename(organization, json.data.id, key)), true);
+    for (const key of ['x', 'y']) expect((await create(organization, key)).status).toBe(201);
+    expect(await list(organization)).toEqual([{ id: json.data.id, key: 'third' }, { id: expect.any(String), key: 'x' }, { id: expect.any(String), key: 'y' }]);
+    expect((await getItem(keys.reservedTagKeyById(json.data.id)))?.key).toBe('third');
+    for (const [key, status] of [['FIRST', 201], ['SECOND', 201], ['THIRD', 422]] as const) expect((await create(organization, key)).status).toBe(status);
+  });
 
   // Writes: the head's commit, the guard's release and the copy's tombstone (together), the member's tombstone.
   for (const k of [1, 2, 3]) {
