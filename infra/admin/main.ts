@@ -1,4 +1,4 @@
-import { LocalStoreRefused, openLocalStore } from '../local/store';
+import { LocalStoreRefused, openLocalStore } from './local-store';
 import { AwsRefused, awsFailureLines, deployedRegion } from './aws';
 import { closest, parseCommandArgs, UsageError, type Command } from './command';
 import { notificationCommands } from './notifications';

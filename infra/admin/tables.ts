@@ -2,7 +2,7 @@ import {
   BatchGetItemCommand, ConditionalCheckFailedException, DescribeTableCommand, DynamoDBClient, PutItemCommand, ScanCommand,
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
-import { openLocalStore } from '../local/store';
+import { openLocalStore } from './local-store';
 import { awsFailureLines, deployedRegion } from './aws';
 import { requiredOption, UsageError, type Command, type CommandArgs, type Values } from './command';
 

@@ -13,8 +13,8 @@ import { headerValue } from '#shared/http/headers';
 import { MethodNotAllowed } from '#shared/jsonapi/errors';
 import { JSON_BODY_TYPES } from '#shared/jsonapi/media-type';
 import { AUTHORIZER_FUNCTION, routes as allRoutes, type Route } from '#shared/routes';
-import { decode, headersOf, queryOf } from './apigateway';
-import { policyAllows, type Statement } from './iam';
+import { decode, headersOf, queryOf } from './aws/apigateway';
+import { policyAllows, type Statement } from './aws/iam';
 import { answerParserRefusals } from './parser-refusals';
 
 /**

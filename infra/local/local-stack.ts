@@ -1,16 +1,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { ApiGateway, MAX_PAYLOAD_BYTES, type HttpRequest, type HttpResponse } from './apigateway';
+import { ApiGateway, MAX_PAYLOAD_BYTES, type HttpRequest, type HttpResponse } from './aws/apigateway';
 import { ensureAssembly, type Assembly } from './assembly';
-import { assertEmulated, localTableArn, Stack } from './cloudformation';
-import { LocalSchedules, scheduledRules, type ScheduledRun } from './eventbridge';
-import { randomUUID } from 'node:crypto';
-import { CLOUDFRONT_ID_HEADER, LocalFront } from './front';
-import { IamPolicies, startDynamoDbProxy, type DynamoDbCall } from './iam';
-import type { MrscOptions } from './mrsc';
-import { LambdaService } from './lambda';
+import { deployLocally, localTableArn, partitionKeys, type Stack } from './aws/cloudformation';
+import { LocalSchedules, scheduledRules, type ScheduledRun } from './aws/eventbridge';
+import { CLOUDFRONT_ID_HEADER, LocalFront, plainHttpStageVariables } from './aws/cloudfront';
+import { IamPolicies, startDynamoDbProxy, type DynamoDbCall } from './aws/iam';
+import type { MrscOptions } from './aws/mrsc';
+import { LambdaService } from './aws/lambda';
 import { answerParserRefusals } from './parser-refusals';
-import { webAclOf, type WafRequest } from './waf';
-import { startXRayDaemon, type XRayDaemon } from './xray';
+import { webAclOf } from './aws/waf';
+import { startXRayDaemon, type XRayDaemon } from './aws/xray';
 
 /**
  * The synthesized stack, running on this machine: WAF → API Gateway → Lambda (each function's
@@ -42,7 +41,7 @@ export interface LocalStackOptions {
   /** Each invocation a scheduled rule made, once it ended (npm start prints a line). */
   onScheduledRun?(run: ScheduledRun): void;
   /**
-   * What the IAM proxy refuses as an MRSC replica does (infra/local/mrsc.ts): several local Regions
+   * What the IAM proxy refuses as an MRSC replica does (infra/local/aws/mrsc.ts): several local Regions
    * over one DynamoDB Local give each its `region` and one shared `inFlightWrites`. Defaults there.
    */
   mrsc?: MrscOptions;
@@ -97,25 +96,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 async function serveAssembly(server: Server, assembly: Assembly, options: LocalStackOptions, edge: { front?: LocalFront }): Promise<LocalStack> {
   const { port } = server.address() as { port: number };
   const host = `127.0.0.1:${port}`;
-  const physical = { ref: {} as Record<string, string>, attributes: {} as Record<string, string> };
-  const stack = new Stack(assembly.directory, assembly.stackName, physical);
-  assertEmulated(stack);
-  const tables = [...stack.resourcesOf('AWS::DynamoDB::GlobalTable'), ...stack.resourcesOf('AWS::DynamoDB::Table')];
-  const partitionKeys = new Map<string, string>();
-  for (const [logicalId, table] of tables) {
-    physical.ref[logicalId] = options.tableName;
-    const hash = (table.Properties.KeySchema as Array<{ AttributeName: string; KeyType: string }>).find((k) => k.KeyType === 'HASH');
-    partitionKeys.set(options.tableName, hash!.AttributeName);
-  }
   // The front (a CloudFront distribution, or the custom domain) is this server: its address is ours.
-  for (const [logicalId] of stack.resourcesOf('AWS::CloudFront::Distribution')) physical.attributes[`${logicalId}.DomainName`] = options.publicHost ?? host;
+  const stack = deployLocally(assembly.directory, assembly.stackName, { tableName: options.tableName, frontHost: options.publicHost ?? host });
+  const keys = partitionKeys(stack);
 
   const dynamoDbCalls: DynamoDbCall[] = [];
   const proxy = await startDynamoDbProxy({
     policies: new IamPolicies(stack),
     target: options.dynamoDbEndpoint,
     tableArn: localTableArn,
-    partitionKeyOf: (table) => partitionKeys.get(table) ?? 'PK',
+    partitionKeyOf: (table) => keys.get(table) ?? 'PK',
     onCall: (call) => { dynamoDbCalls.push(call); if (dynamoDbCalls.length > 10_000) dynamoDbCalls.splice(0, 5_000); },
     ...(options.mrsc ? { mrsc: options.mrsc } : {}),
   });
@@ -142,7 +132,12 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
       log,
       onInvoked: (invocation) => xray.recordFunctionSegment(invocation),
     });
-    gateway = new ApiGateway(stack, (target, event) => lambda.invoke(target, event), (target) => lambda.resolve(target) !== undefined, (traceId) => xray.endTrace(traceId));
+    gateway = ApiGateway.of(stack, {
+      invoke: (target, event) => lambda.invoke(target, event),
+      knows: (target) => lambda.resolve(target) !== undefined,
+      onRequestEnd: (traceId) => xray.endTrace(traceId),
+      servedVariables: (variables) => plainHttpStageVariables(stack, variables),
+    });
     labels = routeLabels(gateway.functionRoutes());
     const rules = scheduledRules(stack, (target) => lambda.resolve(target) !== undefined);
     for (const rule of rules) for (const target of rule.targets) labels.set(target.function.split(':')[0]!, scheduleLabel(stack, target.function, rule.expression));
@@ -201,24 +196,7 @@ async function serve(req: IncomingMessage, gateway: ApiGateway, waf: ReturnType<
   // With a CloudFront front in the template, this server is it: the stage sees what CloudFront forwards.
   const request = front ? front.forward(received, viewerRequestId!) : received;
   if (body === undefined) return gateway.refuse('REQUEST_TOO_LARGE', request);
-  if (waf) {
-    const url = request.url;
-    const wafRequest: WafRequest = {
-      method: request.method, path: url.split('?')[0]!, query: url.includes('?') ? url.slice(url.indexOf('?') + 1) : '',
-      rawHeaders: request.rawHeaders, body, sourceIp: request.sourceIp,
-    };
-    const verdict = waf.evaluate(wafRequest);
-    if (verdict.action === 'block') {
-      // API Gateway: "AWS WAF custom responses take precedence over custom gateway responses".
-      // The custom response's headers are static (no X-Request-Id); API Gateway still adds its own request id.
-      if (verdict.response) {
-        const headers = { ...verdict.response.headers, 'x-amzn-RequestId': randomUUID() };
-        return { status: verdict.response.status, headers, body: Buffer.from(verdict.response.body), errorType: 'WAF_FILTERED' };
-      }
-      return gateway.refuse('WAF_FILTERED', request);
-    }
-  }
-  return gateway.handle(request);
+  return waf?.filter(request, () => gateway.refuse('WAF_FILTERED', request)) ?? gateway.handle(request);
 }
 
 function requestOf(req: IncomingMessage, body: Buffer): HttpRequest {

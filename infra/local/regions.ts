@@ -1,13 +1,13 @@
 import { createServer, type Server, type Socket, connect } from 'node:net';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from './local-stack';
-import { InFlightWrites, type MrscOptions } from './mrsc';
+import { InFlightWrites, type MrscOptions } from './aws/mrsc';
 
 /**
  * Several local Regions over ONE DynamoDB Local, as the API stacks of an MRSC global table's replica
  * Regions over their one table: each Region is a whole local stack of its own (WAF, API Gateway and
  * its authorizer cache, Lambda instances, IAM proxy, X-Ray), and every Region's IAM proxy shares one
  * `InFlightWrites`, so two Regions writing the same item at once meet ReplicatedWriteConflictException
- * as MRSC gives (infra/local/mrsc.ts). DynamoDB Local plays the strongly consistent table: every
+ * as MRSC gives (infra/local/aws/mrsc.ts). DynamoDB Local plays the strongly consistent table: every
  * Region reads and writes the same items.
  *
  * Each Region is served on its own address through a switch (a TCP relay to its stack) that

@@ -11,7 +11,7 @@ export const localSettings = () => ({
   tableName: process.env.TABLE_NAME || 'tfc-tags-comments-local',
 });
 
-/** The variable that sets the share (0..1) of the functions' writes the local IAM proxy refuses with ReplicatedWriteConflictException (infra/local/mrsc.ts). */
+/** The variable that sets the share (0..1) of the functions' writes the local IAM proxy refuses with ReplicatedWriteConflictException (infra/local/aws/mrsc.ts). */
 export const REPLICATED_WRITE_CONFLICT_RATE_ENV = 'LOCAL_REPLICATED_WRITE_CONFLICT_RATE';
 
 /** LOCAL_REPLICATED_WRITE_CONFLICT_RATE as a number, 0 when unset or empty; anything but a number from 0 to 1 throws, naming it. */
@@ -25,7 +25,7 @@ export function replicatedWriteConflictRate(env: NodeJS.ProcessEnv = process.env
   return rate;
 }
 
-/** The variable that runs the template's schedules (the sweeper's, every 15 minutes) every N seconds instead (infra/local/eventbridge.ts). */
+/** The variable that runs the template's schedules (the sweeper's, every 15 minutes) every N seconds instead (infra/local/aws/eventbridge.ts). */
 export const SCHEDULE_SECONDS_ENV = 'LOCAL_SCHEDULE_SECONDS';
 
 /** LOCAL_SCHEDULE_SECONDS in ms, undefined when unset or empty (each rule keeps its rate); anything but a positive number throws, naming it. */

@@ -1,6 +1,6 @@
 import { API_BASE_PATH } from '#shared/config';
 import { ensureAssembly } from './assembly';
-import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from './dynamodb-local';
+import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from './aws/dynamodb-local';
 import { portInUse } from './ports';
 import {
   localSettings, REPLICATED_WRITE_CONFLICT_RATE_ENV, replicatedWriteConflictRate, SCHEDULE_SECONDS_ENV, scheduleEveryMs, SEED_TOKEN_FILE,
@@ -123,7 +123,7 @@ const issuer = await startOidcIssuer({ port: settings.issuerPort, published: () 
   return refuse(`could not serve the local OpenID issuer on 127.0.0.1:${settings.issuerPort}: ${error.message}`);
 });
 /** One line per invocation a schedule made, as the access line of a request: `SCHEDULE rate(15 minutes) SweeperFunction… ok 120.0ms`. */
-const onScheduledRun = ({ expression, function: fn, attempt, ok, error, ms }: import('./eventbridge').ScheduledRun) =>
+const onScheduledRun = ({ expression, function: fn, attempt, ok, error, ms }: import('./aws/eventbridge').ScheduledRun) =>
   console.log(`SCHEDULE ${expression} ${fn}${attempt > 1 ? ` (retry ${attempt - 1})` : ''} ${ok ? 'ok' : `failed ${error?.errorType}: ${error?.errorMessage}`} ${ms.toFixed(1)}ms`);
 const accessLine = ({ method, path, status, ms, errorType }: { method: string; path: string; status: number; ms: number; errorType?: string }) =>
   `${method} ${path} ${status}${errorType ? ` ${errorType}` : ''} ${ms.toFixed(1)}ms`;
@@ -197,7 +197,7 @@ function scheduleLines(): string[] {
 async function traceOutput() {
   const target = process.env.TRACES;
   if (!target) return {};
-  const { formatTrace } = await import('./xray');
+  const { formatTrace } = await import('./aws/xray');
   if (target === 'print') return { onTrace: (id: string, segments: Array<Record<string, any>>) => console.log(formatTrace(id, segments)) };
   const { mkdirSync, writeFileSync } = await import('node:fs');
   const { join, resolve } = await import('node:path');

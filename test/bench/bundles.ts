@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ESBUILD_OPTIONS } from '#infra/cdk/constructs/bundling';
 import type { Assembly } from '#infra/local/assembly';
-import { Stack } from '#infra/local/cloudformation';
+import { Stack } from '#infra/local/aws/cloudformation';
 
 /**
  * Bundles one entry exactly as the stack does (same esbuild options) and returns the file; a

@@ -128,7 +128,7 @@ export async function benchLists(log: (line: string) => void = () => {}): Promis
 
 // Run alone: its own DynamoDB Local and table.
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { ensureTable, startDynamoDbLocal, useLocalEndpoint } = await import('#infra/local/dynamodb-local');
+  const { ensureTable, startDynamoDbLocal, useLocalEndpoint } = await import('#infra/local/aws/dynamodb-local');
   process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
   process.env.TABLE_NAME = 'bench-lists';

@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from '#infra/local/dynamodb-local';
+import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from '#infra/local/aws/dynamodb-local';
 import { AUTHORIZER_FUNCTION, functionNames, routes } from '#shared/routes';
 import { ensureAssembly } from '#infra/local/assembly';
 import { encodePrincipal, type Principal } from '#shared/auth/principal';

@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { dirname } from 'node:path';
-import { newTraceId } from '#infra/local/xray';
+import { newTraceId } from '#infra/local/aws/xray';
 
 /**
  * Warm cost of each tracer in a Lambda-like sandbox (issue 23): per candidate and function, one

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DynamoDBClient, GetItemCommand, QueryCommand, TransactGetItemsCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { ensureAssembly, type Assembly } from '#infra/local/assembly';
-import { LOCAL_REGION, localTableArn, Stack } from '#infra/local/cloudformation';
-import { IamPolicies, startDynamoDbProxy, type DynamoDbProxy } from '#infra/local/iam';
+import { LOCAL_REGION, localTableArn, Stack } from '#infra/local/aws/cloudformation';
+import { IamPolicies, startDynamoDbProxy, type DynamoDbProxy } from '#infra/local/aws/iam';
 
 /**
  * IAM as the local stack enforces it from the synthesized template: each function's role may

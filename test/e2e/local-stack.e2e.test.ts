@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { startDynamoDbLocal } from '#infra/local/dynamodb-local';
+import { startDynamoDbLocal } from '#infra/local/aws/dynamodb-local';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually, freePort, isAlive, run, runToEnd, TSX } from '../support/processes';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
+import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/aws/dynamodb-local';
 import { startLocalStack, type LocalStack } from '#infra/local/local-stack';
 import { newId } from '#shared/ids';
 import { TestApi } from '../support/api';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { startLocalStack, type LocalStack } from '#infra/local/local-stack';
-import type { ScheduledRun } from '#infra/local/eventbridge';
+import type { ScheduledRun } from '#infra/local/aws/eventbridge';
 import { expiring, nowSeconds } from '#shared/store/expiry';
 import { randomAlphanumeric } from '#shared/ids';
 import { eventually } from '../support/processes';

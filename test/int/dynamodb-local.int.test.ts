@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startDynamoDbLocal } from '#infra/local/dynamodb-local';
+import { startDynamoDbLocal } from '#infra/local/aws/dynamodb-local';
 import { eventually, isAlive, run, runToEnd, TSX } from '../support/processes';
 
 describe('embedded DynamoDB Local', () => {

@@ -5,7 +5,7 @@ import {
 import { randomAlphanumeric } from '#shared/ids';
 import { EXPIRY_INDEX, expiring } from '#shared/store/expiry';
 import { createTableInput } from '#shared/store/table';
-import { ensureTable } from '#infra/local/dynamodb-local';
+import { ensureTable } from '#infra/local/aws/dynamodb-local';
 
 /**
  * `npm start` over a data folder from before the Expiry index: ensureTable adds the index to the

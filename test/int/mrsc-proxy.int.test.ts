@@ -4,9 +4,9 @@ import {
   BatchWriteItemCommand, DeleteItemCommand, DynamoDBClient, DynamoDBServiceException, GetItemCommand, PutItemCommand, QueryCommand,
   ReplicatedWriteConflictException, TransactGetItemsCommand, TransactWriteItemsCommand, UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { LOCAL_REGION, localTableArn, Stack } from '#infra/local/cloudformation';
-import { IamPolicies, startDynamoDbProxy, type DynamoDbCall, type DynamoDbProxy } from '#infra/local/iam';
-import { InFlightWrites, REPLICATED_WRITE_CONFLICT_MESSAGE, type MrscOptions } from '#infra/local/mrsc';
+import { LOCAL_REGION, localTableArn, Stack } from '#infra/local/aws/cloudformation';
+import { IamPolicies, startDynamoDbProxy, type DynamoDbCall, type DynamoDbProxy } from '#infra/local/aws/iam';
+import { InFlightWrites, REPLICATED_WRITE_CONFLICT_MESSAGE, type MrscOptions } from '#infra/local/aws/mrsc';
 import { fixtureAssembly } from '../support/fixture-assembly';
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { BatchWriteItemCommand, DeleteItemCommand, DynamoDBClient, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { randomAlphanumeric } from '#shared/ids';
-import { ensureTable } from '#infra/local/dynamodb-local';
+import { ensureTable } from '#infra/local/aws/dynamodb-local';
 import { run, runToEnd, TSX } from '../support/processes';
 import { expectWith } from '../support/expect-with';
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { useLocalEndpoint } from '#infra/local/dynamodb-local';
+import { useLocalEndpoint } from '#infra/local/aws/dynamodb-local';
 import { API_BASE_PATH } from '#shared/config';
 import { freePort, run, TSX } from '../support/processes';
 import { bodyText, type Fixture, type ScenarioRequest } from './scenarios';

@@ -1,5 +1,5 @@
 import { ensureAssembly } from '#infra/local/assembly';
-import { startDynamoDbLocal } from '#infra/local/dynamodb-local';
+import { startDynamoDbLocal } from '#infra/local/aws/dynamodb-local';
 import type { RunState } from './global-setup';
 
 /**

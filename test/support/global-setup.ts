@@ -1,4 +1,4 @@
-import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
+import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/aws/dynamodb-local';
 
 /**
  * The test run's one DynamoDB Local, in memory, for the projects that name this global setup (int)

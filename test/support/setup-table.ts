@@ -1,5 +1,5 @@
 import { randomAlphanumeric } from '#shared/ids';
-import { ensureTable, useLocalEndpoint } from '#infra/local/dynamodb-local';
+import { ensureTable, useLocalEndpoint } from '#infra/local/aws/dynamodb-local';
 
 // Runs before each test file's imports: the SDK client must see the endpoint and table first.
 // The endpoint is the run's one DynamoDB Local, which test/support/global-setup.ts started.

@@ -2,12 +2,12 @@ import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertEmulated, Stack } from '#infra/local/cloudformation';
-import { LocalSchedules, scheduledRules, type ScheduledRule } from '#infra/local/eventbridge';
-import type { InvocationResult } from '#infra/local/lambda';
+import { assertEmulated, Stack } from '#infra/local/aws/cloudformation';
+import { LocalSchedules, scheduledRules, type ScheduledRule } from '#infra/local/aws/eventbridge';
+import type { InvocationResult } from '#infra/local/aws/lambda';
 
 /**
- * The local EventBridge (infra/local/eventbridge.ts): which scheduled rules of a template it plays,
+ * The local EventBridge (infra/local/aws/eventbridge.ts): which scheduled rules of a template it plays,
  * what it refuses, and how it invokes (the schedule, the event, Lambda's retries of a failed
  * asynchronous invocation). The sweeper's rule, run end to end, is test/e2e/sweeper.e2e.test.ts's.
  */

@@ -3,7 +3,7 @@ import { crc32 } from 'node:zlib';
 import {
   InFlightWrites, itemsWritten, MrscEmulation, mrscErrorResponse, REPLICATED_WRITE_CONFLICT_MESSAGE, seededRandom, transactionsRefusedMessage,
   type ItemRef,
-} from '#infra/local/mrsc';
+} from '#infra/local/aws/mrsc';
 import { replicatedWriteConflictRate } from '#infra/local/settings';
 
 /**

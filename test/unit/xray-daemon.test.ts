@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { newTraceId, startXRayDaemon } from '#infra/local/xray';
+import { newTraceId, startXRayDaemon } from '#infra/local/aws/xray';
 
 /** What `TRACES=print npm start` prints: each request's trace once, whole. */
 describe('the local X-Ray daemon', () => {

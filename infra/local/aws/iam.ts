@@ -35,7 +35,7 @@ export interface DynamoDbCall {
   requests: AccessRequest[];
   /** IAM's decision. */
   allowed: boolean;
-  /** Set when the MRSC emulation (infra/local/mrsc.ts) refused the call, allowed by IAM: it never reached DynamoDB Local. */
+  /** Set when the MRSC emulation (infra/local/aws/mrsc.ts) refused the call, allowed by IAM: it never reached DynamoDB Local. */
   mrsc?: MrscRefusal;
 }
 
@@ -191,7 +191,7 @@ export interface DynamoDbProxy {
 /**
  * A proxy in front of DynamoDB Local that authorizes each request with the signer's role policy.
  * `tables` maps each local table name to its partition key attribute (from the template). Then
- * what IAM allows, the MRSC emulation (`mrsc`, see infra/local/mrsc.ts) may still refuse.
+ * what IAM allows, the MRSC emulation (`mrsc`, see infra/local/aws/mrsc.ts) may still refuse.
  */
 export async function startDynamoDbProxy(options: {
   policies: IamPolicies;
@@ -199,7 +199,7 @@ export async function startDynamoDbProxy(options: {
   tableArn(table: string): string;
   partitionKeyOf(table: string): string;
   onCall?(call: DynamoDbCall): void;
-  /** MRSC's refusals: transactions, replicated write conflicts. Defaults in infra/local/mrsc.ts. */
+  /** MRSC's refusals: transactions, replicated write conflicts. Defaults in infra/local/aws/mrsc.ts. */
   mrsc?: MrscOptions;
 }): Promise<DynamoDbProxy> {
   const roleByAccessKey = new Map<string, string>();

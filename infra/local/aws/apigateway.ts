@@ -2,6 +2,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Stack } from './cloudformation';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './cloudformation';
+import {
+  GATEWAY_RESPONSE_DEFAULTS, readRestApi, VTL_REFERENCE, type Method, type ReadOptions, type Resource,
+  type RestApi,
+} from './apigateway-template';
 import { headerValue } from '#shared/http/headers';
 import { policyAllows } from './iam';
 import type { InvocationResult } from './lambda';
@@ -38,28 +42,7 @@ export type Invoke = (functionLogicalId: string, event: unknown) => Promise<Invo
 export const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 const DEFAULT_INTEGRATION_TIMEOUT_MS = 29_000;
 
-/** https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html */
-export const GATEWAY_RESPONSE_DEFAULTS: Record<string, { status: number; message: string | null }> = {
-  ACCESS_DENIED: { status: 403, message: 'User is not authorized to access this resource with an explicit deny' },
-  API_CONFIGURATION_ERROR: { status: 500, message: 'Internal server error' },
-  AUTHORIZER_CONFIGURATION_ERROR: { status: 500, message: null },
-  AUTHORIZER_FAILURE: { status: 500, message: null },
-  BAD_REQUEST_PARAMETERS: { status: 400, message: 'Bad request parameters' },
-  BAD_REQUEST_BODY: { status: 400, message: 'Invalid request body' },
-  EXPIRED_TOKEN: { status: 403, message: 'Token expired' },
-  INTEGRATION_FAILURE: { status: 504, message: 'Internal server error' },
-  INTEGRATION_TIMEOUT: { status: 504, message: 'Endpoint request timed out' },
-  INVALID_API_KEY: { status: 403, message: 'Forbidden' },
-  INVALID_SIGNATURE: { status: 403, message: 'Invalid signature' },
-  MISSING_AUTHENTICATION_TOKEN: { status: 403, message: 'Missing Authentication Token' },
-  QUOTA_EXCEEDED: { status: 429, message: 'Limit Exceeded' },
-  REQUEST_TOO_LARGE: { status: 413, message: 'Request Too Long' },
-  RESOURCE_NOT_FOUND: { status: 404, message: 'Resource not found' },
-  THROTTLED: { status: 429, message: 'Too Many Requests' },
-  UNAUTHORIZED: { status: 401, message: 'Unauthorized' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported Media Type' },
-  WAF_FILTERED: { status: 403, message: 'Forbidden' },
-};
+export { GATEWAY_RESPONSE_DEFAULTS };
 
 /**
  * A Lambda proxy integration that fails is API Gateway's INTEGRATION_FAILURE (its access log's
@@ -71,44 +54,6 @@ export const GATEWAY_RESPONSE_DEFAULTS: Record<string, { status: number; message
  */
 const FUNCTION_ERROR_STATUS = 502;
 const INVOCATION_REFUSED_STATUS = 500;
-
-/** AWS::ApiGateway::Stage MethodSettings keys: emulated (throttling), or without effect here (logs, metrics). */
-const METHOD_SETTINGS = new Set([
-  'HttpMethod', 'ResourcePath', 'ThrottlingRateLimit', 'ThrottlingBurstLimit', 'LoggingLevel', 'DataTraceEnabled', 'MetricsEnabled',
-  'CachingEnabled', 'CacheTtlInSeconds', 'CacheDataEncrypted',
-]);
-
-interface Method {
-  resourceId: string;
-  resourcePath: string;
-  httpMethod: string;
-  authorizerId?: string;
-  integration: any;
-  /** The stage's throttle for this method: its own MethodSettings entry, else the stage-wide one. */
-  throttle?: { rate: number; burst: number };
-}
-
-interface Resource {
-  id: string;
-  path: string;
-  part: string;
-  children: Resource[];
-  methods: Map<string, Method>;
-}
-
-interface Authorizer {
-  id: string;
-  functionId: string;
-  /** `method.request.header.Authorization`, … */
-  identitySources: string[];
-  ttlSeconds: number;
-}
-
-interface GatewayResponseConfig {
-  statusCode?: number;
-  parameters: Record<string, string>;
-  templates: Record<string, string>;
-}
 
 interface RequestState {
   requestId: string;
@@ -125,124 +70,35 @@ interface RequestState {
   errorMessage?: string | null;
 }
 
+export interface ApiGatewayOptions {
+  /** Invokes what an integration URI names: `NAME`, or `NAME:QUALIFIER` for a version or an alias. */
+  invoke: Invoke;
+  /** Called once each request is answered, with its trace id (the X-Ray daemon then prints it whole). */
+  onRequestEnd?: (traceId: string) => void;
+}
+
 type AuthorizerDecision = { principalId: string; policyDocument: any; context?: Record<string, unknown> };
 
 export class ApiGateway {
-  readonly restApiId: string;
-  readonly stageName: string;
-  private readonly root: Resource;
-  private readonly authorizers = new Map<string, Authorizer>();
-  private readonly gatewayResponses = new Map<string, GatewayResponseConfig>();
-  private readonly stageVariables: Record<string, string> | null;
-  private readonly binaryMediaTypes: string[];
+  private readonly api: RestApi;
   private readonly throttles = new Map<string, TokenBucket>();
   private readonly authorizerCache = new Map<string, { decision: AuthorizerDecision; expires: number }>();
   private readonly invoke: Invoke;
   private readonly onRequestEnd: ((traceId: string) => void) | undefined;
-  private readonly functionOf: (uri: unknown) => string;
 
-  /**
-   * `invoke` takes what an integration URI names: `NAME`, or `NAME:QUALIFIER` for a version or an
-   * alias; `knows` says whether Lambda would find it (checked at the start, for every URI).
-   */
-  constructor(stack: Stack, invoke: Invoke, knows: (target: string) => boolean = () => true, onRequestEnd?: (traceId: string) => void) {
-    this.invoke = invoke;
-    this.onRequestEnd = onRequestEnd;
-    this.functionOf = (uri) => {
-      const arn = /functions\/(.+)\/invocations$/.exec(stack.string(uri))?.[1] ?? '';
-      const target = arn.split(':function:')[1];
-      if (!target || !knows(target)) throw new Error(`Integration URI ${stack.string(uri)} does not name a Lambda function, version or alias of this template`);
-      return target;
-    };
-    const apis = stack.resourcesOf('AWS::ApiGateway::RestApi');
-    if (apis.length !== 1) throw new Error(`The local stack serves exactly one REST API; the template has ${apis.length}`);
-    const [apiId, api] = apis[0]!;
-    // AWS::ApiGateway::RestApi BinaryMediaTypes: `/` may be escaped as `~1`.
-    this.binaryMediaTypes = ((stack.resolve(api.Properties?.BinaryMediaTypes ?? []) as string[])).map((type) => type.replaceAll('~1', '/').toLowerCase());
-    this.restApiId = stack.ref(apiId);
-
-    const stages = stack.resourcesOf('AWS::ApiGateway::Stage');
-    if (stages.length !== 1) throw new Error(`The local stack serves exactly one stage; the template has ${stages.length}`);
-    const stage = stages[0]![1].Properties;
-    this.stageName = String(stage.StageName);
-    if (stage.CanarySetting) throw new Error('API Gateway stage: CanarySetting (a stage canary) is not emulated by the local stack');
-    if (stage.CacheClusterEnabled) throw new Error('API Gateway stage: CacheClusterEnabled (the stage cache) is not emulated by the local stack');
-    const variables = stack.resolve(stage.Variables ?? null) as Record<string, string> | null;
-    // The CloudFront front is this server, which speaks plain HTTP: `https://` + its domain is `http://` here.
-    for (const [distribution] of stack.resourcesOf('AWS::CloudFront::Distribution')) {
-      const domain = stack.string({ 'Fn::GetAtt': [distribution, 'DomainName'] });
-      for (const [name, value] of Object.entries(variables ?? {})) if (value === `https://${domain}`) variables![name] = `http://${domain}`;
-    }
-    this.stageVariables = variables && Object.keys(variables).length > 0 ? variables : null;
-    const methodSettings = (stage.MethodSettings ?? []) as Array<Record<string, unknown>>;
-    for (const setting of methodSettings) {
-      const unknown = Object.keys(setting).filter((key) => !METHOD_SETTINGS.has(key));
-      if (unknown.length > 0) throw new Error(`API Gateway stage MethodSettings ${setting.ResourcePath} ${setting.HttpMethod}: ${unknown.join(', ')} not emulated by the local stack`);
-      if (setting.CachingEnabled === true) throw new Error(`API Gateway stage MethodSettings ${setting.ResourcePath} ${setting.HttpMethod}: caching is not emulated by the local stack`);
-    }
-
-    this.root = { id: 'root', path: '/', part: '', children: [], methods: new Map() };
-    const byId = new Map<string, Resource>();
-    const resources = stack.resourcesOf('AWS::ApiGateway::Resource');
-    const build = (logicalId: string): Resource => {
-      const known = byId.get(logicalId);
-      if (known) return known;
-      const props = stack.resource(logicalId).Properties;
-      const parent = props.ParentId?.Ref ? build(props.ParentId.Ref as string) : this.root;
-      const resource: Resource = { id: logicalId, path: `${parent.path === '/' ? '' : parent.path}/${props.PathPart}`, part: props.PathPart, children: [], methods: new Map() };
-      parent.children.push(resource);
-      byId.set(logicalId, resource);
-      return resource;
-    };
-    for (const [logicalId] of resources) build(logicalId);
-
-    for (const [logicalId, method] of stack.resourcesOf('AWS::ApiGateway::Method')) {
-      const p = method.Properties;
-      const resource = p.ResourceId?.Ref ? byId.get(p.ResourceId.Ref as string) : this.root;
-      if (!resource) throw new Error(`Method ${logicalId} is on an unknown resource`);
-      const type = p.Integration?.Type;
-      if (type !== 'AWS_PROXY' && type !== 'MOCK') throw new Error(`Method ${logicalId}: integration type ${type} is not emulated by the local stack`);
-      if (!['NONE', 'CUSTOM'].includes(p.AuthorizationType ?? 'NONE')) throw new Error(`Method ${logicalId}: authorization ${p.AuthorizationType} is not emulated`);
-      if (p.ApiKeyRequired) throw new Error(`Method ${logicalId}: API keys are not emulated`);
-      if (p.RequestValidatorId) throw new Error(`Method ${logicalId}: request validators are not emulated`);
-      for (const template of Object.values({ ...p.Integration.RequestTemplates, ...Object.assign({}, ...(p.Integration.IntegrationResponses ?? []).map((r: any) => r.ResponseTemplates)) })) assertTemplate(String(template), logicalId);
-      for (const r of p.Integration.IntegrationResponses ?? []) for (const v of Object.values(r.ResponseParameters ?? {})) assertMapping(String(v), logicalId);
-      if (type === 'AWS_PROXY') this.functionOf(p.Integration.Uri); // fails now for a URI it could not invoke
-      if (type === 'MOCK' && this.binaryMediaTypes.length > 0 && [p.Integration, ...(p.Integration.IntegrationResponses ?? [])].some((i: any) => i.ContentHandling !== 'CONVERT_TO_TEXT')) {
-        throw new Error(`Method ${logicalId}: a MOCK integration with binary media types is emulated with ContentHandling CONVERT_TO_TEXT only`);
-      }
-      const throttle = throttleOf(methodSettings, resource.path, p.HttpMethod);
-      resource.methods.set(p.HttpMethod, {
-        resourceId: logicalId, resourcePath: resource.path, httpMethod: p.HttpMethod,
-        ...(p.AuthorizationType === 'CUSTOM' ? { authorizerId: p.AuthorizerId?.Ref as string } : {}),
-        integration: p.Integration,
-        ...(throttle ? { throttle } : {}),
-      });
-    }
-
-    for (const [logicalId, authorizer] of stack.resourcesOf('AWS::ApiGateway::Authorizer')) {
-      const p = authorizer.Properties;
-      if (p.Type !== 'REQUEST') throw new Error(`Authorizer ${logicalId}: type ${p.Type} is not emulated by the local stack`);
-      const identitySources = String(p.IdentitySource ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-      for (const source of identitySources) {
-        if (!/^method\.request\.(header|querystring)\.[^.]+$/.test(source)) throw new Error(`Authorizer ${logicalId}: identity source ${source} is not emulated`);
-      }
-      // AWS::ApiGateway::Authorizer: AuthorizerResultTtlInSeconds defaults to 300.
-      this.authorizers.set(logicalId, { id: logicalId, functionId: this.functionOf(p.AuthorizerUri), identitySources, ttlSeconds: Number(p.AuthorizerResultTtlInSeconds ?? 300) });
-    }
-
-    for (const [logicalId, response] of stack.resourcesOf('AWS::ApiGateway::GatewayResponse')) {
-      const p = response.Properties;
-      if (!(p.ResponseType in GATEWAY_RESPONSE_DEFAULTS) && !p.ResponseType.startsWith('DEFAULT_')) throw new Error(`Gateway response ${logicalId}: unknown type ${p.ResponseType}`);
-      for (const v of Object.values(p.ResponseParameters ?? {})) assertMapping(String(v), logicalId);
-      for (const t of Object.values(p.ResponseTemplates ?? {})) assertTemplate(String(t), logicalId);
-      this.gatewayResponses.set(p.ResponseType, {
-        ...(p.StatusCode !== undefined ? { statusCode: Number(p.StatusCode) } : {}),
-        parameters: p.ResponseParameters ?? {},
-        templates: p.ResponseTemplates ?? {},
-      });
-    }
+  constructor(api: RestApi, options: ApiGatewayOptions) {
+    this.api = api;
+    this.invoke = options.invoke;
+    this.onRequestEnd = options.onRequestEnd;
   }
+
+  /** The template's REST API (read and checked by apigateway-template.ts), served. */
+  static of(stack: Stack, options: ApiGatewayOptions & ReadOptions): ApiGateway {
+    return new ApiGateway(readRestApi(stack, options), options);
+  }
+
+  get restApiId(): string { return this.api.restApiId; }
+  get stageName(): string { return this.api.stageName; }
 
   /** One request, as API Gateway handles it after WAF let it through; then its trace ends (the X-Ray daemon prints it whole). */
   async handle(request: HttpRequest): Promise<HttpResponse> {
@@ -295,7 +151,7 @@ export class ApiGateway {
       }
       return undefined;
     };
-    return walk(this.root, 0, {});
+    return walk(this.api.root, 0, {});
   }
 
   /** API Gateway throttles each method on its own: one token bucket per method. */
@@ -345,11 +201,11 @@ export class ApiGateway {
       queryStringParameters: hasQuery ? state.query : null,
       multiValueQueryStringParameters: hasQuery ? state.multiQuery : null,
       pathParameters: hasPath ? state.pathParameters : null,
-      stageVariables: this.stageVariables,
+      stageVariables: this.api.stageVariables,
       ...this.proxyBody(request.body, headerValue(headers, 'content-type')),
       requestContext: {
         accountId: LOCAL_ACCOUNT,
-        apiId: this.restApiId,
+        apiId: this.api.restApiId,
         authorizer: null,
         domainName: headerValue(headers, 'host') ?? '127.0.0.1',
         domainPrefix: (headerValue(headers, 'host') ?? '127.0.0.1').split('.')[0],
@@ -362,7 +218,7 @@ export class ApiGateway {
         requestTimeEpoch: state.startedAt,
         resourceId: method.resourceId,
         resourcePath: method.resourcePath,
-        stage: this.stageName,
+        stage: this.api.stageName,
         identity: {
           accessKey: null, accountId: null, apiKey: null, apiKeyId: null, caller: null, clientCert: null,
           cognitoAuthenticationProvider: null, cognitoAuthenticationType: null, cognitoIdentityId: null,
@@ -388,7 +244,7 @@ export class ApiGateway {
   private isBinary(mediaType: string | undefined): boolean {
     const [type, subtype] = (mediaType ?? '').split(';')[0]!.trim().toLowerCase().split('/');
     if (!type || !subtype) return false;
-    return this.binaryMediaTypes.some((binary) => {
+    return this.api.binaryMediaTypes.some((binary) => {
       const [t, s] = binary.split('/');
       return (t === '*' || t === type) && (s === '*' || s === subtype);
     });
@@ -396,7 +252,7 @@ export class ApiGateway {
 
   /** Runs the method's REQUEST authorizer (through its result cache); a response when it refuses. */
   private async authorize(method: Method, event: APIGatewayProxyEvent, state: RequestState): Promise<HttpResponse | undefined> {
-    const authorizer = this.authorizers.get(method.authorizerId!);
+    const authorizer = this.api.authorizers.get(method.authorizerId!);
     if (!authorizer) throw new Error(`Method ${method.resourceId} names an unknown authorizer`);
     const identity = authorizer.identitySources.map((source) => {
       const [, , kind, name] = source.split('.') as [string, string, string, string];
@@ -404,7 +260,7 @@ export class ApiGateway {
     });
     // API Gateway answers 401 without calling the authorizer when an identity source is missing or empty.
     if (identity.some((value) => value === undefined || value === '')) return this.gatewayResponse('UNAUTHORIZED', state);
-    const methodArn = `arn:aws:execute-api:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${this.restApiId}/${this.stageName}/${event.httpMethod}${event.path}`;
+    const methodArn = `arn:aws:execute-api:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${this.api.restApiId}/${this.api.stageName}/${event.httpMethod}${event.path}`;
 
     // The cache is keyed on the identity sources' values (API Gateway: "Configure a Lambda authorizer").
     const cacheKey = `${authorizer.id}\0${identity.join('\0')}`;
@@ -450,12 +306,12 @@ export class ApiGateway {
     };
     const visit = (resource: Resource) => {
       for (const method of resource.methods.values()) {
-        if (method.integration.Type === 'AWS_PROXY') add(this.functionOf(method.integration.Uri), `${method.httpMethod} ${method.resourcePath}`);
+        if (method.integration.Type === 'AWS_PROXY') add(method.functionName!, `${method.httpMethod} ${method.resourcePath}`);
       }
       resource.children.forEach(visit);
     };
-    visit(this.root);
-    for (const authorizer of this.authorizers.values()) add(authorizer.functionId, 'authorizer');
+    visit(this.api.root);
+    for (const authorizer of this.api.authorizers.values()) add(authorizer.functionId, 'authorizer');
     return routes;
   }
 
@@ -463,7 +319,7 @@ export class ApiGateway {
     const timeoutMs = Number(method.integration.TimeoutInMillis ?? DEFAULT_INTEGRATION_TIMEOUT_MS);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => { timer = setTimeout(() => resolve('timeout'), timeoutMs); });
-    const outcome = await Promise.race([this.invoke(this.functionOf(method.integration.Uri), event), timedOut]);
+    const outcome = await Promise.race([this.invoke(method.functionName!, event), timedOut]);
     clearTimeout(timer);
     if (outcome === 'timeout') return this.gatewayResponse('INTEGRATION_TIMEOUT', state);
     if (outcome.rejected) return this.gatewayResponse('INTEGRATION_FAILURE', state, INVOCATION_REFUSED_STATUS);
@@ -525,8 +381,8 @@ export class ApiGateway {
    */
   gatewayResponse(type: string, state: RequestState, failureStatus?: number): HttpResponse {
     const defaults = GATEWAY_RESPONSE_DEFAULTS[type]!;
-    const own = this.gatewayResponses.get(type);
-    const fallback = this.gatewayResponses.get(defaults.status >= 500 ? 'DEFAULT_5XX' : 'DEFAULT_4XX');
+    const own = this.api.gatewayResponses.get(type);
+    const fallback = this.api.gatewayResponses.get(defaults.status >= 500 ? 'DEFAULT_5XX' : 'DEFAULT_4XX');
     const config = own ?? fallback;
     const status = own?.statusCode ?? fallback?.statusCode ?? failureStatus ?? defaults.status;
     state.errorMessage = defaults.message;
@@ -557,7 +413,7 @@ export class ApiGateway {
       '$context.error.responseType': errorType ?? '',
       '$context.error.message': state.errorMessage ?? '',
       '$context.error.messageString': JSON.stringify(state.errorMessage ?? null),
-      ...Object.fromEntries(Object.entries(this.stageVariables ?? {}).map(([k, v]) => [`$stageVariables.${k}`, v])),
+      ...Object.fromEntries(Object.entries(this.api.stageVariables ?? {}).map(([k, v]) => [`$stageVariables.${k}`, v])),
       ...Object.fromEntries(Object.entries(state.authorizer ?? {}).map(([k, v]) => [`$context.authorizer.${k}`, String(v)])),
     };
   }
@@ -568,24 +424,12 @@ export class ApiGateway {
     const [source, ...rest] = expression.split('.');
     const name = rest.join('.');
     if (source === 'context') return this.vtlContext(state, errorType)[`$context.${name}`];
-    if (source === 'stageVariables') return this.stageVariables?.[name];
+    if (source === 'stageVariables') return this.api.stageVariables?.[name];
     if (expression.startsWith('method.request.header.')) return headerValue(state.headers, expression.slice('method.request.header.'.length));
     if (expression.startsWith('method.request.querystring.')) return state.query[expression.slice('method.request.querystring.'.length)];
     if (expression.startsWith('method.request.path.')) return state.pathParameters[expression.slice('method.request.path.'.length)];
     return undefined;
   }
-}
-
-const MAPPING = /^('.*'|context\.[\w.]+|stageVariables\.\w+|method\.request\.(header|querystring|path)\.[\w-]+)$/s;
-function assertMapping(expression: string, where: string): void {
-  if (!MAPPING.test(expression)) throw new Error(`${where}: the mapping expression ${expression} is not emulated by the local stack`);
-}
-
-/** Templates are literal text with `$context.*` / `$stageVariables.*` references; other VTL stops the start. */
-const VTL_REFERENCE = /\$(context\.[\w.]+|stageVariables\.\w+)/g;
-function assertTemplate(template: string, where: string): void {
-  const rest = template.replace(VTL_REFERENCE, '');
-  if (/[$#]/.test(rest)) throw new Error(`${where}: the mapping template uses VTL the local stack does not emulate: ${template.slice(0, 80)}`);
 }
 
 function renderTemplate(template: string, context: Record<string, string>): string {
@@ -651,23 +495,6 @@ function apiGatewayTime(date: Date): string {
   const pad = (n: number) => String(n).padStart(2, '0');
   return `${pad(date.getUTCDate())}/${month}/${date.getUTCFullYear()}:${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())} +0000`;
 }
-
-/**
- * A method's throttle from the stage's MethodSettings: its own entry (ResourcePath with `/` written
- * `~1`, e.g. `/~1api~1v2~1ping`, and its HttpMethod) over `/*` and `*`, field by field
- * (AWS::ApiGateway::Stage MethodSetting). None when no entry sets a rate.
- */
-function throttleOf(settings: Array<Record<string, unknown>>, resourcePath: string, httpMethod: string): { rate: number; burst: number } | undefined {
-  const path = resourcePath === '/' ? '/' : `/${resourcePath.replaceAll('/', '~1')}`;
-  const matching = settings
-    .filter((s) => (s.ResourcePath === '/*' || s.ResourcePath === path) && (s.HttpMethod === '*' || s.HttpMethod === httpMethod))
-    .sort((a, b) => specificity(a) - specificity(b)); // the most specific last
-  const field = (name: string) => matching.reduce<unknown>((value, s) => s[name] ?? value, undefined);
-  const rate = field('ThrottlingRateLimit');
-  if (rate === undefined) return undefined;
-  return { rate: Number(rate), burst: Number(field('ThrottlingBurstLimit') ?? 0) };
-}
-const specificity = (s: Record<string, unknown>) => (s.ResourcePath === '/*' ? 0 : 2) + (s.HttpMethod === '*' ? 0 : 1);
 
 /** API Gateway throttling: a token bucket per method, refilled at the rate, holding at most the burst. */
 class TokenBucket {

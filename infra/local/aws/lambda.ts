@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Stack } from './cloudformation';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './cloudformation';
-import { PROJECT_ROOT } from './assembly';
+import { PROJECT_ROOT } from '../assembly';
 import { lambdaTraceHeader } from './xray';
 
 /**

@@ -159,6 +159,38 @@ export class Stack {
   }
 }
 
+/** What this machine gives the resources CloudFormation would create: the local table, the local address. */
+export interface LocalDeployment {
+  /** The one DynamoDB Local table every table of the template stands for. */
+  tableName: string;
+  /** The host clients reach the stage at: a CloudFront distribution's `DomainName` (the links in answers). */
+  frontHost: string;
+}
+
+/**
+ * A stack as CloudFormation would deploy it here: every table's `Ref` is the local table, every
+ * distribution's `DomainName` the local front's host. Refuses a template with a type not emulated.
+ */
+export function deployLocally(directory: string, stackName: string, deployment: LocalDeployment): Stack {
+  const ref: Record<string, string> = {};
+  const attributes: Record<string, string> = {};
+  const stack = new Stack(directory, stackName, { ref, attributes });
+  assertEmulated(stack);
+  for (const [logicalId] of tablesOf(stack)) ref[logicalId] = deployment.tableName;
+  for (const [logicalId] of stack.resourcesOf('AWS::CloudFront::Distribution')) attributes[`${logicalId}.DomainName`] = deployment.frontHost;
+  return stack;
+}
+
+/** Each table's physical name → its partition key attribute (its KeySchema's HASH key). */
+export function partitionKeys(stack: Stack): Map<string, string> {
+  return new Map(tablesOf(stack).map(([logicalId, table]) => {
+    const hash = (table.Properties.KeySchema as Array<{ AttributeName: string; KeyType: string }>).find((k) => k.KeyType === 'HASH');
+    return [stack.ref(logicalId), hash!.AttributeName];
+  }));
+}
+
+const tablesOf = (stack: Stack) => [...stack.resourcesOf('AWS::DynamoDB::GlobalTable'), ...stack.resourcesOf('AWS::DynamoDB::Table')];
+
 /**
  * The resource types a template may hold: those the local stack plays (each module checks the
  * properties it reads; eventbridge.ts plays scheduled rules and Lambda's asynchronous invocation

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import type { HttpRequest, HttpResponse } from './apigateway';
 import type { Stack } from './cloudformation';
 
 /**
@@ -82,6 +84,24 @@ export class WebAcl {
         throw new Error(`WAF rule ${rule}: evaluation window ${body.EvaluationWindowSec} s is refused by WAF (60, 120, 300 or 600)`);
       }
     }
+  }
+
+  /**
+   * WAF in front of the stage: undefined when the request may pass, else the answer to a block.
+   * API Gateway: "AWS WAF custom responses take precedence over custom gateway responses"; a block
+   * without one is the stage's WAF_FILTERED gateway response (`refusal`).
+   */
+  filter(request: HttpRequest, refusal: () => HttpResponse): HttpResponse | undefined {
+    const { url } = request;
+    const verdict = this.evaluate({
+      method: request.method, path: url.split('?')[0]!, query: url.includes('?') ? url.slice(url.indexOf('?') + 1) : '',
+      rawHeaders: request.rawHeaders, body: request.body, sourceIp: request.sourceIp,
+    });
+    if (verdict.action !== 'block') return undefined;
+    if (!verdict.response) return refusal();
+    // The custom response's headers are static (no X-Request-Id); API Gateway still adds its own request id.
+    const headers = { ...verdict.response.headers, 'x-amzn-RequestId': randomUUID() };
+    return { status: verdict.response.status, headers, body: Buffer.from(verdict.response.body), errorType: 'WAF_FILTERED' };
   }
 
   evaluate(request: WafRequest, now = Date.now()): WafVerdict {

@@ -16,6 +16,19 @@ import { LOCAL_REGION, type Stack } from './cloudformation';
 /** The request id CloudFront puts on every answer it serves and on every request it sends to the origin. */
 export const CLOUDFRONT_ID_HEADER = 'X-Amz-Cf-Id';
 
+/**
+ * Stage variables as the local front serves them: this server is the distribution and speaks
+ * plain HTTP, so a variable holding a distribution's `https://` address holds its `http://` one.
+ */
+export function plainHttpStageVariables(stack: Stack, variables: Record<string, string>): Record<string, string> {
+  const served = { ...variables };
+  for (const [distribution] of stack.resourcesOf('AWS::CloudFront::Distribution')) {
+    const domain = stack.string({ 'Fn::GetAtt': [distribution, 'DomainName'] });
+    for (const [name, value] of Object.entries(served)) if (value === `https://${domain}`) served[name] = `http://${domain}`;
+  }
+  return served;
+}
+
 export class LocalFront {
   private readonly viewerRequest: string | undefined;
   private readonly originHeaders: Array<[string, string]>;

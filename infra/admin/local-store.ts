@@ -1,7 +1,7 @@
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { ensureTable, startDynamoDbLocal, useLocalEndpoint, type DynamoDbLocal } from './dynamodb-local';
-import { localSettings } from './settings';
-import { runningStack } from './stack-record';
+import { ensureTable, startDynamoDbLocal, useLocalEndpoint, type DynamoDbLocal } from '../local/aws/dynamodb-local';
+import { localSettings } from '../local/settings';
+import { runningStack } from '../local/stack-record';
 
 /**
  * Opens the local store for a command-line tool, and says which one on `say` (stderr):

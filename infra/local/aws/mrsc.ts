@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { TABLE_KEYS } from '#shared/store/table';
 import { LOCAL_REGION } from './cloudformation';
-import { replicatedWriteConflictRate } from './settings';
+import { replicatedWriteConflictRate } from '../settings';
 
 /**
  * The local stand-in for what a DynamoDB global table in multi-Region strong consistency (MRSC)
  * refuses, so that the local stack plays that table and nothing it refuses slips back in unnoticed.
- * The IAM proxy (infra/local/iam.ts) asks it about each call it has authorized, before forwarding:
+ * The IAM proxy (infra/local/aws/iam.ts) asks it about each call it has authorized, before forwarding:
  *
  * - Transactions: "MRSC global tables do not support transaction operations, and will return an
  *   error if those operations are invoked on an MRSC replica" (DynamoDB Developer Guide, global
