@@ -1,15 +1,12 @@
-import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
+import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { checkToken, type RefusedJwt } from '#shared/auth/operations';
 import { DETAIL_CONTEXT_KEY } from '#shared/auth/unauthorized';
 import { encodePrincipal } from '#shared/auth/principal';
 import { headerValue } from '#shared/http/headers';
 import { logger } from '#shared/observability/logger';
-import { countAuthorization, countMetric, flushMetrics, METRIC } from '#shared/observability/metrics';
-import { withOriginalStack } from '#shared/observability/stack-traces';
-import { closeInvocationTrace, openInvocationTrace } from '#shared/observability/tracer';
+import { invocationHandler } from '#shared/observability/invocation';
+import { countAuthorization } from '#shared/observability/metrics';
 import { AUTHORIZER_FUNCTION } from '#shared/routes';
-import { isStoreUnavailable } from '#shared/store/errors';
-import { IssuerUnavailable } from '#shared/workload-identity/issuer-keys';
 
 /** Where a Deny's reason (for logs) travels: API Gateway exposes it as `$context.authorizer.reason`. */
 export const REJECTION_CONTEXT_KEY = 'reason';
@@ -27,51 +24,31 @@ const MAX_ANNOTATION_LENGTH = 256;
  * A Deny's context carries the 401's detail, which the ACCESS_DENIED gateway response's template
  * reads as `$context.authorizer.detail` (shared/http/gateway-responses.ts). It depends on the
  * Authorization header alone (unknown, revoked and expired share one text), so a cached Deny
- * always tells the truth about the header it is cached for.
+ * always tells the truth about the header it is cached for. A failure is logged, counted and traced
+ * by its kind as every function's is (shared/observability/invocation.ts), then thrown on.
  */
-export async function handler(event: APIGatewayRequestAuthorizerEvent, context?: Context): Promise<APIGatewayAuthorizerResult> {
-  if (context) logger.addContext(context); // request id on every line
-  logger.appendKeys({ request_id: event.requestContext?.requestId }); // API Gateway's: the response's X-Request-Id
-  const trace = openInvocationTrace(AUTHORIZER_FUNCTION, 'authorizer');
-  let outcome = 'failed';
-  let who: { trust: string; workload: string } | undefined;
-  try {
+export const handler = invocationHandler<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>(
+  AUTHORIZER_FUNCTION, 'authorizer', async (event) => {
+    logger.appendKeys({ request_id: event.requestContext?.requestId }); // API Gateway's: the response's X-Request-Id
     // The value API Gateway keys its cache on. Two different Authorization headers are refused by
     // the function (shared/http/handler.ts): a Deny for ambiguity cached under one value's key
     // would refuse that value alone afterwards.
     const check = await checkToken(headerValue(event.headers, 'authorization'));
     if ('rejected' in check) {
-      outcome = check.rejected;
       logger.info('token rejected', { reason: check.rejected, ...(check.why ? { why: check.why } : {}), ...jwtRefusalKeys(check.jwt) });
       countAuthorization(check.rejected);
-      return policy('rejected', 'Deny', event.methodArn, { [REJECTION_CONTEXT_KEY]: check.rejected, [DETAIL_CONTEXT_KEY]: check.detail });
+      const context = { [REJECTION_CONTEXT_KEY]: check.rejected, [DETAIL_CONTEXT_KEY]: check.detail };
+      return { answer: policy('rejected', 'Deny', event.methodArn, context), outcome: check.rejected };
     }
     const { principal } = check;
-    outcome = 'allowed';
     logger.info('token accepted', { tokenId: principal.tokenId, subject: principal.subject });
-    // A workload identity's trust and sub are named in the trace too (an operator token's subject, a person, is not).
-    if (check.trustIds) who = { trust: check.trustIds.join(','), workload: principal.subject.slice(0, MAX_ANNOTATION_LENGTH) };
     countAuthorization('allowed');
-    return policy(principal.subject, 'Allow', event.methodArn, encodePrincipal(principal));
-  } catch (error) {
-    outcome = failureOf(error);
-    if (outcome === 'store-unavailable') {
-      logger.warn('store unavailable', { error: error as Error });
-      countMetric(METRIC.storeUnavailable);
-    } else if (outcome === 'issuer-unavailable') {
-      // The issuer's keys could not be had: never an allow, a 503 with Retry-After (AUTHORIZER_FAILURE).
-      const { issuer, message } = error as IssuerUnavailable;
-      logger.warn('issuer unavailable', { issuer, detail: message });
-      countMetric(METRIC.issuerUnavailable, { issuer });
-    } else {
-      logger.error('unhandled error', { error: withOriginalStack(error) as Error });
-    }
-    throw error;
-  } finally {
-    closeInvocationTrace(trace, outcome, outcome === 'failed' || outcome.endsWith('-unavailable') ? 500 : undefined, who);
-    flushMetrics(AUTHORIZER_FUNCTION);
-  }
-}
+    const answer = policy(principal.subject, 'Allow', event.methodArn, encodePrincipal(principal));
+    // A workload identity's trust and sub are named in the trace too (an operator token's subject, a person, is not).
+    if (!check.trustIds) return { answer, outcome: 'allowed' };
+    return { answer, outcome: 'allowed', who: { trust: check.trustIds.join(','), workload: principal.subject.slice(0, MAX_ANNOTATION_LENGTH) } };
+  },
+);
 
 /** How many of an issuer's trusts a refusal's log line names: an issuer many organizations trust has many. */
 const MAX_LOGGED_TRUSTS = 10;
@@ -91,18 +68,6 @@ function jwtRefusalKeys(jwt: RefusedJwt | undefined): Record<string, unknown> {
     ...(closest ? { trusts: closest.slice(0, MAX_LOGGED_TRUSTS).map(({ trustId, failed: f }) => ({ trust: trustId, failed: f })) } : {}),
     ...(closest && closest.length > MAX_LOGGED_TRUSTS ? { trustsNotShown: closest.length - MAX_LOGGED_TRUSTS } : {}),
   };
-}
-
-/**
- * What made the authorizer fail, for its log line, metric and trace. The issuer is asked first: its
- * network errors (a refused connection, a timeout, a name DNS cannot resolve) travel as the cause
- * of an IssuerUnavailable, and the AWS SDK's classifier, which reads causes, calls them transient,
- * so the store's check would claim them and send on-call to DynamoDB.
- */
-export function failureOf(error: unknown): 'store-unavailable' | 'issuer-unavailable' | 'failed' {
-  if (error instanceof IssuerUnavailable) return 'issuer-unavailable';
-  if (isStoreUnavailable(error)) return 'store-unavailable';
-  return 'failed';
 }
 
 function policy(

@@ -1,6 +1,7 @@
 import { decodeJwt, type JWTPayload } from 'jose';
 import { findTrustsOfIssuer, listTrusts } from '#shared/store/trusts';
-import { IssuerUnavailable, KEY_REFETCH_COOLDOWN_MS, LOOPBACK_ISSUERS_ENV } from '#shared/workload-identity/issuer-keys';
+import { KEY_REFETCH_COOLDOWN_MS, LOOPBACK_ISSUERS_ENV } from '#shared/workload-identity/issuer-keys';
+import { IssuerUnavailable } from '#shared/workload-identity/issuer-unavailable';
 import type { Trust } from '#shared/workload-identity/trust';
 import {
   CLOCK_LEEWAY_SECONDS, judgeWorkloadIdentity, looksLikeJwt, MAX_JWT_LENGTH, MAX_TOKEN_LIFETIME_SECONDS, type WorkloadIdentityRefusal,

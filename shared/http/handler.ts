@@ -1,9 +1,10 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { authorize, decodePrincipal, ExpiredToken, type Principal, type Role } from '../auth/principal';
-import { ApiError, BadRequest, Forbidden, GatewayTimeout, InternalError, NotFound, Unauthorized, Unavailable, WriteOutcomeUnknown } from '../jsonapi/errors';
+import {
+  ApiError, BadRequest, Forbidden, GatewayTimeout, InternalError, NotFound, Unauthorized, Unavailable, WriteOutcomeUnknown,
+} from '../jsonapi/errors';
 import { UNAUTHORIZED_DETAIL } from '../auth/unauthorized';
 import { assertAcceptable, assertRequestContentType } from '../jsonapi/media-type';
 import { assertNoInclusion } from '../jsonapi/inclusion';
@@ -12,10 +13,11 @@ import { isStoreUnavailable } from '../store/errors';
 import { isWriteOutcomeUnknown } from '../store/write-outcome';
 import { Contended, withStoreDeadline } from '../store/contention';
 import { logger } from '../observability/logger';
-import { countAuthorization, countMetric, flushMetrics, METRIC } from '../observability/metrics';
+import { reportFailure } from '../observability/failures';
+import { lambdaLogging, observeInvocation, type InvocationOutcome } from '../observability/invocation';
+import { countAuthorization } from '../observability/metrics';
 import { withOriginalStack } from '../observability/stack-traces';
-import { closeInvocationTrace, openInvocationTrace, type InvocationTrace } from '../observability/tracer';
-import { routeOf, type Route } from '../routes';
+import { routeOf } from '../routes';
 import { publicUrl } from './public-address';
 import { distinctHeaderValues, mergeSpellings } from './headers';
 import { decodeUtf8Body } from './request-body';
@@ -65,8 +67,8 @@ export function jsonApiHandler(
     timeoutEarlyInMillis: TIMEOUT_ANSWER_MARGIN_MS,
     timeoutEarlyResponse: () => { throw new GatewayTimeout(); },
   })
-    .use(observability(functionName, route))
-    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(observeInvocation<Event, APIGatewayProxyResult>(functionName, `${route.method} ${route.path}`, statusAnswered))
+    .use(lambdaLogging())
     .use(jsonApiResponses())
     .use(everyHeaderValue())
     .use(httpHeaderNormalizer())
@@ -165,24 +167,16 @@ function jsonApiResponses(): MiddlewareObj<Event, APIGatewayProxyResult> {
         if (error instanceof GatewayTimeout) logger.error('gave up shortly before the function timeout');
       } else if (isWriteOutcomeUnknown(error)) {
         // Committed, or maybe: the answer was lost, or what follows the commit did not finish.
-        if (isStoreUnavailable(error)) {
-          logger.warn('store unavailable', { error: error as Error });
-          countMetric(METRIC.storeUnavailable);
-        } else {
-          logger.warn('write outcome unknown', { error: withOriginalStack(error) as Error });
-        }
+        if (isStoreUnavailable(error)) reportFailure(error);
+        else logger.warn('write outcome unknown', { error: withOriginalStack(error) as Error });
         apiError = new WriteOutcomeUnknown();
       } else if (error instanceof Contended) {
         // Which run or organization goes in the log line, never in a metric dimension (counted in contention.ts).
         logger.warn('gave up waiting on a busy hot spot', { hotSpot: error.hotSpot, ...error.where, attempts: error.attempts, waitedMs: error.waitedMs });
         apiError = new Unavailable(`The ${error.hotSpot} is busy with other writes right now; this request waited its turn for as long as it could and wrote nothing. Retry it after Retry-After.`);
-      } else if (isStoreUnavailable(error)) {
-        logger.warn('store unavailable', { error: error as Error });
-        countMetric(METRIC.storeUnavailable);
-        apiError = new Unavailable();
       } else {
-        logger.error('unhandled error', { error: withOriginalStack(error) as Error });
-        apiError = new InternalError();
+        // A service unavailable is a 503 to retry; anything else a bug.
+        apiError = reportFailure(error) === 'failed' ? new InternalError() : new Unavailable();
       }
       const response = errorResponse(apiError);
       request.response = { ...response, headers: { ...response.headers, ...requestIdHeader(request.event) } };
@@ -190,24 +184,10 @@ function jsonApiResponses(): MiddlewareObj<Event, APIGatewayProxyResult> {
   };
 }
 
-/**
- * Traces and metrics of one invocation, used first so that it starts first and ends last: it
- * closes the trace with the status actually answered and flushes the invocation's metrics.
- */
-function observability(functionName: string, route: Route): MiddlewareObj<Event, APIGatewayProxyResult> {
-  let trace: InvocationTrace | undefined;
-  const end = (status: number) => {
-    closeInvocationTrace(trace, String(status), status);
-    trace = undefined;
-    flushMetrics(functionName);
-  };
-  return {
-    before: () => {
-      trace = openInvocationTrace(functionName, `${route.method} ${route.path}`);
-    },
-    after: (request) => end(request.response?.statusCode ?? 500),
-    onError: (request) => end(request.response?.statusCode ?? 500),
-  };
+/** A request's trace ends with the status actually answered (the error's, once shaped). */
+function statusAnswered({ response }: { response?: APIGatewayProxyResult | null }): InvocationOutcome {
+  const status = response?.statusCode ?? 500;
+  return { outcome: String(status), status };
 }
 
 /**

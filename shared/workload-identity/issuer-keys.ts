@@ -2,6 +2,7 @@ import { get as httpGet, type IncomingMessage } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { issuerFault } from './trust';
+import { IssuerUnavailable } from './issuer-unavailable';
 
 /**
  * The signing keys of a trusted issuer, found by OpenID discovery and kept per function instance.
@@ -20,16 +21,6 @@ export const KEYS_MAX_AGE_MS = 10 * 60_000;
 export const KEY_REFETCH_COOLDOWN_MS = 10_000;
 /** How long a discovered `jwks_uri` is used before discovery runs again. */
 const DISCOVERY_MAX_AGE_MS = 60 * 60_000;
-
-/** The issuer's discovery document or keys could not be read: never an allow, a 503 to retry. */
-export class IssuerUnavailable extends Error {
-  readonly issuer: string;
-  constructor(issuer: string, why: string, options?: ErrorOptions) {
-    super(`issuer ${issuer} unavailable: ${why}`, options);
-    this.name = 'IssuerUnavailable';
-    this.issuer = issuer;
-  }
-}
 
 /** Whether the local stack's loopback issuers may be fetched: set only on the `local` stage's authorizer. */
 export const LOOPBACK_ISSUERS_ENV = 'WORKLOAD_IDENTITY_LOOPBACK_ISSUERS';

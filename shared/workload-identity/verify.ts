@@ -3,7 +3,8 @@ import type { Principal, Role } from '../auth/principal';
 import { ROLE_RANK } from '../auth/principal';
 import { isId } from '../ids';
 import { findTrustsOfIssuer } from '../store/trusts';
-import { IssuerUnavailable, keysOf } from './issuer-keys';
+import { keysOf } from './issuer-keys';
+import { IssuerUnavailable } from './issuer-unavailable';
 import { issuerFault, type Trust } from './trust';
 
 /**

@@ -3,14 +3,16 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import { createServer } from 'node:net';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { jwtVerify } from 'jose';
-import { failureOf, handler as authorizer } from '#functions/authorizer';
+import { handler as authorizer } from '#functions/authorizer';
+import { failureOf } from '#shared/observability/failures';
 import { logger } from '#shared/observability/logger';
 import { metrics } from '#shared/observability/metrics';
 import { decodePrincipal, type Principal } from '#shared/auth/principal';
 import { createTrust, deleteTrust } from '#shared/store/trusts';
 import {
-  forgetIssuerKeys, IssuerUnavailable, KEY_REFETCH_COOLDOWN_MS, KEYS_MAX_AGE_MS, keysOf, LOOPBACK_ISSUERS_ENV, MAX_DOCUMENT_BYTES,
+  forgetIssuerKeys, KEY_REFETCH_COOLDOWN_MS, KEYS_MAX_AGE_MS, keysOf, LOOPBACK_ISSUERS_ENV, MAX_DOCUMENT_BYTES,
 } from '#shared/workload-identity/issuer-keys';
+import { IssuerUnavailable } from '#shared/workload-identity/issuer-unavailable';
 import { CLOCK_LEEWAY_SECONDS } from '#shared/workload-identity/verify';
 import { startOidcIssuer } from '#infra/local/oidc-issuer';
 import {
