@@ -52,7 +52,6 @@ export const RUNBOOK = {
   wafBlocks: 'alarm-waf-blocks',
   tableSystemErrors: 'alarm-dynamodb-system-errors',
   tableThrottles: 'alarm-dynamodb-throttles',
-  transactionConflicts: 'alarm-dynamodb-transaction-conflicts',
   hotSpotGaveUp: 'one-run-is-busy',
 } as const;
 
@@ -82,7 +81,6 @@ export const ALARM_THRESHOLDS = {
   dynamoSystemErrors: 1,
   dynamoThrottles: 1,
   /** Transactions refused for a conflict on the same items (the store retries them; persistent = a hot item). */
-  transactionConflicts: 50,
   /**
    * Requests that gave up waiting on a busy run or organization (each a 503 with Retry-After, nothing
    * written), in 2 of 3 periods: an occasional one is a burst the client retries; a steady stream
@@ -101,7 +99,7 @@ const TABLE_OPERATIONS = [
 
 /**
  * Alarms on what a user would notice (5xx, slow answers, throttling, blocks) and on their usual
- * causes (function and authorizer failures, DynamoDB errors, throttles and conflicts), on the
+ * causes (function and authorizer failures, DynamoDB errors and throttles), on the
  * sweeper's failures, each
  * linking to its runbook section, all sent to one encrypted SNS topic; and one dashboard.
  */
@@ -204,15 +202,13 @@ export class Monitoring extends Construct {
       },
       period: PERIOD,
     });
-    const conflicts = table.metric('TransactionConflict', { statistic: 'Sum', period: PERIOD, label: 'transaction conflicts' });
+    // Lost rounds on a hot spot and repeated derived writes: contention, not a fault (no alarm; HotSpotGaveUp is the one).
+    const refusals = table.metric('ConditionalCheckFailedRequests', { statistic: 'Sum', period: PERIOD, label: 'conditional writes refused' });
     alarm('TableSystemErrors', RUNBOOK.tableSystemErrors, 'DynamoDB answered with system errors (HTTP 500)', {
       metric: systemErrors, threshold: ALARM_THRESHOLDS.dynamoSystemErrors,
     });
     alarm('TableThrottles', RUNBOOK.tableThrottles, 'DynamoDB throttled requests (a hot partition or the table\'s on-demand limit)', {
       metric: throttles, threshold: ALARM_THRESHOLDS.dynamoThrottles,
-    });
-    alarm('TableTransactionConflicts', RUNBOOK.transactionConflicts, `${ALARM_THRESHOLDS.transactionConflicts}+ transaction conflicts in 2 of the last 3 five-minute periods: concurrent writes to the same organization or run`, {
-      metric: conflicts, threshold: ALARM_THRESHOLDS.transactionConflicts, evaluationPeriods: 3, datapointsToAlarm: 2,
     });
 
     const functionMetrics = (metric: (fn: IFunction) => IMetric) => everyFunction.map(([, fn]) => metric(fn));
@@ -284,7 +280,7 @@ export class Monitoring extends Construct {
         title: 'DynamoDB consumed capacity', width: 8,
         left: [table.metricConsumedReadCapacityUnits({ statistic: 'Sum' }), table.metricConsumedWriteCapacityUnits({ statistic: 'Sum' })],
       }),
-      new GraphWidget({ title: 'DynamoDB throttles, system errors and transaction conflicts', width: 8, left: [throttles, systemErrors], right: [conflicts] }),
+      new GraphWidget({ title: 'DynamoDB throttles, system errors and conditional writes refused', width: 8, left: [throttles, systemErrors], right: [refusals] }),
       new GraphWidget({
         title: 'Busy runs and organizations: requests that waited, gave up (left); p99 wait ms (right)', width: 8,
         left: [...hotSpot(METRIC.hotSpotWaits, 'Sum', 'waited'), ...hotSpot(METRIC.hotSpotGaveUp, 'Sum', 'gave up')],
