@@ -33,7 +33,13 @@ export function reportFailure(error: unknown): Failure {
     logger.warn('issuer unavailable', { issuer, detail: message });
     countMetric(METRIC.issuerUnavailable, { issuer });
   } else {
-    logger.error('unhandled error', { error: withOriginalStack(error) as Error });
+    reportUnhandled(error);
   }
   return failure;
+}
+
+/** Anything else is a bug: an error log line with the stack of the code that threw it. */
+export function reportUnhandled(error: unknown): 'failed' {
+  logger.error('unhandled error', { error: withOriginalStack(error) as Error });
+  return 'failed';
 }

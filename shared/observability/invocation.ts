@@ -1,7 +1,7 @@
 import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Context } from 'aws-lambda';
-import { failureOf, reportFailure } from './failures';
+import { reportFailure } from './failures';
 import { logger } from './logger';
 import { flushMetrics } from './metrics';
 import type { InvocationSpan } from './trace-types';
@@ -53,29 +53,28 @@ export function observeInvocation<E, R>(
  */
 export const lambdaLogging = () => injectLambdaContext(logger, { resetKeys: true, logEvent: false });
 
-/** Failures logged and counted (reportFailure), then thrown on: Lambda counts a function error. */
-const failuresReported = (): MiddlewareObj<unknown, unknown, Error, Context> => ({
-  onError: ({ error }) => {
-    reportFailure(error);
-  },
-});
-
 /** What a handler on invocationHandler answers, and how its invocation ended. */
 export type Answered<R> = { answer: R } & InvocationOutcome;
 
 /**
- * A function outside the route table's JSON:API chain (the authorizer), on the same pieces: its
- * trace ends with the outcome its handler gives, or on a failure with the failure's kind and 500.
- * No early timeout: nothing answers for it but Lambda.
+ * A function outside the route table's JSON:API chain (the authorizer, the sweeper), on the same
+ * pieces: its trace ends with the outcome its handler gives, or on a failure with what `report`
+ * (logs and counts it; reportFailure unless given) calls it and 500; the failure is thrown on, so
+ * Lambda counts a function error. No early timeout: nothing answers for it but Lambda.
  */
 export function invocationHandler<E, R>(
   functionName: string, label: string, handle: (event: E, context: Context) => Promise<Answered<R>>,
+  report: (error: unknown) => string = reportFailure,
 ): (event: E, context?: Context) => Promise<R> {
-  let ended: InvocationOutcome | undefined;
+  let ended: InvocationOutcome = { outcome: 'failed', status: 500 };
   const chain = middy<E, R, Error, Context>({ timeoutEarlyInMillis: 0 })
-    .use(observeInvocation<E, R>(functionName, label, ({ error }) => (error ? { outcome: failureOf(error), status: 500 } : ended!)))
+    .use(observeInvocation<E, R>(functionName, label, () => ended))
     .use(lambdaLogging())
-    .use(failuresReported())
+    .use({
+      onError: ({ error }) => {
+        ended = { outcome: report(error), status: 500 };
+      },
+    })
     .handler(async (event, context) => {
       const { answer, ...outcome } = await handle(event, context);
       ended = outcome;
