@@ -17,6 +17,11 @@ export const ASSEMBLY_DIR = join(PROJECT_ROOT, 'cdk.out', LOCAL_STAGE);
 const SOURCES = ['infra/cdk', 'functions', 'shared', 'cdk.json', 'package.json', 'package-lock.json', 'tsconfig.json'];
 const HASH_FILE = 'sources.sha256';
 
+/** The template alone (no bundles), for `npm run dev`, which runs the handlers' TypeScript in process. */
+export const TEMPLATE_DIR = join(PROJECT_ROOT, 'cdk.out', `${LOCAL_STAGE}-template`);
+/** CDK's context key naming the stacks whose assets it bundles: none. */
+const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
+
 export interface Assembly {
   directory: string;
   stackName: string;
@@ -24,35 +29,78 @@ export interface Assembly {
   synthesized: boolean;
 }
 
-export async function ensureAssembly(log: (line: string) => void = () => undefined): Promise<Assembly> {
-  const hash = sourcesHash();
-  if (currentHash() === hash) return { directory: ASSEMBLY_DIR, stackName: stackNameIn(ASSEMBLY_DIR), synthesized: false };
-  // Two starts in one checkout (npm start beside npm test) synthesize one at a time: the second
-  // then finds the assembly current instead of replacing it under the first one's feet.
-  return withLock(async () => {
-    if (currentHash() === hash) return { directory: ASSEMBLY_DIR, stackName: stackNameIn(ASSEMBLY_DIR), synthesized: false };
-    return synthesizeAs(hash, log);
-  });
+interface Target {
+  directory: string;
+  sources: string[];
+  context: Record<string, unknown>;
 }
 
-const currentHash = () => (existsSync(join(ASSEMBLY_DIR, HASH_FILE)) ? readFileSync(join(ASSEMBLY_DIR, HASH_FILE), 'utf8') : '');
+export function ensureAssembly(log: (line: string) => void = () => undefined): Promise<Assembly> {
+  return ensure({ directory: ASSEMBLY_DIR, sources: SOURCES, context: {} }, log);
+}
 
-async function synthesizeAs(hash: string, log: (line: string) => void): Promise<Assembly> {
-  const current = currentHash();
-  log(current ? 'Sources changed: synthesizing the local stage again…' : 'Synthesizing the local stage (first start)…');
+/**
+ * The local stage's template synthesized without bundling its functions: only an edit to what the
+ * CDK app imports synthesizes it again, so `npm run dev` restarts in seconds after a handler's.
+ */
+export function ensureTemplate(log: (line: string) => void = () => undefined): Promise<Assembly> {
+  const sources = ['infra/cdk', ...importedBy('infra/cdk/app.ts'), ...SOURCES.filter((s) => !['infra/cdk', 'functions', 'shared'].includes(s))];
+  return ensure({ directory: TEMPLATE_DIR, sources, context: NO_BUNDLING }, log);
+}
+
+/**
+ * The project files `entry` imports, directly or not (relative paths and the package.json aliases):
+ * what a template synthesized without bundles is built from, so an edit elsewhere in shared/ or
+ * functions/ leaves it current.
+ */
+function importedBy(entry: string): string[] {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file) || !existsSync(join(PROJECT_ROOT, file))) return;
+    seen.add(file);
+    const text = readFileSync(join(PROJECT_ROOT, file), 'utf8');
+    for (const [, specifier] of text.matchAll(/(?:from|import\()\s*'([^']+)'/g)) {
+      const alias = /^#(shared|infra|functions)\/(.+)$/.exec(specifier!);
+      if (alias) visit(`${alias[1]}/${alias[2]}.ts`);
+      else if (specifier!.startsWith('.')) {
+        const path = relative(PROJECT_ROOT, resolve(PROJECT_ROOT, dirname(file), specifier!));
+        visit(/\.[cm]?[jt]s$/.test(path) ? path : `${path}.ts`);
+      }
+    }
+  };
+  visit(entry);
+  return [...seen];
+}
+
+async function ensure(target: Target, log: (line: string) => void): Promise<Assembly> {
+  const hash = sourcesHash(target.sources);
+  const current = () => currentHash(target.directory) === hash;
+  const reused = () => ({ directory: target.directory, stackName: stackNameIn(target.directory), synthesized: false });
+  if (current()) return reused();
+  // Two starts in one checkout (npm start beside npm test) synthesize one at a time: the second
+  // then finds the assembly current instead of replacing it under the first one's feet.
+  return withLock(target.directory, async () => (current() ? reused() : synthesizeAs(target, hash, log)));
+}
+
+const currentHash = (directory: string) =>
+  (existsSync(join(directory, HASH_FILE)) ? readFileSync(join(directory, HASH_FILE), 'utf8') : '');
+
+async function synthesizeAs(target: Target, hash: string, log: (line: string) => void): Promise<Assembly> {
+  const what = target.directory === TEMPLATE_DIR ? 'the local stage\'s template' : 'the local stage';
+  log(currentHash(target.directory) ? `Sources changed: synthesizing ${what} again…` : `Synthesizing ${what} (first start)…`);
   // Written beside the old one and swapped in whole, so a reader never sees half an assembly.
-  const building = `${ASSEMBLY_DIR}.${process.pid}.tmp`;
+  const building = `${target.directory}.${process.pid}.tmp`;
   rmSync(building, { recursive: true, force: true });
   try {
-    await synthesizeStage(building, LOCAL_STAGE);
+    await synthesizeStage(building, LOCAL_STAGE, target.context);
   } catch (error) {
     rmSync(building, { recursive: true, force: true });
     throw error;
   }
   writeFileSync(join(building, HASH_FILE), hash);
-  rmSync(ASSEMBLY_DIR, { recursive: true, force: true });
-  renameSync(building, ASSEMBLY_DIR);
-  return { directory: ASSEMBLY_DIR, stackName: stackNameIn(ASSEMBLY_DIR), synthesized: true };
+  rmSync(target.directory, { recursive: true, force: true });
+  renameSync(building, target.directory);
+  return { directory: target.directory, stackName: stackNameIn(target.directory), synthesized: true };
 }
 
 /**
@@ -79,8 +127,8 @@ export async function synthesizeStage(outdir: string, stage: string, context: Re
 }
 
 /** A lock directory (mkdir is atomic) holding its owner's pid; an owner that died leaves it free. */
-async function withLock<T>(work: () => Promise<T>): Promise<T> {
-  const lock = `${ASSEMBLY_DIR}.lock`;
+async function withLock<T>(directory: string, work: () => Promise<T>): Promise<T> {
+  const lock = `${directory}.lock`;
   mkdirSync(dirname(lock), { recursive: true });
   for (;;) {
     try {
@@ -115,9 +163,9 @@ export function stackNameIn(directory: string): string {
   return stacks[0]![0];
 }
 
-function sourcesHash(): string {
+function sourcesHash(sources: string[]): string {
   const hash = createHash('sha256');
-  for (const file of SOURCES.flatMap((source) => filesUnder(join(PROJECT_ROOT, source))).sort()) {
+  for (const file of sources.flatMap((source) => filesUnder(join(PROJECT_ROOT, source))).sort()) {
     hash.update(relative(PROJECT_ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
   }
   return hash.digest('hex');

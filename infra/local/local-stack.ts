@@ -1,14 +1,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { ApiGateway, MAX_PAYLOAD_BYTES, type HttpRequest, type HttpResponse } from './aws/apigateway';
-import { ensureAssembly, type Assembly } from './assembly';
+import { ensureAssembly, ensureTemplate, type Assembly } from './assembly';
 import { deployLocally, localTableArn, partitionKeys, type Stack } from './aws/cloudformation';
 import { LocalSchedules, scheduledRules, type ScheduledRun } from './aws/eventbridge';
 import { CLOUDFRONT_ID_HEADER, LocalFront, plainHttpStageVariables } from './aws/cloudfront';
 import { IamPolicies, startDynamoDbProxy, type DynamoDbCall } from './aws/iam';
 import type { MrscOptions } from './aws/mrsc';
 import { LambdaService } from './aws/lambda';
+import { InProcessLambda } from './aws/lambda-in-process';
 import { answerParserRefusals } from './parser-refusals';
-import { webAclOf } from './aws/waf';
+import { webAclOf, type WebAcl } from './aws/waf';
 import { startXRayDaemon, type XRayDaemon } from './aws/xray';
 
 /**
@@ -74,23 +75,107 @@ export interface LocalStack {
 /** Refuses to start with one line that begins with what is refused: a template setting it does not play, or the port. */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const assembly = options.assembly ?? await ensureAssembly();
-  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 });
-  server.keepAliveTimeout = 65_000;
-  // Known once the template is read: the front, whose request id the parser's refusals carry too.
-  const edge: { front?: LocalFront } = {};
-  answerParserRefusals(server, (): Record<string, string> => (edge.front ? { [CLOUDFRONT_ID_HEADER]: edge.front.requestId() } : {}));
-  await new Promise<void>((resolve, reject) => {
-    const refused = (error: Error) => reject(new Error(`could not serve on 127.0.0.1:${options.port ?? 0}: ${error.message}`));
-    server.once('error', refused);
-    server.listen(options.port ?? 0, '127.0.0.1', () => { server.removeListener('error', refused); resolve(); });
-  });
-
+  const { server, edge } = await listen(options.port);
   try {
     return await serveAssembly(server, assembly, options, edge);
   } catch (error) {
     server.close();
     throw error;
   }
+}
+
+export interface InProcessStackOptions {
+  /** The local table standing in for the template's table (DynamoDB Local's endpoint: the process's). */
+  tableName: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** The template to serve; the local stage's, synthesized without bundles (ensureTemplate), by default. */
+  assembly?: Assembly;
+  onRequest?: LocalStackOptions['onRequest'];
+}
+
+export interface InProcessStack {
+  url: string;
+  port: number;
+  gateway: ApiGateway;
+  unevaluatedRuleGroups: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * `npm run dev`: the same front, WAF and API Gateway as startLocalStack, on the same template, with
+ * each function's TypeScript handler invoked in this process (aws/lambda-in-process.ts) and calling
+ * DynamoDB Local straight, without the IAM proxy, X-Ray daemon or schedules.
+ */
+export async function startInProcessStack(options: InProcessStackOptions): Promise<InProcessStack> {
+  const assembly = options.assembly ?? await ensureTemplate();
+  const { server, edge } = await listen(options.port);
+  try {
+    const { port } = server.address() as { port: number };
+    const host = `127.0.0.1:${port}`;
+    const stack = deployLocally(assembly.directory, assembly.stackName, { tableName: options.tableName, frontHost: host });
+    const lambda = new InProcessLambda(stack);
+    const gateway = ApiGateway.of(stack, {
+      invoke: (target, event) => lambda.invoke(target, event),
+      knows: (target) => lambda.resolve(target) !== undefined,
+      servedVariables: (variables) => plainHttpStageVariables(stack, variables),
+    });
+    const waf = webAclOf(stack);
+    edge.front = LocalFront.of(stack);
+    serveRequests(server, { gateway, waf, front: edge.front }, options.onRequest);
+    return {
+      url: `http://${host}`,
+      port,
+      gateway,
+      unevaluatedRuleGroups: waf?.passedThrough ?? [],
+      close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    };
+  } catch (error) {
+    server.close();
+    throw error;
+  }
+}
+
+/** The server on 127.0.0.1, answering what Node's parser refuses as the front would. */
+async function listen(port = 0): Promise<{ server: Server; edge: { front?: LocalFront } }> {
+  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 });
+  server.keepAliveTimeout = 65_000;
+  // Known once the template is read: the front, whose request id the parser's refusals carry too.
+  const edge: { front?: LocalFront } = {};
+  answerParserRefusals(server, (): Record<string, string> => (edge.front ? { [CLOUDFRONT_ID_HEADER]: edge.front.requestId() } : {}));
+  await new Promise<void>((resolve, reject) => {
+    const refused = (error: Error) => reject(new Error(`could not serve on 127.0.0.1:${port}: ${error.message}`));
+    server.once('error', refused);
+    server.listen(port, '127.0.0.1', () => { server.removeListener('error', refused); resolve(); });
+  });
+  return { server, edge };
+}
+
+interface Edge {
+  gateway: ApiGateway;
+  waf: WebAcl | undefined;
+  front: LocalFront | undefined;
+}
+
+/** Each request through the front, WAF and API Gateway, and its access line once answered. */
+function serveRequests(server: Server, { gateway, waf, front }: Edge, onRequest: LocalStackOptions['onRequest']): void {
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const started = performance.now();
+    // The front's id of this request: on the request to the stage, and on the answer whoever gave it.
+    const viewerRequestId = front?.requestId();
+    serve(req, gateway, waf, front, viewerRequestId)
+      .catch((error: unknown) => {
+        console.error('local stack failure', error);
+        return gateway.refuse('API_CONFIGURATION_ERROR', requestOf(req, Buffer.alloc(0)));
+      })
+      .then((response) => {
+        if (viewerRequestId) response.headers[CLOUDFRONT_ID_HEADER] = viewerRequestId;
+        send(res, response);
+        const path = (req.url ?? '').split('?')[0]!;
+        const ms = performance.now() - started;
+        onRequest?.({ method: req.method ?? '', path, status: response.status, ms, ...(response.errorType ? { errorType: response.errorType } : {}) });
+      });
+  });
 }
 
 async function serveAssembly(server: Server, assembly: Assembly, options: LocalStackOptions, edge: { front?: LocalFront }): Promise<LocalStack> {
@@ -114,7 +199,7 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
   const xray = await startXRayDaemon(options.onTrace ? { onTrace: options.onTrace } : {});
   let lambda: LambdaService;
   let gateway: ApiGateway;
-  let waf: ReturnType<typeof webAclOf>;
+  let waf: WebAcl | undefined;
   let front: LocalFront | undefined;
   let schedules: LocalSchedules;
   try {
@@ -154,21 +239,7 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
     throw error;
   }
 
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const started = performance.now();
-    // The front's id of this request: on the request to the stage, and on the answer whoever gave it.
-    const viewerRequestId = front?.requestId();
-    serve(req, gateway, waf, front, viewerRequestId)
-      .catch((error: unknown) => {
-        console.error('local stack failure', error);
-        return gateway.refuse('API_CONFIGURATION_ERROR', requestOf(req, Buffer.alloc(0)));
-      })
-      .then((response) => {
-        if (viewerRequestId) response.headers[CLOUDFRONT_ID_HEADER] = viewerRequestId;
-        send(res, response);
-        options.onRequest?.({ method: req.method ?? '', path: (req.url ?? '').split('?')[0]!, status: response.status, ms: performance.now() - started, ...(response.errorType ? { errorType: response.errorType } : {}) });
-      });
-  });
+  serveRequests(server, { gateway, waf, front }, options.onRequest);
 
   return {
     url: `http://${host}`,
@@ -190,7 +261,9 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
   };
 }
 
-async function serve(req: IncomingMessage, gateway: ApiGateway, waf: ReturnType<typeof webAclOf>, front: LocalFront | undefined, viewerRequestId?: string): Promise<HttpResponse> {
+async function serve(
+  req: IncomingMessage, gateway: ApiGateway, waf: WebAcl | undefined, front: LocalFront | undefined, viewerRequestId?: string,
+): Promise<HttpResponse> {
   const body = await readBody(req);
   const received = requestOf(req, body ?? Buffer.alloc(0));
   // With a CloudFront front in the template, this server is it: the stage sees what CloudFront forwards.

@@ -1,5 +1,5 @@
 import { API_BASE_PATH } from '#shared/config';
-import { ensureAssembly } from './assembly';
+import { ensureAssembly, ensureTemplate } from './assembly';
 import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from './aws/dynamodb-local';
 import { portInUse } from './ports';
 import {
@@ -16,10 +16,11 @@ import { healthCheckSettings } from './front-router';
  * `npm start`: the `local` stage's cloud assembly (synthesized when its sources changed) served by
  * the local emulator of WAF, API Gateway, Lambda and IAM over DynamoDB Local in DATA_DIR, with the
  * seed's token and run created unless they exist. Ctrl-C stops it all.
- * `npm run dev` (`--dev`): the inner loop: the route table's TypeScript handlers in this process,
- * no synthesis, no WAF, IAM or gateway responses from the template; never what a test relies on.
+ * `npm run dev` (`--dev`): the inner loop: the same front, WAF and API Gateway on the local stage's
+ * template (synthesized without bundles, so a handler's edit needs no synthesis), each function's
+ * TypeScript handler in this process; no IAM proxy, X-Ray or schedules.
  */
-const USAGE = `Usage: npm start      serve the synthesized local stage (npm run dev: the TypeScript handlers in-process)
+const USAGE = `Usage: npm start      serve the synthesized local stage (npm run dev: its handlers' TypeScript in-process)
 Environment: PORT (3000) the API on 127.0.0.1, DDB_PORT (8000) DynamoDB Local, DATA_DIR (.data) its files,
              TABLE_NAME (tfc-tags-comments-local) the local table, ISSUER_PORT (3001) the local OpenID
              issuer whose tokens trusts can accept (npm run admin -- issuer token mints them).
@@ -46,9 +47,9 @@ const settings = localSettings();
 const dev = process.argv.includes('--dev');
 const showMetrics = process.argv.includes('--metrics') || ['1', 'true'].includes(process.env.LOG_METRICS ?? '');
 if (dev) process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
-// The dev gateway's in-process authorizer trusts the local issuer as the local stage's does (infra/cdk/stack.ts).
+// The in-process authorizer trusts the local issuer as the local stage's does (infra/cdk/stack.ts).
 if (dev) process.env[LOOPBACK_ISSUERS_ENV] = 'allowed';
-// The dev gateway's handlers print to this process's stdout: their metrics are off unless asked for.
+// The in-process handlers print to this process's stdout: their metrics are off unless asked for.
 if (dev && !showMetrics) process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 const refuse = (line: string): never => {
   console.error(`${dev ? 'npm run dev' : 'npm start'}: ${line}`);
@@ -67,7 +68,7 @@ const conflictRate = (() => {
 const regionNames = (() => {
   try {
     const names = localRegionNames();
-    if (names && dev) return refuse(`${REGIONS_ENV} is for npm start: npm run dev serves one in-process gateway`);
+    if (names && dev) return refuse(`${REGIONS_ENV} is for npm start: npm run dev serves one in-process stack`);
     return names;
   } catch (error) {
     return refuse((error as Error).message);
@@ -105,7 +106,7 @@ async function refuseWhatIsTaken(): Promise<void> {
 }
 
 await refuseWhatIsTaken();
-const assembly = dev ? undefined : await ensureAssembly((line) => console.log(line)).catch((error: Error) => refuse(error.message));
+const assembly = await (dev ? ensureTemplate : ensureAssembly)((line) => console.log(line)).catch((error: Error) => refuse(error.message));
 // The synthesis can take a while: look again right before taking the ports.
 await refuseWhatIsTaken();
 const dynamo = await startDynamoDbLocal({ port: settings.ddbPort, dataDir: settings.dataDir }).catch((error: Error) => refuse(error.message));
@@ -129,19 +130,19 @@ const accessLine = ({ method, path, status, ms, errorType }: { method: string; p
   `${method} ${path} ${status}${errorType ? ` ${errorType}` : ''} ${ms.toFixed(1)}ms`;
 const onRequest = (entry: Parameters<typeof accessLine>[0]) => console.log(accessLine(entry));
 // Imported only now: the handlers' SDK client (in-process in dev mode) must see the local endpoint.
-const gateway = await (assembly && regionNames
+const gateway = await (regionNames && !dev
   ? (await import('./multi-region')).startMultiRegion({
     port: settings.port, names: regionNames, healthCheck: healthCheck!, onHealthChange: (line) => console.log(line),
     stack: { assembly, dynamoDbEndpoint: dynamo.endpoint, tableName: settings.tableName, showMetrics, ...(await traceOutput()),
       onScheduledRun, ...(scheduleEvery === undefined ? {} : { scheduleEveryMs: scheduleEvery }) },
     onRequest: (region, entry) => console.log(`[${region}] ${accessLine(entry)}`),
   })
-  : assembly
+  : !dev
   ? (await import('./local-stack')).startLocalStack({
     port: settings.port, assembly, dynamoDbEndpoint: dynamo.endpoint, tableName: settings.tableName, onRequest, showMetrics, ...(await traceOutput()),
     onScheduledRun, ...(scheduleEvery === undefined ? {} : { scheduleEveryMs: scheduleEvery }),
   })
-  : (await import('./gateway')).startGateway({ port: settings.port, onRequest })
+  : (await import('./local-stack')).startInProcessStack({ port: settings.port, assembly, tableName: settings.tableName, onRequest })
 ).catch(async (error: Error) => {
   await dynamo.stop();
   return refuse(error.message);
@@ -158,9 +159,10 @@ const unevaluated: string[] = 'unevaluatedRuleGroups' in gateway ? gateway.uneva
 if (unevaluated.length > 0) console.log(`WAF managed rule groups passed through unevaluated: ${unevaluated.join(', ')}`);
 console.log([
   `API ready in ${((performance.now() - started) / 1000).toFixed(1)} s at ${base}`,
-  assembly
-    ? `Serving the ${assembly.synthesized ? 'newly synthesized' : 'unchanged'} cloud assembly of the local stage (${assembly.directory})`
-    : 'Dev mode: the TypeScript handlers in this process (no WAF, IAM or template gateway responses); npm start serves what deploys',
+  dev
+    ? `Dev mode: the ${assembly.synthesized ? 'newly synthesized' : 'unchanged'} template of the local stage (${assembly.directory}), `
+      + 'its TypeScript handlers in this process (no IAM proxy, X-Ray or schedules); npm start serves what deploys'
+    : `Serving the ${assembly.synthesized ? 'newly synthesized' : 'unchanged'} cloud assembly of the local stage (${assembly.directory})`,
   ...(multi ? multi.lines() : []),
   `DynamoDB Local on ${dynamo.endpoint} (table ${settings.tableName}, data in ${settings.dataDir})`,
   `OpenID issuer on ${issuer.url} (workload identity: npm run admin -- trust create, issuer token; docs/operating.md)`,
@@ -183,7 +185,7 @@ function conflictLines(): string[] {
   return [`Replicated write conflicts ON (${REPLICATED_WRITE_CONFLICT_RATE_ENV}=${conflictRate}): about ${+(conflictRate * 100).toFixed(2)}% of the functions' writes (PutItem, UpdateItem, DeleteItem, BatchWriteItem) are refused, unapplied, with ReplicatedWriteConflictException, as an MRSC global table may`];
 }
 
-/** The template's schedules and when they run (npm run dev serves no template, so has none). */
+/** The template's schedules and when they run (npm run dev runs none: it has no EventBridge). */
 function scheduleLines(): string[] {
   const { schedules } = gateway as Partial<import('./local-stack').LocalStack>;
   if (!schedules) return scheduleEvery === undefined ? [] : [`${SCHEDULE_SECONDS_ENV} is ignored: npm run dev runs no schedules (npm start does)`];

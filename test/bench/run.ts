@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from '#infra/local/aws/dynamodb-local';
 import { AUTHORIZER_FUNCTION, functionNames, routes } from '#shared/routes';
 import { ensureAssembly } from '#infra/local/assembly';
-import { encodePrincipal, type Principal } from '#shared/auth/principal';
+import type { Principal } from '#shared/auth/principal';
 import { createToken } from '#shared/store/tokens';
 import { API_BASE_PATH } from '#shared/config';
 import { randomAlphanumeric } from '#shared/ids';
@@ -108,7 +108,7 @@ const dynamo = await startDynamoDbLocal();
 useLocalEndpoint(dynamo.endpoint);
 await ensureTable(dynamo.endpoint, 'bench');
 // Imported only now: the handlers' client must see the local endpoint.
-const { compileRoute, proxyEvent, lambdaContext } = await import('#infra/local/gateway');
+const { authorizerContext, handlerOf, lambdaContext, proxyEvent } = await import('../support/lambda-events');
 const { recordDynamoDbCalls } = await import('../support/round-trips');
 type Call = DynamoDbCall;
 const { registerRun } = await import('#shared/store/runs');
@@ -125,7 +125,12 @@ const fixture: Fixture = {
 };
 await registerRun({ runId: fixture.runId, organization, workspace: 'bench' });
 
-const compiled = await Promise.all(routes.map(compileRoute));
+/** Each route with its path's pattern (to find the route a scenario's request reaches) and its handler. */
+const compiled = await Promise.all(routes.map(async (route) => {
+  const names: string[] = [];
+  const source = `${API_BASE_PATH}${route.path}`.replace(/\{(\w+)\}/g, (_, name: string) => { names.push(name); return '([^/]+)'; });
+  return { route, names, pattern: new RegExp(`^${source}/?$`), handler: await handlerOf(route.function) };
+}));
 
 interface Invocation { ms: number; cpuMs?: number; calls: Call[]; body: string }
 
@@ -141,12 +146,16 @@ function eventFor(name: string, n: number) {
   const url = new URL(`http://bench.local${API_BASE_PATH}${request.path}`);
   const route = compiled.find((c) => c.route.method === request.method && c.pattern.test(url.pathname));
   if (route?.route.function !== name) throw new Error(`${request.method} ${request.path} does not reach ${name}`);
+  const values = route.pattern.exec(url.pathname)!.slice(1);
   const event = proxyEvent({
-    url,
-    rawHeaders: Object.entries({ host: 'bench.local', 'content-type': 'application/vnd.api+json', accept: 'application/vnd.api+json', ...request.headers }).flat(),
+    method: request.method,
+    path: `${url.pathname}${url.search}`,
+    resource: `${API_BASE_PATH}${route.route.path}`,
+    pathParameters: route.names.length > 0 ? Object.fromEntries(route.names.map((k, i) => [k, decodeURIComponent(values[i]!)])) : null,
+    headers: Object.entries({ host: 'bench.local', 'content-type': 'application/vnd.api+json', accept: 'application/vnd.api+json', ...request.headers }),
     body: bodyText(request) ?? null,
-  }, route);
-  event.requestContext.authorizer = { principalId: principal.subject, ...encodePrincipal(principal) };
+    authorizer: authorizerContext(principal),
+  });
   return { event, route };
 }
 

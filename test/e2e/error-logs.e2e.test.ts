@@ -105,8 +105,8 @@ describe('through the dev gateway (every function in this one process)', () => {
     process.env.POWERTOOLS_LOG_LEVEL = 'ERROR';
     process.env.POWERTOOLS_DEV = 'true';
     console.error = (line: string) => { entries.push(JSON.parse(line) as Entry); };
-    const { startGateway } = await import('#infra/local/gateway');
-    gateway = await startGateway({ authorizerCacheTtlSeconds: 300 });
+    const { startInProcessStack } = await import('#infra/local/local-stack');
+    gateway = await startInProcessStack({ tableName: table });
   });
   afterAll(async () => {
     console.error = consoleError;
