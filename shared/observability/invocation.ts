@@ -5,7 +5,8 @@ import { reportFailure } from './failures';
 import { logger } from './logger';
 import { flushMetrics } from './metrics';
 import type { InvocationSpan } from './trace-types';
-import { closeInvocationTrace, openInvocationTrace, type InvocationTrace } from './tracer';
+// By this path: the bench swaps the module it names for each tracer it compares (test/bench/tracers/).
+import { closeInvocationTrace, openInvocationTrace, type InvocationTrace } from '../observability/tracer';
 
 /**
  * What every function gets, whatever invokes it: the logger's Lambda context, a trace, its metrics
