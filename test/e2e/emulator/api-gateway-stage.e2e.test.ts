@@ -1,9 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
-import { errorBody, expectContractHeaders, tokenFor } from '../support/api';
-import { useLocalStack } from '../support/local-stack';
+import { errorBody, expectContractHeaders, tokenFor } from '../../support/api';
+import { useLocalStack } from '../../support/local-stack';
 import { createToken, revokeToken } from '#shared/store/tokens';
-import { expectWith } from '../support/expect-with';
+import { expectWith } from '../../support/expect-with';
 
+/**
+ * API Gateway as the synthesized stage configures it (the local stage's assembly): the routes, the
+ * REQUEST authorizer's 401s, 404 and 405 at the gateway, and the request checks behind it.
+ */
 const { api } = useLocalStack();
 const ORG = 'gateway-org';
 const KEYS = `/organizations/${ORG}/reserved-tag-keys`;
