@@ -3,11 +3,9 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToken } from '#shared/store/tokens';
-import { freePort, runToEnd, TSX } from '../support/processes';
+import { freePort } from '../support/processes';
+import { admin } from '../support/admin-cli';
 import { expectWith } from '../support/expect-with';
-
-/** The operator CLI as `npm run admin -- …` runs it. */
-const admin = (args: string[], env: Record<string, string | undefined>) => runToEnd([TSX, 'infra/admin/main.ts', ...args], env);
 
 describe('npm run admin: mistakes in the command line', () => {
   it.each<[string[], string]>([

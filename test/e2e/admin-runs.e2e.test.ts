@@ -1,24 +1,16 @@
 import { createHmac } from 'node:crypto';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
 import { tokenFor } from '../support/api';
+import { adminStreams } from '../support/admin-cli';
 import { useLocalStack } from '../support/local-stack';
 import { newId } from '#shared/ids';
+import { commentDocument } from '../support/documents';
 
 const { api } = useLocalStack();
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-/** The operator CLI as `npm run admin -- …` runs it, against this test file's table (TABLE_NAME is set). */
-async function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'infra/admin/main.ts', ...args], { env: process.env });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const { code, stdout, stderr } = error as { code: number; stdout: string; stderr: string };
-    return { code, stdout, stderr };
-  }
-}
+/** The operator CLI against this test file's table (TABLE_NAME is set). */
+const admin = (...args: string[]) => adminStreams(args);
 
 const json = (output: { stdout: string }) => JSON.parse(output.stdout);
 
@@ -33,7 +25,7 @@ describe('npm run admin -- run …', () => {
     });
 
     const token = await tokenFor({ 'cli-org': 'member' });
-    const created = await api.post(`/runs/${runId}/comments`, { token, body: { data: { type: 'comments', attributes: { body: 'hello' } } } });
+    const created = await api.post(`/runs/${runId}/comments`, { token, body: commentDocument('hello') });
     expect(created.status).toBe(201);
   });
 

@@ -5,11 +5,10 @@ import { join } from 'node:path';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { createTrust, listTrusts } from '#shared/store/trusts';
 import { claims, signRaw, startTestIssuer, type TestIssuer } from '../support/oidc';
-import { freePort, run, runToEnd, TSX } from '../support/processes';
+import { freePort } from '../support/processes';
+import { admin, jsonLine, startAdmin } from '../support/admin-cli';
 import { expectWith } from '../support/expect-with';
 
-/** The operator CLI's trust and issuer commands, as `npm run admin -- …` runs them. */
-const admin = (args: string[], env: Record<string, string | undefined>) => runToEnd([TSX, 'infra/admin/main.ts', ...args], env);
 const deployed = () => ({ TABLE_NAME: process.env.TABLE_NAME, AWS_ENDPOINT_URL_DYNAMODB: process.env.AWS_ENDPOINT_URL_DYNAMODB });
 const HCP = 'https://app.terraform.io';
 
@@ -34,7 +33,7 @@ describe('npm run admin -- trust (against a table, as after a deploy)', () => {
     const listed = await admin(['trust', 'list', '--org', 'trust-org'], deployed());
     const row = listed.output.split('\n').find((line) => line.startsWith(trust.trustId))!;
     expect(row.split(/\s{2,}/).slice(0, 6)).toEqual([trust.trustId, 'member', HCP, 'tfc-tags-comments', 'terraform_organization_id=org-ABC,terraform_run_phase=apply', 'terraform_run_id']);
-    const listedJson = JSON.parse((await admin(['trust', 'list', '--org', 'trust-org', '--json'], deployed())).output.split('\n').find((l) => l.startsWith('{'))!);
+    const listedJson = jsonLine((await admin(['trust', 'list', '--org', 'trust-org', '--json'], deployed())).output);
     expect(listedJson.trusts.map((t: { trustId: string }) => t.trustId)).toContain(trust.trustId);
 
     const deleted = await admin(['trust', 'delete', trust.trustId], deployed());
@@ -122,7 +121,8 @@ describe('npm run admin -- trust check (a JWT on stdin)', () => {
   const RUN = 'run-CheckCheckCheck1';
   /** As `printf '%s' "$JWT" | npm run admin -- trust check …`; the test's issuer is on 127.0.0.1, which only a local authorizer may fetch. */
   async function check(org: string, token: string, ...more: string[]) {
-    const proc = run([TSX, 'infra/admin/main.ts', 'trust', 'check', '--org', org, ...more], { ...deployed(), WORKLOAD_IDENTITY_LOOPBACK_ISSUERS: 'allowed' });
+    const env = { ...deployed(), WORKLOAD_IDENTITY_LOOPBACK_ISSUERS: 'allowed' };
+    const proc = startAdmin(['trust', 'check', '--org', org, ...more], env);
     proc.child.stdin.end(`${token}\n`);
     const code = await proc.exited;
     const output = proc.output();

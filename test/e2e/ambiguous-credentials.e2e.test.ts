@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { errorBody, tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
+import { keyDocument } from '../support/documents';
 
 /**
  * Headers that say two things are refused, never judged by their order. Two different
@@ -62,7 +63,7 @@ describe('two different Idempotency-Key or Content-Type headers on a create', ()
   const create = async (key: string, lines: string[][]) => {
     const owner = await tokenFor({ [ORG]: 'owner' });
     return api.requestWithLines('POST', keys, [['Authorization', `Bearer ${owner}`], ...lines],
-      JSON.stringify({ data: { type: 'reserved-tag-keys', attributes: { key } } }));
+      JSON.stringify(keyDocument(key)));
   };
   const listed = async (key: string) => {
     const reader = await tokenFor({ [ORG]: 'reader' });

@@ -8,6 +8,7 @@ import { routes } from '#shared/routes';
 import { registerNewRun } from '#shared/store/runs';
 import { expectContractHeaders, tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
+import { commentDocument, keyDocument } from '../support/documents';
 
 /**
  * Hostile input at the edge, over HTTP through the local stack: names that are built-in members
@@ -75,7 +76,7 @@ describe('bodies that are not UTF-8', () => {
   });
 
   it('still takes valid UTF-8 beyond ASCII as it was sent', async () => {
-    const created = await api.post(`/runs/${runId}/comments`, { token, body: { data: { type: 'comments', attributes: { body: 'Grüße, 日本 ✓' } } } });
+    const created = await api.post(`/runs/${runId}/comments`, { token, body: commentDocument('Grüße, 日本 ✓') });
     expect(created.status).toBe(201);
     expect(created.json.data.attributes.body).toBe('Grüße, 日本 ✓');
   });
@@ -88,7 +89,7 @@ describe('include', () => {
     ['GET', 'a comment', (): string => `/comments/${newId('wsc')}?include=run`, 'run'],
     ['POST', 'a key', (): string => `/organizations/${ORG}/reserved-tag-keys?include=organization`, 'organization'],
   ] as const)('%s %s with include answers 400 naming the path, as JSON:API requires of a server that includes nothing', async (method, _, path, named) => {
-    const response = await api.request(method, path(), { token, ...(method === 'POST' ? { body: { data: { type: 'reserved-tag-keys', attributes: { key: 'included' } } } } : {}) });
+    const response = await api.request(method, path(), { token, ...(method === 'POST' ? { body: keyDocument('included') } : {}) });
     expect(response.status).toBe(400);
     expect(response.json).toEqual({ errors: [{ status: '400', title: 'bad request', detail: `Invalid include parameter: ${named} cannot be included, this endpoint includes no related resources` }] });
     const { actual, expected } = expectContractHeaders(response);

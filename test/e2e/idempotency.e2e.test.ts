@@ -6,6 +6,7 @@ import { registerNewRun } from '#shared/store/runs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '#shared/store/client';
 import { PYTHON_TFE_LONGEST_RETRY_SECONDS, REPLAYED_HEADER } from '#shared/http/safe-retries';
+import { commentDocument, keyDocument } from '../support/documents';
 
 /**
  * Safe retries of creates, over HTTP through the synthesized stack: `Idempotency-Key` (24 h) and,
@@ -14,8 +15,6 @@ import { PYTHON_TFE_LONGEST_RETRY_SECONDS, REPLAYED_HEADER } from '#shared/http/
  * (and on a 5xx or a lost connection with RetryServerErrors on).
  */
 const { api, roundTrips } = useLocalStack();
-const comment = (body: string) => ({ data: { type: 'comments', attributes: { body } } });
-const tagKey = (key: string) => ({ data: { type: 'reserved-tag-keys', attributes: { key } } });
 
 let member: string;
 let otherMember: string;
@@ -33,8 +32,8 @@ const replayedHeader = (response: ApiResponse) => response.headers.get('idempote
 describe('Idempotency-Key on a comment create', () => {
   it('returns the first response to a retry with the same key and body, and makes no second comment', async () => {
     const runId = await newRun();
-    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('Approved'), headers: keyed('k-1') });
-    const retry = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('Approved'), headers: keyed('k-1') });
+    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('Approved'), headers: keyed('k-1') });
+    const retry = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('Approved'), headers: keyed('k-1') });
     expect(first.status).toBe(201);
     expect(retry.status).toBe(201);
     expect(retry.json).toEqual(first.json);
@@ -43,8 +42,8 @@ describe('Idempotency-Key on a comment create', () => {
 
   it('says a replayed answer is one (Idempotent-Replayed: true, as Stripe); a first answer carries no such header', async () => {
     const runId = await newRun();
-    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('plan approved'), headers: keyed('k-replayed') });
-    const retry = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('plan approved'), headers: keyed('k-replayed') });
+    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('plan approved'), headers: keyed('k-replayed') });
+    const retry = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('plan approved'), headers: keyed('k-replayed') });
     expect([first.status, replayedHeader(first)]).toEqual([201, null]);
     expect([retry.status, replayedHeader(retry)]).toEqual([201, 'true']);
     const { actual, expected } = expectContractHeaders(retry);
@@ -55,9 +54,9 @@ describe('Idempotency-Key on a comment create', () => {
 
   it('judges a create with its own new key by that key alone: the same text twice on purpose makes two comments', async () => {
     const runId = await newRun();
-    const keyless = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('plan approved') });
-    const a = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('plan approved'), headers: keyed('bot-run-1') });
-    const b = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('plan approved'), headers: keyed('bot-run-2') });
+    const keyless = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('plan approved') });
+    const a = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('plan approved'), headers: keyed('bot-run-1') });
+    const b = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('plan approved'), headers: keyed('bot-run-2') });
     expect([keyless, a, b].map((r) => [r.status, replayedHeader(r)])).toEqual([[201, null], [201, null], [201, null]]);
     expect(new Set([keyless, a, b].map((r) => r.json.data.id)).size).toBe(3);
     expect(await commentsOf(runId)).toHaveLength(3);
@@ -65,8 +64,8 @@ describe('Idempotency-Key on a comment create', () => {
 
   it('refuses the same key with another body (422) and writes nothing', async () => {
     const runId = await newRun();
-    await api.post(`/runs/${runId}/comments`, { token: member, body: comment('one'), headers: keyed('k-2') });
-    const other = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('two'), headers: keyed('k-2') });
+    await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('one'), headers: keyed('k-2') });
+    const other = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('two'), headers: keyed('k-2') });
     expect(other.status).toBe(422);
     expect(other.json).toEqual(errorBody(422, 'invalid attribute', 'Idempotency-Key has already been used for a different request (another body or path)'));
     expect(await commentsOf(runId)).toHaveLength(1);
@@ -74,8 +73,8 @@ describe('Idempotency-Key on a comment create', () => {
 
   it('scopes a key to its token: another token with the same key makes its own comment', async () => {
     const runId = await newRun();
-    const a = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('same'), headers: keyed('shared-key') });
-    const b = await api.post(`/runs/${runId}/comments`, { token: otherMember, body: comment('same'), headers: keyed('shared-key') });
+    const a = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('same'), headers: keyed('shared-key') });
+    const b = await api.post(`/runs/${runId}/comments`, { token: otherMember, body: commentDocument('same'), headers: keyed('shared-key') });
     expect([a.status, b.status]).toEqual([201, 201]);
     expect(b.json.data.id).not.toBe(a.json.data.id);
   });
@@ -83,7 +82,7 @@ describe('Idempotency-Key on a comment create', () => {
   it('makes one comment of concurrent requests with one key, each answered with it', async () => {
     const runId = await newRun();
     const responses = await Promise.all(Array.from({ length: 4 }, () =>
-      api.post(`/runs/${runId}/comments`, { token: member, body: comment('at once'), headers: keyed('k-concurrent') })));
+      api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('at once'), headers: keyed('k-concurrent') })));
     expect(responses.map((r) => r.status)).toEqual([201, 201, 201, 201]);
     expect(new Set(responses.map((r) => r.json.data.id)).size).toBe(1);
     expect(await commentsOf(runId)).toHaveLength(1);
@@ -91,21 +90,21 @@ describe('Idempotency-Key on a comment create', () => {
 
   it('does not remember a refused create: the corrected retry with the same key runs', async () => {
     const runId = await newRun();
-    const refused = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('   '), headers: keyed('k-3') });
+    const refused = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('   '), headers: keyed('k-3') });
     expect(refused.status).toBe(422);
     // Another body under the same key: no record was kept, so no mismatch either.
-    const corrected = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('fixed'), headers: keyed('k-3') });
+    const corrected = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('fixed'), headers: keyed('k-3') });
     expect(corrected.status).toBe(201);
   });
 
   it('takes any printable ASCII key, inner spaces included; spaces around it are not part of it (HTTP strips them)', async () => {
     const runId = await newRun();
-    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('spaced'), headers: keyed('retry 1 of job 42') });
+    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('spaced'), headers: keyed('retry 1 of job 42') });
     expect(first.status).toBe(201);
-    const retry = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('spaced'), headers: keyed('  retry 1 of job 42 ') });
+    const retry = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('spaced'), headers: keyed('  retry 1 of job 42 ') });
     expect(retry.status).toBe(201);
     expect(retry.json.data.id).toBe(first.json.data.id);
-    const everyCharacter = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('all'), headers: keyed(String.fromCharCode(...Array.from({ length: 95 }, (_, i) => 0x20 + i)).trim()) });
+    const everyCharacter = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('all'), headers: keyed(String.fromCharCode(...Array.from({ length: 95 }, (_, i) => 0x20 + i)).trim()) });
     expect(everyCharacter.status).toBe(201);
     expect(await commentsOf(runId)).toHaveLength(2);
   });
@@ -113,7 +112,7 @@ describe('Idempotency-Key on a comment create', () => {
   it('refuses a key that is not 1 to 255 printable ASCII characters (400)', async () => {
     const runId = await newRun();
     for (const key of ['k'.repeat(256), 'tab\there', 'clé', '   ']) {
-      const response = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('x'), headers: keyed(key) });
+      const response = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('x'), headers: keyed(key) });
       expect([JSON.stringify(key), response.json]).toEqual([JSON.stringify(key), errorBody(400, 'bad request', 'Idempotency-Key must be 1 to 255 printable ASCII characters')]);
     }
     expect(await commentsOf(runId)).toEqual([]);
@@ -122,10 +121,10 @@ describe('Idempotency-Key on a comment create', () => {
   it('costs a first create one claim of its receipt before its commit, and a replay the refused claim and one read', async () => {
     const runId = await newRun();
     const path = `/runs/${runId}/comments`;
-    const first = await roundTrips(() => api.post(path, { token: member, body: comment('counted'), headers: keyed('k-4') }));
+    const first = await roundTrips(() => api.post(path, { token: member, body: commentDocument('counted'), headers: keyed('k-4') }));
     // The run (unknown to the function), the receipt's claim, the commit on the run's record, then the copy and the member.
     expect(first.commands).toEqual(['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'PutItemCommand', 'PutItemCommand']);
-    const replay = await roundTrips(() => api.post(path, { token: member, body: comment('counted'), headers: keyed('k-4') }));
+    const replay = await roundTrips(() => api.post(path, { token: member, body: commentDocument('counted'), headers: keyed('k-4') }));
     expect(replay.result.status).toBe(201);
     expect(replay.result.json).toEqual(first.result.json);
     // The claim refused with the receipt, then the comment it names, by id.
@@ -135,8 +134,8 @@ describe('Idempotency-Key on a comment create', () => {
 
 describe('Idempotency-Key on a reserved tag key create', () => {
   it('returns the first 201 instead of a false "Key has already been taken"', async () => {
-    const first = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: tagKey('cost-center'), headers: keyed('rtk-1') });
-    const retry = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: tagKey('cost-center'), headers: keyed('rtk-1') });
+    const first = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: keyDocument('cost-center'), headers: keyed('rtk-1') });
+    const retry = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: keyDocument('cost-center'), headers: keyed('rtk-1') });
     expect([first.status, retry.status]).toEqual([201, 201]);
     expect(retry.json.data.id).toBe(first.json.data.id);
     expect([replayedHeader(first), replayedHeader(retry)]).toEqual([null, 'true']);
@@ -144,8 +143,8 @@ describe('Idempotency-Key on a reserved tag key create', () => {
 
   it('judges a create with its own new key by that key alone: a new key for a taken name is a 422, not a replay', async () => {
     const path = '/organizations/acme/reserved-tag-keys';
-    const first = await api.post(path, { token: owner, body: tagKey('keyed-once'), headers: keyed('rtk-new-1') });
-    const other = await api.post(path, { token: owner, body: tagKey('keyed-once'), headers: keyed('rtk-new-2') });
+    const first = await api.post(path, { token: owner, body: keyDocument('keyed-once'), headers: keyed('rtk-new-1') });
+    const other = await api.post(path, { token: owner, body: keyDocument('keyed-once'), headers: keyed('rtk-new-2') });
     expect(first.status).toBe(201);
     expect(other.json).toEqual(errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'));
     expect(replayedHeader(other)).toBeNull();
@@ -153,9 +152,9 @@ describe('Idempotency-Key on a reserved tag key create', () => {
 
   it('answers a retry after the key was deleted with the first answer, the deleted key (the receipt is the first answer, as Stripe)', async () => {
     const path = '/organizations/acme/reserved-tag-keys';
-    const first = await api.post(path, { token: owner, body: tagKey('keyed-then-deleted'), headers: keyed('rtk-deleted') });
+    const first = await api.post(path, { token: owner, body: keyDocument('keyed-then-deleted'), headers: keyed('rtk-deleted') });
     expect((await api.delete(`/reserved-tag-keys/${first.json.data.id}`, { token: owner })).status).toBe(204);
-    const retry = await api.post(path, { token: owner, body: tagKey('keyed-then-deleted'), headers: keyed('rtk-deleted') });
+    const retry = await api.post(path, { token: owner, body: keyDocument('keyed-then-deleted'), headers: keyed('rtk-deleted') });
     expect([retry.status, replayedHeader(retry)]).toEqual([201, 'true']);
     expect(retry.json).toEqual(first.json);
     const listed = (await api.get(`${path}?page%5Bsize%5D=100`, { token: owner })).json.data as Array<{ attributes: { key: string } }>;
@@ -166,8 +165,8 @@ describe('Idempotency-Key on a reserved tag key create', () => {
 describe('a client that sends no key (python-tfe 1.5.0 replays POSTs on 429, 502, 503, 504 and lost connections)', () => {
   it('gets the first comment back for an identical create by the same token on the same run', async () => {
     const runId = await newRun();
-    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('replayed') });
-    const replay = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('replayed') });
+    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('replayed') });
+    const replay = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('replayed') });
     expect(replay.status).toBe(201);
     expect(replay.json.data.id).toBe(first.json.data.id);
     expect([replayedHeader(first), replayedHeader(replay)]).toEqual([null, 'true']);
@@ -176,7 +175,7 @@ describe('a client that sends no key (python-tfe 1.5.0 replays POSTs on 429, 502
 
   it("keeps the first result for python-tfe's whole retry schedule, 429 waits included (8 minutes at its defaults)", async () => {
     const runId = await newRun();
-    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: comment('replayed late') });
+    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('replayed late') });
     const receipts = (await documentClient.send(new ScanCommand({ TableName: tableName(), FilterExpression: 'entity = :receipt', ExpressionAttributeValues: { ':receipt': 'Receipt' } }))).Items ?? [];
     const receipt = receipts.find((item) => item.recordId === first.json.data.id)!;
     const createdAt = Date.parse(first.json.data.attributes['created-at']) / 1000;
@@ -190,7 +189,7 @@ describe('a client that sends no key (python-tfe 1.5.0 replays POSTs on 429, 502
     const [runId, otherRun] = [await newRun(), await newRun()];
     const ids = new Set<string>();
     for (const [token, run, text] of [[member, runId, 'a'], [member, runId, 'b'], [otherMember, runId, 'a'], [member, otherRun, 'a']] as const) {
-      const response = await api.post(`/runs/${run}/comments`, { token, body: comment(text) });
+      const response = await api.post(`/runs/${run}/comments`, { token, body: commentDocument(text) });
       expect(response.status).toBe(201);
       ids.add(response.json.data.id);
     }
@@ -198,25 +197,25 @@ describe('a client that sends no key (python-tfe 1.5.0 replays POSTs on 429, 502
   });
 
   it('gets the first reserved tag key back instead of a false 422, and a real duplicate is still a 422', async () => {
-    const first = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: tagKey('environment') });
-    const replay = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: tagKey('environment') });
+    const first = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: keyDocument('environment') });
+    const replay = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: keyDocument('environment') });
     expect(replay.status).toBe(201);
     expect(replay.json.data.id).toBe(first.json.data.id);
     expect([replayedHeader(first), replayedHeader(replay)]).toEqual([null, 'true']);
     const otherOwner = await tokenFor({ acme: 'owner' }, 'user-other-owner');
-    const duplicate = await api.post('/organizations/acme/reserved-tag-keys', { token: otherOwner, body: tagKey('Environment') });
+    const duplicate = await api.post('/organizations/acme/reserved-tag-keys', { token: otherOwner, body: keyDocument('Environment') });
     expect(duplicate.json).toEqual(errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'));
   });
 
   it('creates the key again after it was deleted (Terraform replacing a key: destroy, then create within seconds)', async () => {
     const path = '/organizations/acme/reserved-tag-keys';
-    const first = await api.post(path, { token: owner, body: tagKey('replaced') });
+    const first = await api.post(path, { token: owner, body: keyDocument('replaced') });
     expect((await api.delete(`/reserved-tag-keys/${first.json.data.id}`, { token: owner })).status).toBe(204);
-    const again = await api.post(path, { token: owner, body: tagKey('replaced') });
+    const again = await api.post(path, { token: owner, body: keyDocument('replaced') });
     expect([again.status, replayedHeader(again)]).toEqual([201, null]);
     expect(again.json.data.id).not.toBe(first.json.data.id);
     // And a replay of that second create is answered with it.
-    const replay = await api.post(path, { token: owner, body: tagKey('replaced') });
+    const replay = await api.post(path, { token: owner, body: keyDocument('replaced') });
     expect([replay.status, replayedHeader(replay), replay.json.data.id]).toEqual([201, 'true', again.json.data.id]);
     const listed = (await api.get(`${path}?page%5Bsize%5D=100`, { token: owner })).json.data as Array<{ id: string }>;
     expect(listed.map((k) => k.id)).toContain(again.json.data.id);
@@ -225,18 +224,18 @@ describe('a client that sends no key (python-tfe 1.5.0 replays POSTs on 429, 502
   it('answers a replay whose key another owner renamed meanwhile with a new key as asked: a replay answers only while the key is what it asks for', async () => {
     const path = '/organizations/acme/reserved-tag-keys';
     // python-tfe creates a key and its answer is lost; another owner renames the key; python-tfe replays.
-    const first = await api.post(path, { token: owner, body: tagKey('renamed-later') });
+    const first = await api.post(path, { token: owner, body: keyDocument('renamed-later') });
     const otherOwner = await tokenFor({ acme: 'owner' }, 'user-renamer');
-    const renamed = await api.patch(`/reserved-tag-keys/${first.json.data.id}`, { token: otherOwner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'renamed-now' } } } });
+    const renamed = await api.patch(`/reserved-tag-keys/${first.json.data.id}`, { token: otherOwner, body: keyDocument('renamed-now') });
     expect(renamed.status).toBe(200);
-    const again = await api.post(path, { token: owner, body: tagKey('renamed-later') });
+    const again = await api.post(path, { token: owner, body: keyDocument('renamed-later') });
     // HCP Terraform would create the key asked for, and Terraform reads back the key it asked for.
     expect([again.status, replayedHeader(again), again.json.data.attributes.key]).toEqual([201, null, 'renamed-later']);
     expect(again.json.data.id).not.toBe(first.json.data.id);
     const listed = (await api.get(`${path}?page%5Bsize%5D=100`, { token: owner })).json.data as Array<{ attributes: { key: string } }>;
     expect(listed.map((k) => k.attributes.key).filter((key) => key.startsWith('renamed-')).sort()).toEqual(['renamed-later', 'renamed-now']);
     // The receipt names the new key now: a further replay answers with it.
-    const replay = await api.post(path, { token: owner, body: tagKey('renamed-later') });
+    const replay = await api.post(path, { token: owner, body: keyDocument('renamed-later') });
     expect([replay.status, replayedHeader(replay), replay.json.data.id]).toEqual([201, 'true', again.json.data.id]);
   });
 });

@@ -6,7 +6,9 @@ import { startDynamoDbLocal } from '#infra/local/aws/dynamodb-local';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually, freePort, isAlive, run, runToEnd, TSX } from '../support/processes';
+import { admin as runAdmin, jsonLine } from '../support/admin-cli';
 import { expectWith } from '../support/expect-with';
+import { keyDocument } from '../support/documents';
 
 /**
  * `npm start` as a user runs it (the same script, in its own process, its own DynamoDB Local over
@@ -36,11 +38,9 @@ async function start(env: Record<string, string>) {
   return { proc, base: base!, ddbPort: ddb! };
 }
 
+/** The admin CLI on this file's DATA_DIR (with --json, its stderr, collected too, says which store it used). */
 const admin = (args: string[], env: Record<string, string>) =>
-  runToEnd([TSX, 'infra/admin/main.ts', ...args], { DATA_DIR: dataDir, TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined, ...env });
-
-/** The one JSON line of --json output (stderr, collected with it, says which store the CLI used). */
-const jsonLine = (output: string) => JSON.parse(output.split('\n').find((line) => line.startsWith('{'))!);
+  runAdmin(args, { DATA_DIR: dataDir, TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined, ...env });
 
 describe('npm start', () => {
   it('seeds on first start, serves the API, keeps data across restarts, and stops everything on SIGINT', async () => {
@@ -69,7 +69,7 @@ describe('npm start', () => {
     const createdKey = await fetch(`${first.base}/organizations/example-org/reserved-tag-keys`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/vnd.api+json' },
-      body: JSON.stringify({ data: { type: 'reserved-tag-keys', attributes: { key: 'environment' } } }),
+      body: JSON.stringify(keyDocument('environment')),
     });
     expect(createdKey.status).toBe(201);
 

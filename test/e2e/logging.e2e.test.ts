@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { createToken } from '#shared/store/tokens';
 import { useLocalStack } from '../support/local-stack';
+import { keyDocument } from '../support/documents';
 
 /** The functions' own log lines, as their log streams receive them (the template's log level). */
 const { api, logs } = useLocalStack();
@@ -12,7 +13,7 @@ describe('logs', () => {
     const { record, token } = await createToken({ subject: 'user-logged', grants: { 'log-org': 'owner' } });
     expect((await api.get('/organizations/log-org/reserved-tag-keys', { token })).status).toBe(200);
     expect((await api.get('/organizations/log-org/reserved-tag-keys', { token: forged(token) })).status).toBe(401);
-    expect((await api.post('/organizations/log-org/reserved-tag-keys', { token, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'secret-key-name' } } } })).status).toBe(201);
+    expect((await api.post('/organizations/log-org/reserved-tag-keys', { token, body: keyDocument('secret-key-name') })).status).toBe(201);
 
     const lines = logs.map((line) => line.replace(/^\[\w+\] /, ''));
     const entries = lines.map((line) => JSON.parse(line)); // every line is JSON

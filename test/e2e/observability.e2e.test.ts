@@ -4,6 +4,7 @@ import { createToken, revokeToken } from '#shared/store/tokens';
 import { tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 import { eventually } from '../support/processes';
+import { keyDocument } from '../support/documents';
 
 /**
  * What a platform team sees of a request in CloudWatch and X-Ray, read from what the deployed
@@ -41,7 +42,6 @@ async function emfSince(from: number, until: (emf: Emf[]) => boolean): Promise<E
 }
 
 const functionId = (prefix: string) => [...local.stack().lambda.functions.keys()].find((id) => id.startsWith(prefix))!;
-const keyBody = (key: string) => ({ data: { type: 'reserved-tag-keys', attributes: { key } } });
 
 describe('metrics (CloudWatch EMF)', () => {
   it('counts a created reserved tag key, with the id in metadata, and a cold start once per instance', async () => {
@@ -49,7 +49,7 @@ describe('metrics (CloudWatch EMF)', () => {
     const from = logs.length;
     const ids: string[] = [];
     for (const key of ['obs-one', 'obs-two', 'obs-three']) {
-      const created = await api.post(`/organizations/${ORG}/reserved-tag-keys`, { token, body: keyBody(key) });
+      const created = await api.post(`/organizations/${ORG}/reserved-tag-keys`, { token, body: keyDocument(key) });
       expect(created.status).toBe(201);
       ids.push(created.json.data.id);
     }
@@ -72,7 +72,7 @@ describe('metrics (CloudWatch EMF)', () => {
 
     // Concurrent requests start more instances: each counts its own cold start, once.
     const concurrent = await Promise.all(['obs-c1', 'obs-c2', 'obs-c3'].map((key) =>
-      api.post(`/organizations/${ORG}/reserved-tag-keys`, { token, body: keyBody(key) })));
+      api.post(`/organizations/${ORG}/reserved-tag-keys`, { token, body: keyDocument(key) })));
     expect(concurrent.map((r) => r.status)).toEqual([201, 201, 201]);
     const instances = local.stack().lambda.started.get(createFn)!;
     expect(instances).toBeGreaterThan(1);
@@ -83,7 +83,7 @@ describe('metrics (CloudWatch EMF)', () => {
   it('uses one namespace and only low-cardinality dimensions, never an id as a dimension value', async () => {
     const token = await tokenFor({ [ORG]: 'owner' }, 'user-obs');
     const from = logs.length;
-    const created = await api.post(`/organizations/${ORG}/reserved-tag-keys`, { token, body: keyBody('obs-dims') });
+    const created = await api.post(`/organizations/${ORG}/reserved-tag-keys`, { token, body: keyDocument('obs-dims') });
     expect(created.status).toBe(201);
     expect((await api.get(`/organizations/${ORG}/reserved-tag-keys`, { token })).status).toBe(200);
     expect((await api.delete(`/reserved-tags/${created.json.data.id}`, { token })).status).toBe(204);
@@ -147,7 +147,7 @@ describe('traces (X-Ray segments from the functions\' tracers)', () => {
   it('shows a request\'s DynamoDB calls as DynamoDB subsegments with their operation, under the function annotated with route and outcome', async () => {
     const token = await tokenFor({ [ORG]: 'owner' }, 'user-trace');
     const secretKeyName = 'obs-traced-key-name';
-    const created = await api.post(`/organizations/${ORG}/reserved-tag-keys`, { token, body: keyBody(secretKeyName) });
+    const created = await api.post(`/organizations/${ORG}/reserved-tag-keys`, { token, body: keyDocument(secretKeyName) });
     expect(created.status).toBe(201);
     const from = segments().length;
     expect((await api.get(`/organizations/${ORG}/reserved-tag-keys`, { token })).status).toBe(200);

@@ -7,6 +7,7 @@ import { written } from '../support/written';
 import { API_BASE_PATH } from '#shared/config';
 import { createNotificationSecret } from '#shared/store/notification-secrets';
 import { registerNewRun } from '#shared/store/runs';
+import { commentDocument, keyDocument, requestDocument } from '../support/documents';
 
 /**
  * A run against the local stack as a client author would check the document: every operation's
@@ -40,28 +41,27 @@ beforeAll(async () => {
   secret = written(await createNotificationSecret(ORG)).current.secret;
 });
 
-const keyBody = (attributes: Record<string, unknown>, type = 'reserved-tag-keys') => ({ data: { type, attributes } });
 
 describe('every answer of a run through the local stack is what docs/openapi.json declares', () => {
   it('reserved tag keys: create, list with paging, rename on both paths, delete on both paths, and their errors', async () => {
     const keys = `/organizations/${ORG}/reserved-tag-keys`;
     expect((await call('GET', '/ping')).status).toBe(204);
-    const first = await call('POST', keys, { token: owner, body: keyBody({ key: 'environment' }), headers: { 'Idempotency-Key': 'openapi-1' } });
+    const first = await call('POST', keys, { token: owner, body: keyDocument('environment'), headers: { 'Idempotency-Key': 'openapi-1' } });
     expect(first.status).toBe(201);
-    expect((await call('POST', keys, { token: owner, body: keyBody({ key: 'environment' }), headers: { 'Idempotency-Key': 'openapi-1' } })).status).toBe(201);
-    const second = await call('POST', keys, { token: owner, body: keyBody({ key: 'cost-center', 'disable-overrides': true }) });
+    expect((await call('POST', keys, { token: owner, body: keyDocument('environment'), headers: { 'Idempotency-Key': 'openapi-1' } })).status).toBe(201);
+    const second = await call('POST', keys, { token: owner, body: keyDocument('cost-center', { 'disable-overrides': true }) });
     expect(second.status).toBe(201);
     expect((await call('GET', `${keys}?page%5Bsize%5D=1&page%5Bnumber%5D=2`, { token: member })).json.meta.pagination['total-pages']).toBe(2);
     expect((await call('GET', `${keys}?page[size]=0`, { token: member })).status).toBe(422);
-    expect((await call('PATCH', `/reserved-tag-keys/${first.json.data.id}`, { token: owner, body: keyBody({ key: 'env' }) })).status).toBe(200);
+    expect((await call('PATCH', `/reserved-tag-keys/${first.json.data.id}`, { token: owner, body: keyDocument('env') })).status).toBe(200);
     expect((await call('PATCH', `/reserved-tags/${first.json.data.id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', id: first.json.data.id, attributes: { key: 'Environment' } } } })).status).toBe(200);
-    expect((await call('PATCH', `/reserved-tags/${first.json.data.id}`, { token: owner, body: keyBody({ key: 'cost-center' }) })).status).toBe(422);
-    expect((await call('PATCH', `/reserved-tag-keys/${first.json.data.id}`, { token: owner, body: keyBody({ key: 'x' }, 'tags') })).status).toBe(409);
-    expect((await call('POST', keys, { token: owner, body: keyBody({ key: ' padded' }) })).status).toBe(422);
+    expect((await call('PATCH', `/reserved-tags/${first.json.data.id}`, { token: owner, body: keyDocument('cost-center') })).status).toBe(422);
+    expect((await call('PATCH', `/reserved-tag-keys/${first.json.data.id}`, { token: owner, body: requestDocument('tags', { key: 'x' }) })).status).toBe(409);
+    expect((await call('POST', keys, { token: owner, body: keyDocument(' padded') })).status).toBe(422);
     expect((await call('POST', keys, { token: owner, body: '{"data": ' })).status).toBe(400);
-    expect((await call('POST', keys, { token: owner, body: keyBody({ key: 'k' }), headers: { 'Content-Type': 'text/plain' } })).status).toBe(415);
+    expect((await call('POST', keys, { token: owner, body: keyDocument('k'), headers: { 'Content-Type': 'text/plain' } })).status).toBe(415);
     expect((await call('GET', `${keys}?include=organization`, { token: owner })).status).toBe(400);
-    expect((await call('POST', keys, { token: member, body: keyBody({ key: 'team' }) })).status).toBe(403);
+    expect((await call('POST', keys, { token: member, body: keyDocument('team') })).status).toBe(403);
     expect((await call('GET', keys)).status).toBe(401);
     expect((await call('GET', keys, { token: 'tfcapi_not-a-token' })).status).toBe(401);
     expect((await call('GET', '/organizations/someone-else/reserved-tag-keys', { token: owner })).status).toBe(404);
@@ -73,10 +73,10 @@ describe('every answer of a run through the local stack is what docs/openapi.jso
 
   it('comments: create, list with and without paging, show, and their errors', async () => {
     const comments = `/runs/${run}/comments`;
-    const created = await call('POST', comments, { token: member, body: { data: { type: 'comments', attributes: { body: 'Approved after review.\n' } } } });
+    const created = await call('POST', comments, { token: member, body: commentDocument('Approved after review.\n') });
     expect(created.status).toBe(201);
-    expect((await call('POST', comments, { token: member, body: { data: { type: 'comments', attributes: { body: 'x'.repeat(16_385) } } } })).status).toBe(422);
-    expect((await call('POST', comments, { token: member, body: { data: { type: 'comments', attributes: { body: 'a' } } }, headers: { Accept: 'application/vnd.api+json; charset=utf-8' } })).status).toBe(406);
+    expect((await call('POST', comments, { token: member, body: commentDocument('x'.repeat(16_385)) })).status).toBe(422);
+    expect((await call('POST', comments, { token: member, body: commentDocument('a'), headers: { Accept: 'application/vnd.api+json; charset=utf-8' } })).status).toBe(406);
     expect((await call('GET', comments, { token: member })).json.data).toHaveLength(1);
     expect((await call('GET', `${comments}?page[number]=3&page[size]=1`, { token: member })).json.data).toEqual([]);
     expect((await call('GET', `/comments/${created.json.data.id}`, { token: member })).status).toBe(200);

@@ -1,12 +1,11 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { createToken } from '#shared/store/tokens';
 import { ORGANIZATION_NAME_MAX_LENGTH } from '#shared/organizations';
 import type { Role } from '#shared/auth/principal';
 import { errorBody } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
-import { TSX } from '../support/processes';
+import { adminStreams } from '../support/admin-cli';
+import { keyDocument } from '../support/documents';
 
 /**
  * Organization names follow one rule (letters, digits, - and _, starting with a letter or digit, at
@@ -14,7 +13,6 @@ import { TSX } from '../support/processes';
  * token can see (404); a name that is only a built-in member of JavaScript objects is a name.
  */
 const { api } = useLocalStack();
-const keyDocument = (key: string) => ({ data: { type: 'reserved-tag-keys', attributes: { key } } });
 const tooLong = 'o'.repeat(2_100);
 
 describe('the API', () => {
@@ -58,15 +56,7 @@ describe('the API', () => {
 });
 
 describe('the operator CLI', () => {
-  const admin = async (...args: string[]) => {
-    try {
-      const { stdout, stderr } = await promisify(execFile)(TSX, ['infra/admin/main.ts', ...args], { env: process.env });
-      return { code: 0, stdout, stderr };
-    } catch (error) {
-      const { code, stdout, stderr } = error as { code: number; stdout: string; stderr: string };
-      return { code, stdout, stderr };
-    }
-  };
+  const admin = (...args: string[]) => adminStreams(args);
 
   it.each([
     ['__proto__', ['token', 'create', '--org', '__proto__', '--role', 'owner']],

@@ -7,11 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { controlRegion } from '#infra/local/control';
 import { writeStackRecord } from '#infra/local/stack-record';
-import { runToEnd, TSX } from '../support/processes';
+import { admin } from '../support/admin-cli';
 import { detectionMs, type HealthCheckSettings } from '#infra/local/front-router';
 import { registerNewRun } from '#shared/store/runs';
 import { getItem, queryPrefix } from '#shared/store/collection';
 import { keys } from '#shared/store/keys';
+import { commentDocument, keyDocument } from '../support/documents';
 
 /**
  * Two local Regions over one DynamoDB Local (the MRSC table) behind the health-checked front, as
@@ -27,8 +28,6 @@ const HEALTH: HealthCheckSettings = { intervalMs: 500, failureThreshold: 3, time
 const { multi, front, region, healthLines } = useLocalRegions([A, B], HEALTH);
 
 const ORG = 'regions-org';
-const comment = (body: string) => ({ data: { type: 'comments', attributes: { body } } });
-const keyDocument = (key: string) => ({ data: { type: 'reserved-tag-keys', attributes: { key } } });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The test's own set-up writes (tokens, runs), straight to the store: tried again when DynamoDB Local is slow to answer on a loaded machine. */
 async function setUp<T>(write: () => Promise<T>): Promise<T> {
@@ -54,7 +53,7 @@ interface Create {
 
 const send = (api: TestApi, runId: string, c: Omit<Create, 'via' | 'answer'>) => api.post(
   c.kind === 'comment' ? `/runs/${runId}/comments` : `/organizations/${ORG}/reserved-tag-keys`,
-  { token: c.token, body: c.kind === 'comment' ? comment(c.name) : keyDocument(c.name), ...(c.idempotencyKey ? { headers: { 'Idempotency-Key': c.idempotencyKey } } : {}) },
+  { token: c.token, body: c.kind === 'comment' ? commentDocument(c.name) : keyDocument(c.name), ...(c.idempotencyKey ? { headers: { 'Idempotency-Key': c.idempotencyKey } } : {}) },
 );
 
 /** Acknowledged: a 201, or for a key another writer took, its 422 (the name has its one owner). */
@@ -75,7 +74,7 @@ describe('two local Regions over one table', () => {
     const token = await setUp(() => tokenFor({ [ORG]: 'owner' }, 'user-consistency'));
     const { runId } = await setUp(() => registerNewRun(ORG, 'regions-ws'));
     for (const [writer, reader] of [[A, B], [B, A]] as const) {
-      const created = await region(writer).post(`/runs/${runId}/comments`, { token, body: comment(`through ${writer}`) });
+      const created = await region(writer).post(`/runs/${runId}/comments`, { token, body: commentDocument(`through ${writer}`) });
       expectWith(created.status, created.text).toBe(201);
       const read = await region(reader).get(`/comments/${created.json.data.id}`, { token });
       expectWith(read.status, read.text).toBe(200);
@@ -180,7 +179,7 @@ describe('two local Regions over one table', () => {
       pid: process.pid, port: multi().front.port, ddbPort: 0, tableName: process.env.TABLE_NAME!, apiUrl: `${multi().url}/api/v2`,
       controlUrl: multi().controlUrl, regions: multi().regions.regions.map((r) => ({ name: r.name, apiUrl: `${r.url}/api/v2` })),
     });
-    const recovered = await runToEnd([TSX, 'infra/admin/main.ts', 'region', 'recover', A], { DATA_DIR: dataDir, TABLE_NAME: undefined });
+    const recovered = await admin(['region', 'recover', A], { DATA_DIR: dataDir, TABLE_NAME: undefined });
     expectWith(recovered.code, recovered.output).toBe(0);
     expect(recovered.output).toContain(`${A} is back on its address`);
     expect(multi().regions.region(A)!.down).toBe(false);

@@ -3,6 +3,7 @@ import { errorBody, tokenFor, type ApiResponse } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 import { expectWith } from '../support/expect-with';
 import { registerNewRun } from '#shared/store/runs';
+import { commentDocument, keyDocument } from '../support/documents';
 
 /**
  * Reserved tag keys over HTTP through the synthesized stack. The client requests replayed here
@@ -26,7 +27,7 @@ async function organization() {
   ]);
   const keysPath = `/organizations/${org}/reserved-tag-keys`;
   const create = (key: unknown, extra: Record<string, unknown> = {}, token = owner) =>
-    api.post(keysPath, { token, body: { data: { type: 'reserved-tag-keys', attributes: { key, ...extra } } } });
+    api.post(keysPath, { token, body: keyDocument(key, extra) });
   const list = (query = '', token = owner) => api.get(`${keysPath}${query}`, { token });
   return { org, owner, member, reader, outsider, keysPath, create, list };
 }
@@ -178,10 +179,10 @@ describe('update', () => {
     const { create, owner } = await organization();
     const first = created(await create('environment'));
     const second = created(await create('region'));
-    const taken = await api.patch(`/reserved-tag-keys/${second.id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'ENVIRONMENT' } } } });
+    const taken = await api.patch(`/reserved-tag-keys/${second.id}`, { token: owner, body: keyDocument('ENVIRONMENT') });
     expect(taken.status).toBe(422);
     expect(taken.json).toEqual(errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'));
-    const recased = await api.patch(`/reserved-tag-keys/${first.id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'Environment' } } } });
+    const recased = await api.patch(`/reserved-tag-keys/${first.id}`, { token: owner, body: keyDocument('Environment') });
     expect(recased.status).toBe(200);
     expect(recased.json.data.attributes.key).toBe('Environment');
   });
@@ -194,9 +195,9 @@ describe('update', () => {
     expect(mismatch.json).toEqual(errorBody(409, 'conflict', 'data.id does not match the id in the path'));
     const wrongType = await api.patch(path, { token: owner, body: { data: { type: 'tags', attributes: { key: 'x' } } } });
     expect(wrongType.json).toEqual(errorBody(409, 'conflict', 'data.type must be "reserved-tag-keys"'));
-    const invalid = await api.patch(path, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'ok', 'disable-overrides': 'yes' } } } });
+    const invalid = await api.patch(path, { token: owner, body: keyDocument('ok', { 'disable-overrides': 'yes' }) });
     expect(invalid.json).toEqual(errorBody(422, 'invalid attribute', 'Disable overrides must be a boolean', '/data/attributes/disable-overrides'));
-    const blank = await api.patch(path, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: '' } } } });
+    const blank = await api.patch(path, { token: owner, body: keyDocument('') });
     expect(blank.json).toEqual(errorBody(422, 'invalid attribute', "Key can't be blank", '/data/attributes/key'));
     expect((await list()).json.data).toEqual([original]);
   });
@@ -221,7 +222,7 @@ describe('concurrent updates', () => {
     const key = created(await create('start'));
     const names = Array.from({ length: 8 }, (_, i) => `name-${i}`);
     const responses = await Promise.all(names.map((name) =>
-      api.patch(`/reserved-tag-keys/${key.id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: name } } } })));
+      api.patch(`/reserved-tag-keys/${key.id}`, { token: owner, body: keyDocument(name) })));
     expect(responses.every((r) => r.status === 200 || r.status === 409)).toBe(true);
     const final = (await list()).json.data[0].attributes.key;
     expect(names).toContain(final);
@@ -264,7 +265,7 @@ describe('authorization', () => {
       expect(createResponse.status).toBe(403);
       expect(createResponse.json.errors[0]).toMatchObject({ status: '403', title: 'forbidden' });
       expect(createResponse.json.errors[0].detail).toMatch(/requires the owner role/);
-      const update = await api.patch(`/reserved-tag-keys/${keyId}`, { token, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'x' } } } });
+      const update = await api.patch(`/reserved-tag-keys/${keyId}`, { token, body: keyDocument('x') });
       expect(update.status).toBe(403);
       expect((await api.delete(`/reserved-tags/${keyId}`, { token })).status).toBe(403);
     }
@@ -277,7 +278,7 @@ describe('authorization', () => {
 
   it('a token without the organization gets 404 on all four, as for ids that do not exist', async () => {
     const notFound = errorBody(404, 'not found');
-    const body = { data: { type: 'reserved-tag-keys', attributes: { key: 'x' } } };
+    const body = keyDocument('x');
     const responses = [
       await ctx.list('', ctx.outsider),
       await ctx.create('x', {}, ctx.outsider),
@@ -399,7 +400,7 @@ describe('DynamoDB round trips per request (warm, after the authorizer)', () => 
     expect(warm.commands.slice(2)).toEqual(['UpdateItemCommand', 'PutItemCommand', 'PutItemCommand', 'PutItemCommand']);
     const id = createdKey.result.json.data.id;
     const updated = await roundTrips(() =>
-      api.patch(`/reserved-tag-keys/${id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'env' } } } }));
+      api.patch(`/reserved-tag-keys/${id}`, { token: owner, body: keyDocument('env') }));
     // The copy by id, the head (new to this function); then together the copy again (read after the
     // head), the member of the head's latest change (is it written out?) and the new name's guard;
     // the commit; the new guard and the copy; the member and the old guard's release.
@@ -430,9 +431,9 @@ describe('timestamps, as HCP Terraform sends them', () => {
   it('are only created-at and updated-at: no answer ever has an attribute or member named with an underscore (created_at)', async () => {
     const { owner, org, create, list } = await organization();
     const key = created(await create('timestamps'));
-    const updated = await api.patch(`/reserved-tag-keys/${key.id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'timestamps-2' } } } });
+    const updated = await api.patch(`/reserved-tag-keys/${key.id}`, { token: owner, body: keyDocument('timestamps-2') });
     const { runId } = await registerNewRun(org);
-    const comment = await api.post(`/runs/${runId}/comments`, { token: owner, body: { data: { type: 'comments', attributes: { body: 'when?' } } } });
+    const comment = await api.post(`/runs/${runId}/comments`, { token: owner, body: commentDocument('when?') });
     const answers = [await create('timestamps-3'), updated, await list(), comment, await api.get(`/comments/${comment.json.data.id}`, { token: owner }), await api.get(`/runs/${runId}/comments`, { token: owner })];
     expect(answers.map((a) => a.status)).toEqual([201, 200, 200, 201, 200, 200]);
     const names = new Set(answers.flatMap((a) => memberNames(a.json)));

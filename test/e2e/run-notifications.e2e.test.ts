@@ -6,6 +6,7 @@ import { newId } from '#shared/ids';
 import { createNotificationSecret, rotateNotificationSecret } from '#shared/store/notification-secrets';
 import { written } from '../support/written';
 import { findRun, listRuns, registerNewRun } from '#shared/store/runs';
+import { commentDocument } from '../support/documents';
 
 /**
  * HCP Terraform's generic webhook, as it sends it: payload version 1, signed with HMAC-SHA512 of
@@ -86,7 +87,7 @@ describe('a signed notification', () => {
       createdAt: '2026-11-22T18:34:00.000Z', createdBy: 'sample-user',
     });
     const token = await tokenFor({ acme: 'member' });
-    const comment = await api.post(`/runs/${runId}/comments`, { token, body: { data: { type: 'comments', attributes: { body: 'Looks good' } } } });
+    const comment = await api.post(`/runs/${runId}/comments`, { token, body: commentDocument('Looks good') });
     expect(comment.status).toBe(201);
   });
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 import { freePort, run, runToEnd, TSX } from '../support/processes';
+import { admin, jsonLine } from '../support/admin-cli';
 import { written } from '../support/written';
 import { ensureAssembly, PROJECT_ROOT } from '#infra/local/assembly';
 import { startLocalStack, type LocalStack } from '#infra/local/local-stack';
@@ -130,8 +131,8 @@ describe('npm run smoke against npm start', () => {
     try {
       const [, base] = await start.waitFor(/API ready in [\d.]+ s at (\S+)\/api\/v2/, 90_000);
       const [, token] = await start.waitFor(/TOKEN=(tfcapi_\w+)/);
-      const notifications = await runToEnd([TSX, 'infra/admin/main.ts', 'notifications', 'create', '--org', 'example-org', '--json'], env);
-      const secret = JSON.parse(notifications.output.split('\n').find((line) => line.startsWith('{'))!).token as string;
+      const notifications = await admin(['notifications', 'create', '--org', 'example-org', '--json'], env);
+      const secret = jsonLine(notifications.output).token as string;
       const { code, output } = await runToEnd(['npm', 'run', '--silent', 'smoke', '--', '--target', base!, '--org', 'example-org'], { TFE_TOKEN: token, SMOKE_NOTIFICATION_SECRET: secret });
       expect({ code, summary: /^smoke: .*$/m.exec(output.split('\n').slice(1).join('\n'))?.[0] }).toEqual({ code: 0, summary: expect.stringMatching(/^smoke: 14 ok, 0 failed, 0 skipped in [\d.]+ s$/) });
     } finally {

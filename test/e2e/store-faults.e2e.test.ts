@@ -1,14 +1,13 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/aws/dynamodb-local';
 import { startLocalStack, type LocalStack } from '#infra/local/local-stack';
 import { newId } from '#shared/ids';
 import { TestApi } from '../support/api';
-import { TSX } from '../support/processes';
+import { adminStreams } from '../support/admin-cli';
+import { commentDocument, keyDocument } from '../support/documents';
 
 /**
  * Store faults under load, over HTTP through the local stack: this file's own DynamoDB Local (on
@@ -35,9 +34,9 @@ let runId: string;
 
 /** The operator CLI against this file's store, as an operator would run it on a table. */
 async function admin(...args: string[]): Promise<any> {
-  const { stdout } = await promisify(execFile)(TSX, ['infra/admin/main.ts', ...args, '--json'], {
-    env: { ...process.env, AWS_ENDPOINT_URL_DYNAMODB: store.endpoint, TABLE_NAME: TABLE },
-  });
+  const env = { AWS_ENDPOINT_URL_DYNAMODB: store.endpoint, TABLE_NAME: TABLE };
+  const { code, stdout, stderr } = await adminStreams([...args, '--json'], env);
+  if (code !== 0) throw new Error(`npm run admin -- ${args.join(' ')}: exit ${code}\n${stderr}`);
   return JSON.parse(stdout);
 }
 
@@ -73,7 +72,7 @@ const requests: Record<string, (token: string) => { response: Promise<Response>;
       response: fetch(`${stack.url}/api/v2/runs/${runId}/comments`, {
         method: 'POST',
         headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/vnd.api+json' },
-        body: JSON.stringify({ data: { type: 'comments', attributes: { body: written } } }),
+        body: JSON.stringify(commentDocument(written)),
       }),
     };
   },
@@ -84,7 +83,7 @@ const requests: Record<string, (token: string) => { response: Promise<Response>;
       response: fetch(`${stack.url}/api/v2/organizations/${ORG}/reserved-tag-keys`, {
         method: 'POST',
         headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/vnd.api+json' },
-        body: JSON.stringify({ data: { type: 'reserved-tag-keys', attributes: { key: written } } }),
+        body: JSON.stringify(keyDocument(written)),
       }),
     };
   },

@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 import { eventually } from '../support/processes';
+import { keyDocument } from '../support/documents';
 
 /**
  * A request's trace as X-Ray would assemble it, from what the deployed bundles send over UDP to
@@ -58,7 +59,7 @@ describe('a request\'s trace through the local stack', () => {
     const token = await tokenFor({ [ORG]: 'owner' }, 'user-trace-e2e');
     const keyName = 'trace-secret-key-name';
     const from = local.stack().traces.length;
-    const created = await api.post(`/organizations/${ORG}/reserved-tag-keys`, { token, body: { data: { type: 'reserved-tag-keys', attributes: { key: keyName } } } });
+    const created = await api.post(`/organizations/${ORG}/reserved-tag-keys`, { token, body: keyDocument(keyName) });
     expect(created.status).toBe(201);
 
     const trace = await traceWith('## reserved-tag-keys/create', from);

@@ -7,6 +7,7 @@ import { errorBody, tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 import { eventually } from '../support/processes';
 import { claims, newIssuerKey, signRaw, startTestIssuer, unsignedToken, type TestIssuer } from '../support/oidc';
+import { commentDocument, keyDocument } from '../support/documents';
 
 /**
  * Workload identity as a platform team and an attacker meet it: an OpenID issuer of the test's own
@@ -19,7 +20,6 @@ const ORG = 'wi-acme';
 const AUDIENCE = 'tfc-tags-comments';
 const WORKSPACE = { terraform_organization_id: 'org-WIACME', terraform_workspace_id: 'ws-networking' };
 const unauthorized = errorBody(401, 'unauthorized', 'token not accepted: it is unknown, revoked or expired');
-const commentOf = (body: string) => ({ data: { type: 'comments', attributes: { body } } });
 
 let issuer: TestIssuer;
 let run: string, otherRun: string;
@@ -46,13 +46,13 @@ describe('a trusted workload signs in with its own token', () => {
   it('lists keys and comments as its trust\'s role allows, the comment created by the token\'s sub', async () => {
     const token = await hcpToken();
     expect((await api.get(`/organizations/${ORG}/reserved-tag-keys`, { token })).status).toBe(200);
-    const created = await api.post(`/runs/${run}/comments`, { token, body: commentOf('Plan approved by the apply phase') });
+    const created = await api.post(`/runs/${run}/comments`, { token, body: commentDocument('Plan approved by the apply phase') });
     expect(created.status).toBe(201);
     expect(created.json.data.relationships['created-by'].data).toEqual({ id: 'organization:wi-acme:project:Default Project:workspace:networking:run_phase:apply', type: 'users' });
     const shown = await api.get(`/comments/${created.json.data.id}`, { token });
     expect(shown.json.data.attributes.body).toBe('Plan approved by the apply phase');
     // member: no reserved tag key writes.
-    const refused = await api.post(`/organizations/${ORG}/reserved-tag-keys`, { token, body: { data: { type: 'reserved-tag-keys', attributes: { key: 'team' } } } });
+    const refused = await api.post(`/organizations/${ORG}/reserved-tag-keys`, { token, body: keyDocument('team') });
     expect(refused.status).toBe(403);
   });
 
@@ -74,7 +74,7 @@ describe('a run-scoped trust', () => {
 
   it('lets a run list, show and comment on itself', async () => {
     const token = await runToken(run);
-    const created = await api.post(`/runs/${run}/comments`, { token, body: commentOf('Applied by the run itself') });
+    const created = await api.post(`/runs/${run}/comments`, { token, body: commentDocument('Applied by the run itself') });
     expect(created.status).toBe(201);
     expect((await api.get(`/runs/${run}/comments`, { token })).status).toBe(200);
     expect((await api.get(`/comments/${created.json.data.id}`, { token })).status).toBe(200);
@@ -82,9 +82,9 @@ describe('a run-scoped trust', () => {
 
   it('reaches no other run (404, as if it did not exist) and no reserved tag keys (403)', async () => {
     const token = await runToken(run);
-    const elsewhere = await api.post(`/runs/${otherRun}/comments`, { token: await tokenFor({ [ORG]: 'member' }), body: commentOf('on the other run') });
+    const elsewhere = await api.post(`/runs/${otherRun}/comments`, { token: await tokenFor({ [ORG]: 'member' }), body: commentDocument('on the other run') });
     expect((await api.get(`/runs/${otherRun}/comments`, { token })).status).toBe(404);
-    expect((await api.post(`/runs/${otherRun}/comments`, { token, body: commentOf('not mine') })).status).toBe(404);
+    expect((await api.post(`/runs/${otherRun}/comments`, { token, body: commentDocument('not mine') })).status).toBe(404);
     expect((await api.get(`/comments/${elsewhere.json.data.id}`, { token })).status).toBe(404);
     const keys = await api.get(`/organizations/${ORG}/reserved-tag-keys`, { token });
     expect(keys.status).toBe(403);

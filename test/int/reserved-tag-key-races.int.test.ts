@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Principal } from '#shared/auth/principal';
 import { findReservedTagKey, insertReservedTagKey } from '#shared/store/reserved-tag-keys';
 import { callRoute } from '../support/call-route';
+import { keyDocument } from '../support/documents';
 
 /**
  * Races between requests on one key, through the real handlers over DynamoDB Local. Each round
@@ -11,14 +12,13 @@ import { callRoute } from '../support/call-route';
 const ROUNDS = 100;
 const organization = 'race-org';
 const owner: Principal = { subject: 'user-owner', tokenId: 'at-owner', grants: { [organization]: 'owner' } };
-const keyDocument = (attributes: Record<string, unknown>) => ({ data: { type: 'reserved-tag-keys', attributes } });
 
 async function createKey(key: string): Promise<string> {
   const created = await insertReservedTagKey(organization, { key, disableOverrides: false });
   if (typeof created === 'string') throw new Error(`${key}: ${created}`);
   return created.id;
 }
-const rename = (id: string, key: string) => callRoute('reserved-tag-keys/update', `/reserved-tag-keys/${id}`, owner, keyDocument({ key }));
+const rename = (id: string, key: string) => callRoute('reserved-tag-keys/update', `/reserved-tag-keys/${id}`, owner, keyDocument(key));
 const remove = (id: string) => callRoute('reserved-tag-keys/delete', `/reserved-tag-keys/${id}`, owner);
 
 // A fresh DynamoDB Local compiles its transaction path on first use, which can outlast the store's request timeout.

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { BatchWriteItemCommand, DeleteItemCommand, DynamoDBClient, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { randomAlphanumeric } from '#shared/ids';
 import { ensureTable } from '#infra/local/aws/dynamodb-local';
-import { run, runToEnd, TSX } from '../support/processes';
+import { admin as runAdmin, startAdmin } from '../support/admin-cli';
 import { expectWith } from '../support/expect-with';
 
 /**
@@ -13,7 +13,7 @@ import { expectWith } from '../support/expect-with';
 const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB!;
 const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
 const env = { AWS_ENDPOINT_URL_DYNAMODB: endpoint, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', TABLE_NAME: undefined, AWS_PROFILE: undefined };
-const admin = (args: string[]) => runToEnd([TSX, 'infra/admin/main.ts', ...args], env);
+const admin = (args: string[]) => runAdmin(args, env);
 
 const ITEMS = 600;
 /** Items shaped as the store's: PK/SK, an entity, strings, numbers, a map, a list, a set. */
@@ -45,7 +45,8 @@ describe('npm run admin -- table copy, table verify', () => {
   it('a copy killed mid-way resumes from its last cursor; a re-run writes nothing; verify finds no difference', async () => {
     const { source, target } = await newTables();
     // The CLI's own process (tsx's wrapper would pass the signal on, not be the copy): node with tsx's loader.
-    const first = run([process.execPath, '--import', 'tsx', 'infra/admin/main.ts', 'table', 'copy', '--from', source, '--to', target, '--segments', '3', '--page-size', '25'], env);
+    const copy = ['table', 'copy', '--from', source, '--to', target, '--segments', '3', '--page-size', '25'];
+    const first = startAdmin(copy, env);
     // Killed without warning, after a few pages: what a lost terminal or a crash leaves.
     await first.waitFor(/(?:to resume: --resume \S+\n[^]*){4}/, 60_000);
     first.child.kill('SIGKILL');
