@@ -108,7 +108,7 @@ export function lambdaContext(functionName: string, remainingMs = 29_000): Conte
   };
 }
 
-/** The header lines every test request sends unless it says otherwise. */
+/** The Accept header line a request of these tests sends unless it says otherwise. */
 export const ACCEPT_JSON_API: [string, string] = ['Accept', 'application/vnd.api+json'];
 
 export interface RouteRequest {
