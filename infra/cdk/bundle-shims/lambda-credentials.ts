@@ -9,7 +9,7 @@ import type { defaultProvider as nodeDefaultProvider } from '@aws-sdk/credential
  * the shared files, SSO, web identity, processes, the container and instance metadata endpoints,
  * with the STS and SSO clients they carry) never run in a function. Left out, a bundle is about 125 KB smaller and its cold
  * start 10 ms of CPU shorter (docs/performance.md). The local stack gives its functions
- * credentials the same way (infra/local/iam.ts); the operator CLI, which is not bundled, keeps the
+ * credentials the same way (infra/local/aws/iam.ts); the operator CLI, which is not bundled, keeps the
  * whole chain.
  */
 export const defaultProvider: typeof nodeDefaultProvider = (init = {}) => {
