@@ -9,7 +9,7 @@ import { expectWith } from '../support/expect-with';
  * The synthesized stack, served locally: every route reaches its function through the `live`
  * alias the template gives API Gateway (the version it points at, not $LATEST). How a burst is
  * sized against the reservations is tested on the deployed stages' template (test/infra/
- * deployments.test.ts) and, as the gateway and Lambda answer it, in test/e2e/emulator.e2e.test.ts.
+ * deployments.test.ts) and, as the gateway and Lambda answer it, in test/e2e/emulator/api-gateway.e2e.test.ts.
  */
 const local = useLocalStack();
 const ORG = 'deployments-org';

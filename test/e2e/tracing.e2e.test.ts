@@ -6,7 +6,7 @@ import { keyDocument } from '../support/documents';
 
 /**
  * A request's trace as X-Ray would assemble it, from what the deployed bundles send over UDP to
- * the local X-Ray daemon (infra/local/xray.ts) and the segments the local Lambda records: under
+ * the local X-Ray daemon (infra/local/aws/xray.ts) and the segments the local Lambda records: under
  * the trace API Gateway started, each function's segment, its `## <function>` subsegment
  * (annotated with route and outcome, nothing else), and one DynamoDB subsegment per call. No
  * bodies, tokens, organization names or ids anywhere in it.

@@ -204,7 +204,7 @@ describe('the bundles', () => {
 
   it.each(bundledFunctions())('%s carries only the environment\'s credentials, not the rest of the SDK\'s default chain', (name) => {
     const code = readFileSync(bundleOf(name), 'utf8');
-    // Lambda puts the execution role's credentials there (infra/cdk/constructs/lambda-credentials.ts).
+    // Lambda puts the execution role's credentials there (infra/cdk/bundle-shims/lambda-credentials.ts).
     if (code.includes('dynamodb')) expect(code).toContain('no AWS credentials in the environment');
     // What the chain's other sources would bring: web identity, SSO, a profile's credential process.
     for (const source of ['AWS_WEB_IDENTITY_TOKEN_FILE', 'sso_start_url', 'credential_process']) expect(code).not.toContain(source);
