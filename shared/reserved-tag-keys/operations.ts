@@ -1,5 +1,5 @@
 import { InvalidAttribute, NotFound } from '../jsonapi/errors';
-import { LOST_ROUND, whileContended } from '../store/contention';
+import { lostRound, whileContended } from '../store/contention';
 import type { Listed, Range } from '../store/collection';
 import { isId } from '../ids';
 import {
@@ -58,7 +58,7 @@ export async function updateKey(id: string | undefined, attributes: Attributes, 
     changes ??= parseUpdateAttributes(attributes);
     if (!changesAnything(current, changes)) return current;
     const updated = await updateStoredReservedTagKey(current, changes);
-    if (updated === 'gone') return LOST_ROUND;
+    if (updated === 'gone') return lostRound();
     if (updated === 'name-taken') throw nameTaken();
     countMetric(METRIC.reservedTagKeyUpdated, { reservedTagKeyId: updated.id, organization: updated.organization });
     return updated;
@@ -70,7 +70,7 @@ export async function deleteKey(id: string | undefined, authorize: Authorize): P
   await whileContended('organization', { reservedTagKeyId: String(id) }, async () => {
     const current = await findForCaller(id, authorize, findReservedTagKey);
     const refused = await deleteStoredReservedTagKey(current);
-    if (refused === 'gone') return LOST_ROUND;
+    if (refused === 'gone') return lostRound();
     countMetric(METRIC.reservedTagKeyDeleted, { reservedTagKeyId: current.id, organization: current.organization });
     return undefined;
   });

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { countContention, type HotSpot } from '../observability/metrics';
 import { STORE_TIMEOUTS } from './client';
 import { DEFAULT_BUDGET_MS, storeDeadline } from './deadline';
+import type { Turn } from './fair-turns';
 
 /**
  * Hot spots: many writers meeting at one item (a run's record, an organization's head). Every
@@ -19,7 +20,8 @@ export type { HotSpot } from '../observability/metrics';
  * The wait of the hot spot this request is on, shared by nested retries: when it began, and the
  * rounds lost so far at any level (an update's read-and-write round holds its transaction's own).
  */
-const waits = new AsyncLocalStorage<{ started: number; lost: number }>();
+const waits = new AsyncLocalStorage<{ started: number; lost: number; turn?: Turn }>();
+
 
 export { currentDeadline, withStoreDeadline } from './deadline';
 
@@ -55,6 +57,20 @@ export const ATTEMPT_ROOM_MS = 3 * STORE_TIMEOUTS.requestTimeoutMs;
 export const LOST_ROUND = Symbol('lost round');
 /** Like LOST_ROUND, but the next attempt should go at once (it is this writer's turn). */
 export const RETRY_NOW = Symbol('retry now');
+
+/**
+ * This request's turn on the hot spot it waits on (fair-turns.ts), as old as its wait: kept across
+ * nested retries, so a request that re-reads and tries again keeps its place.
+ */
+export function currentTurn(): Turn {
+  const wait = waits.getStore();
+  if (!wait) return { since: Date.now(), held: false };
+  wait.turn ??= { since: wait.started, held: false };
+  return wait.turn;
+}
+
+/** A lost round: retried at once while this request holds the turn, after a pause otherwise. */
+export const lostRound = () => (waits.getStore()?.turn?.held ? RETRY_NOW : LOST_ROUND);
 
 /** The shortest and longest pause between attempts (ms). */
 const PAUSE_MIN_MS = 2;

@@ -3,7 +3,7 @@ import { documentClient, tableName } from './client';
 import type { Key } from './keys';
 
 /**
- * Fair turns on a busy run. Without them, the writer that just took a number knows the next one
+ * Fair turns on a busy run or organization. Without them, the writer that just took a number knows the next one
  * and takes it too, while those that lost wait out their backoff with a count already stale, and
  * one of them can lose every round until its deadline. So the run's record names the oldest
  * writer still waiting (`turnSince`: when its request started; `turnUntil`: when its claim
@@ -41,17 +41,25 @@ export const CLAIM_TIMEOUT_MS = 300;
 
 export const newTurn = (): Turn => ({ since: Date.now(), held: false });
 
-/** The commit's condition and update for `turn`: the holder releases its claim; anyone else waits for an older one. */
-export function fairCommit(turn: Turn) {
+/**
+ * The commit's condition and update for `turn`: the holder releases its claim; anyone else waits
+ * for an older one. `alsoRemove`: the commit's own attributes to remove (an update has one REMOVE).
+ */
+export function fairCommit(turn: Turn, alsoRemove: string[] = []) {
+  const removed = [...alsoRemove, ...(turn.held ? ['turnSince', 'turnUntil'] : [])];
   return {
     condition: turn.held ? 'turnSince = :since' : '(attribute_not_exists(turnSince) OR turnSince >= :since OR turnUntil < :now)',
-    remove: turn.held ? ' REMOVE turnSince, turnUntil' : '',
+    remove: removed.length === 0 ? '' : ` REMOVE ${removed.join(', ')}`,
     values: { ':since': turn.since, ...(turn.held ? {} : { ':now': Date.now() }) } as Record<string, number>,
   };
 }
 
-/** Claims the record's next turn for `turn`; false when an older writer holds it (or another write got there first). */
-export async function claimTurn(record: Key, organization: string, turn: Turn, now: TurnNow): Promise<boolean> {
+/**
+ * Claims the record's next turn for `turn`; false when an older writer holds it (or another write
+ * got there first). `organization`: the record's, when it has one (a run's), so a claim never
+ * makes a record of a run that is not there.
+ */
+export async function claimTurn(record: Key, organization: string | undefined, turn: Turn, now: TurnNow): Promise<boolean> {
   const claimed = now.turnSince;
   if (claimed !== undefined && claimed < turn.since && (now.turnUntil ?? 0) >= Date.now()) return false;
   try {
@@ -59,8 +67,10 @@ export async function claimTurn(record: Key, organization: string, turn: Turn, n
       TableName: tableName(),
       Key: record,
       UpdateExpression: 'SET turnSince = :since, turnUntil = :until',
-      ConditionExpression: 'organization = :organization AND (attribute_not_exists(turnSince) OR turnSince >= :since OR turnUntil < :now)',
-      ExpressionAttributeValues: { ':since': turn.since, ':until': Date.now() + TURN_LEASE_MS, ':now': Date.now(), ':organization': organization },
+      ConditionExpression: `${organization === undefined ? 'attribute_exists(PK)' : 'organization = :organization'} AND (attribute_not_exists(turnSince) OR turnSince >= :since OR turnUntil < :now)`,
+      ExpressionAttributeValues: {
+        ':since': turn.since, ':until': Date.now() + TURN_LEASE_MS, ':now': Date.now(), ...(organization === undefined ? {} : { ':organization': organization }),
+      },
     }), { abortSignal: AbortSignal.timeout(CLAIM_TIMEOUT_MS) });
     turn.held = true;
     return true;

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { endOfPrefix, getItem, querySortKeyRange, type Item, type Listed, type Range } from './collection';
-import { Contended, currentDeadline, LOST_ROUND, RETRY_NOW, whileContended } from './contention';
+import { Contended, currentDeadline, currentTurn, LOST_ROUND, RETRY_NOW, whileContended } from './contention';
+import { CLAIM_AFTER_MS, CLAIM_TIMEOUT_MS, claimTurn, fairCommit, type Turn, type TurnNow } from './fair-turns';
 import { STORE_TIMEOUTS } from './client';
 import { Entity, keys } from './keys';
 import { claimReceipt, findClaim, releaseClaim, takeOverClaim, type Claim, type Receipt, type Replay } from './receipts';
@@ -126,21 +127,22 @@ const settle = (seen: SeenHead) => repairing(async (): Promise<true | 'wait'> =>
 });
 
 /** The change that moves the head from `head` to the next version, and how the counts move. */
-function commitChange(head: Head, change: Omit<Change, 'version' | 'at'>, counts: { delta: 1 | -1 | 0; windowGoes?: boolean }) {
+function commitChange(head: Head, change: Omit<Change, 'version' | 'at'>, counts: { delta: 1 | -1 | 0; windowGoes?: boolean }, turn: Turn) {
   const next: Change = { ...change, version: head.version + 1, at: Date.now() };
+  const fair = fairCommit(turn, counts.windowGoes ? ['#window'] : []);
   const window = windowAttribute(change.record.createdAt);
-  const counted = counts.delta === 0 ? '' : counts.windowGoes ? ' ADD itemCount :delta REMOVE #window' : ' ADD itemCount :delta, #window :delta';
+  const counted = counts.delta === 0 ? '' : counts.windowGoes ? ' ADD itemCount :delta' : ' ADD itemCount :delta, #window :delta';
   return {
     change: next,
     write: {
       Update: {
         Key: keys.reservedTagKeyCounter(head.organization),
         // The right-hand side reads the head as it was: its latest change becomes the prior.
-        UpdateExpression: `SET entity = :entity, version = :version, #prior = if_not_exists(latest, :none), latest = :latest${counted}`,
-        ConditionExpression: head.version === 0 ? 'attribute_not_exists(version)' : 'version = :expected',
+        UpdateExpression: `SET entity = :entity, version = :version, #prior = if_not_exists(latest, :none), latest = :latest${counted}${fair.remove}`,
+        ConditionExpression: `${head.version === 0 ? 'attribute_not_exists(version)' : 'version = :expected'} AND ${fair.condition}`,
         ExpressionAttributeNames: { '#prior': 'prior', ...(counts.delta === 0 ? {} : { '#window': window }) }, // prior: a reserved word
         ExpressionAttributeValues: {
-          ':entity': Entity.ReservedTagKeyCounter, ':version': next.version, ':latest': next, ':none': null,
+          ':entity': Entity.ReservedTagKeyCounter, ':version': next.version, ':latest': next, ':none': null, ...fair.values,
           ...(head.version === 0 ? {} : { ':expected': head.version }),
           ...(counts.delta === 0 ? {} : { ':delta': counts.delta }),
         },
@@ -151,15 +153,28 @@ function commitChange(head: Head, change: Omit<Change, 'version' | 'at'>, counts
 
 /**
  * Commits `change` on the head as `seen` knows it: the change, written out, once committed;
- * LOST_ROUND when the head had moved (the refusal's head is remembered for the next attempt).
+ * LOST_ROUND when the head had moved (the refusal's head is remembered for the next attempt), or
+ * RETRY_NOW when it is this request's turn (fair-turns.ts: the writers of a busy organization
+ * take turns, oldest first, as a busy run's do).
  */
-async function commit(seen: SeenHead, change: Omit<Change, 'version' | 'at'>, counts: { delta: 1 | -1 | 0; windowGoes?: boolean }): Promise<Change | typeof LOST_ROUND> {
-  const { change: next, write } = commitChange(seen.head, change, counts);
+async function commit(
+  seen: SeenHead, change: Omit<Change, 'version' | 'at'>, counts: { delta: 1 | -1 | 0; windowGoes?: boolean },
+): Promise<Change | typeof LOST_ROUND | typeof RETRY_NOW> {
+  const turn = currentTurn();
+  const { change: next, write } = commitChange(seen.head, change, counts, turn);
   const outcome = await writeOnce(write);
-  if (outcome === LOST_ROUND) return LOST_ROUND;
+  // Another Region was writing the head: the turn's holder goes again at once.
+  if (outcome === LOST_ROUND) return turn.held ? RETRY_NOW : LOST_ROUND;
   if (isRefused(outcome)) {
-    remember(headOf(seen.head.organization, outcome.refused));
-    return LOST_ROUND;
+    const organization = seen.head.organization;
+    remember(headOf(organization, outcome.refused));
+    const now = (outcome.refused ?? {}) as TurnNow;
+    // Still this writer's turn (the head moved under it): the next attempt is its to take.
+    turn.held = now.turnSince === turn.since;
+    if (turn.held) return RETRY_NOW;
+    // Waited long enough, and no older writer waiting: claim the next turn, and take it at once.
+    if (!outcome.refused || Date.now() - turn.since < CLAIM_AFTER_MS) return LOST_ROUND;
+    return (await claimTurn(keys.reservedTagKeyCounter(organization), undefined, turn, now)) ? RETRY_NOW : LOST_ROUND;
   }
   const committed = await afterCommit(async () => {
     await applyChange(next);
@@ -406,15 +421,21 @@ async function stillAt(seen: SeenHead): Promise<boolean> {
   return false;
 }
 
-/** What a create attempt reads first: the head (its latest change written out), then whether the name is taken at it. */
+/**
+ * What a create attempt reads first: the head, then whether the name is taken at it and, alongside,
+ * whether the change its commit drops from the head is written out (settle).
+ */
 interface Prepared {
   seen: SeenHead;
   taken: boolean;
+  settled: Promise<true | 'wait'>;
 }
 
 async function prepare(organization: string, key: string): Promise<Prepared> {
   const seen = await knownHead(organization);
-  return { seen, taken: await nameTaken(seen.head, key) };
+  const settled = settle(seen);
+  settled.catch(() => undefined); // awaited only when the name is free
+  return { seen, taken: await nameTaken(seen.head, key), settled };
 }
 
 /**
@@ -426,14 +447,14 @@ function createKey(
   organization: string, attributes: Required<ReservedTagKeyChanges>, id: string, prepared?: Promise<Prepared>,
 ): Promise<ReservedTagKey | WriteRefusal> {
   return whileContended('organization', { organization }, async () => {
-    const { seen, taken } = await (prepared ?? prepare(organization, attributes.key));
+    const { seen, taken, settled } = await (prepared ?? prepare(organization, attributes.key));
     prepared = undefined;
     // A retry that took over this key's receipt created it meanwhile.
     const mine = pendingOf(seen.head).find((change) => change.kind === 'create' && change.record.id === id);
     if (mine) return mine.record;
     // A 422 needs nothing written out: the change that took the name is committed, and readers finish it.
     if (taken) return (await stillAt(seen)) ? 'name-taken' as const : RETRY_NOW;
-    if ((await settle(seen)) === 'wait') return LOST_ROUND;
+    if ((await settled) === 'wait') return LOST_ROUND;
     const createdAt = now();
     if ((seen.head.windows.get(windowOf(createdAt)) ?? 0) >= WINDOW_CAPACITY) {
       await sleep(WINDOW_MS - (Date.now() % WINDOW_MS));
@@ -441,15 +462,15 @@ function createKey(
     }
     const record: ReservedTagKey = { id, organization, ...attributes, createdAt, updatedAt: createdAt };
     const committed = await commit(seen, { kind: 'create', record }, { delta: 1 });
-    if (committed !== LOST_ROUND) return committed.record;
+    if (typeof committed === 'object') return committed.record;
     // Refused for a change that took this name (the head the refusal carried): the answer is known.
     const refusedBy = seenHeads.get(organization);
     const winner = refusedBy?.head.latest;
     if (refusedBy && winner && winner.kind !== 'delete' && winner.record.id !== id && winner.record.key.toLowerCase() === attributes.key.toLowerCase()) {
       return 'name-taken' as const;
     }
-    return LOST_ROUND;
-  });
+    return committed;
+  }, { extraMsPerAttempt: CLAIM_TIMEOUT_MS });
 }
 
 /**
@@ -483,7 +504,7 @@ export async function updateStoredReservedTagKey(current: ReservedTagKey, change
   const renamed = updated.key.toLowerCase() !== key.key.toLowerCase();
   if (renamed && taken) return (await stillAt(seen)) ? 'name-taken' : 'gone';
   const committed = await commit(seen, { kind: 'update', record: updated, ...(renamed ? { previousKey: key.key } : {}) }, { delta: 0 });
-  return committed === LOST_ROUND ? 'gone' : committed.record;
+  return typeof committed === 'object' ? committed.record : 'gone';
 }
 
 /** Deletes the key; 'gone' when it was deleted, or changed by another write meanwhile (read it again). */
@@ -492,5 +513,5 @@ export async function deleteStoredReservedTagKey(current: ReservedTagKey): Promi
   if (!key || wait) return 'gone';
   const windowGoes = (seen.head.windows.get(windowOf(key.createdAt)) ?? 0) <= 1;
   const committed = await commit(seen, { kind: 'delete', record: key }, { delta: -1, windowGoes });
-  return committed === LOST_ROUND ? 'gone' : undefined;
+  return typeof committed === 'object' ? undefined : 'gone';
 }

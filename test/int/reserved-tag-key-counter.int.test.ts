@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '#shared/store/client';
+import { currentTurn, whileContended } from '#shared/store/contention';
 import { keys } from '#shared/store/keys';
 import { deleteStoredReservedTagKey, findReservedTagKey, insertReservedTagKey, listReservedTagKeys } from '#shared/store/reserved-tag-keys';
 import type { ReservedTagKey } from '#shared/reserved-tag-keys/reserved-tag-key';
@@ -27,6 +28,25 @@ const remove = async (key: ReservedTagKey) => {
 };
 
 describe('the key counter', () => {
+  it('lets the writer whose turn it is delete its window\'s last key: one commit releases the turn and the window', async () => {
+    const organization = newOrganization();
+    const key = written(await insertReservedTagKey(organization, { key: 'last', disableOverrides: false }));
+    await whileContended('organization', { organization }, async () => {
+      // This request claimed the head's turn in an earlier round (fair-turns.ts).
+      const turn = currentTurn();
+      await documentClient.send(new UpdateCommand({
+        TableName: tableName(), Key: keys.reservedTagKeyCounter(organization),
+        UpdateExpression: 'SET turnSince = :since, turnUntil = :until', ExpressionAttributeValues: { ':since': turn.since, ':until': Date.now() + 60_000 },
+      }));
+      turn.held = true;
+      expect(await remove(key)).toBeUndefined();
+      return true;
+    });
+    const { Item: head } = await documentClient.send(new GetCommand({ TableName: tableName(), Key: keys.reservedTagKeyCounter(organization), ConsistentRead: true }));
+    expect([head?.turnSince, head?.itemCount]).toEqual([undefined, 0]);
+    expect(await windowsOf(organization)).toBe(0);
+  });
+
   it('drops a window with its last key: create and delete keys one after the other, the counter ends with none', async () => {
     const organization = newOrganization();
     for (let i = 0; i < 5; i++) {
