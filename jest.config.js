@@ -16,11 +16,15 @@ const olderThan = (version, than) => {
   return i !== -1 && a[i] < b[i];
 };
 const refuse = (why) => {
-  process.stderr.write(`jest: ${why}. Run \`npm test\` or \`npx jest\`, or start jest with node_modules/.bin/node and NODE_OPTIONS=--experimental-vm-modules.\n`);
+  process.stderr.write(
+    `jest: ${why}. Run \`npm test\` or \`npx jest\`, or start jest with node_modules/.bin/node and NODE_OPTIONS=--experimental-vm-modules.\n`,
+  );
   process.exit(1);
 };
-if (olderThan(process.versions.node, pinned)) refuse(`this project tests on Node ${pinned}, and this is Node ${process.versions.node}`);
-if (typeof vm.SourceTextModule !== 'function') refuse('Node was started without --experimental-vm-modules, which jest needs for ES modules');
+if (olderThan(process.versions.node, pinned))
+  refuse(`this project tests on Node ${pinned}, and this is Node ${process.versions.node}`);
+if (typeof vm.SourceTextModule !== 'function')
+  refuse('Node was started without --experimental-vm-modules, which jest needs for ES modules');
 // The tests' child processes (`tsx`, scripts that start with `#!/usr/bin/env node`) run on this Node too.
 if (process.env.PATH?.split(delimiter)[0] !== dirname(process.execPath)) {
   process.env.PATH = [dirname(process.execPath), process.env.PATH].filter(Boolean).join(delimiter);
@@ -57,7 +61,14 @@ export default {
     { ...common, ...dynamoDb, displayName: 'int', testMatch: ['<rootDir>/test/int/**/*.test.ts'] },
     // e2e's global setup also synthesizes the local stage's cloud assembly that its tests serve.
     // e2e's answers are each checked against the OpenAPI document (test/support/validate-answers.ts).
-    { ...common, ...dynamoDb, globalSetup: '<rootDir>/test/support/global-setup-e2e.ts', setupFilesAfterEnv: ['<rootDir>/test/support/validate-answers.ts'], displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    {
+      ...common,
+      ...dynamoDb,
+      globalSetup: '<rootDir>/test/support/global-setup-e2e.ts',
+      setupFilesAfterEnv: ['<rootDir>/test/support/validate-answers.ts'],
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+    },
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
   ],
   testTimeout: 30_000,

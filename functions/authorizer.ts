@@ -28,14 +28,20 @@ const MAX_ANNOTATION_LENGTH = 256;
  * by its kind as every function's is (shared/observability/invocation.ts), then thrown on.
  */
 export const handler = invocationHandler<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>(
-  AUTHORIZER_FUNCTION, 'authorizer', async (event) => {
+  AUTHORIZER_FUNCTION,
+  'authorizer',
+  async (event) => {
     logger.appendKeys({ request_id: event.requestContext?.requestId }); // API Gateway's: the response's X-Request-Id
     // The value API Gateway keys its cache on. Two different Authorization headers are refused by
     // the function (shared/http/handler.ts): a Deny for ambiguity cached under one value's key
     // would refuse that value alone afterwards.
     const check = await checkToken(headerValue(event.headers, 'authorization'));
     if ('rejected' in check) {
-      logger.info('token rejected', { reason: check.rejected, ...(check.why ? { why: check.why } : {}), ...jwtRefusalKeys(check.jwt) });
+      logger.info('token rejected', {
+        reason: check.rejected,
+        ...(check.why ? { why: check.why } : {}),
+        ...jwtRefusalKeys(check.jwt),
+      });
       countAuthorization(check.rejected);
       const context = { [REJECTION_CONTEXT_KEY]: check.rejected, [DETAIL_CONTEXT_KEY]: check.detail };
       return { answer: policy('rejected', 'Deny', event.methodArn, context), outcome: check.rejected };
@@ -46,7 +52,11 @@ export const handler = invocationHandler<APIGatewayRequestAuthorizerEvent, APIGa
     const answer = policy(principal.subject, 'Allow', event.methodArn, encodePrincipal(principal));
     // A workload identity's trust and sub are named in the trace too (an operator token's subject, a person, is not).
     if (!check.trustIds) return { answer, outcome: 'allowed' };
-    return { answer, outcome: 'allowed', who: { trust: check.trustIds.join(','), workload: principal.subject.slice(0, MAX_ANNOTATION_LENGTH) } };
+    return {
+      answer,
+      outcome: 'allowed',
+      who: { trust: check.trustIds.join(','), workload: principal.subject.slice(0, MAX_ANNOTATION_LENGTH) },
+    };
   },
 );
 
@@ -65,13 +75,18 @@ function jwtRefusalKeys(jwt: RefusedJwt | undefined): Record<string, unknown> {
   return {
     ...claims,
     ...(failed ? { failed } : {}),
-    ...(closest ? { trusts: closest.slice(0, MAX_LOGGED_TRUSTS).map(({ trustId, failed: f }) => ({ trust: trustId, failed: f })) } : {}),
+    ...(closest
+      ? { trusts: closest.slice(0, MAX_LOGGED_TRUSTS).map(({ trustId, failed: f }) => ({ trust: trustId, failed: f })) }
+      : {}),
     ...(closest && closest.length > MAX_LOGGED_TRUSTS ? { trustsNotShown: closest.length - MAX_LOGGED_TRUSTS } : {}),
   };
 }
 
 function policy(
-  principalId: string, effect: 'Allow' | 'Deny', methodArn: string, context: Record<string, string>,
+  principalId: string,
+  effect: 'Allow' | 'Deny',
+  methodArn: string,
+  context: Record<string, string>,
 ): APIGatewayAuthorizerResult {
   return {
     principalId,

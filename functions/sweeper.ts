@@ -16,16 +16,21 @@ import { maxDeletesFrom, SWEEPER_FUNCTION, SWEEPER_TIMEOUT_SECONDS } from '#shar
  * anything) and counts what it deleted. A failed call fails the invocation after logging what was
  * done: Lambda counts it as an error, which the sweeper's alarm watches.
  */
-export const handler = invocationHandler<ScheduledEvent, SweepReport>(SWEEPER_FUNCTION, 'schedule', async (_event, context) => {
-  const report = await sweepExpired({
-    maxDeletes: maxDeletesFrom(),
-    // A caller without a Lambda context (a test invoking the handler) gets the deployed timeout.
-    remainingMs: () => context?.getRemainingTimeInMillis?.() ?? SWEEPER_TIMEOUT_SECONDS * 1000,
-  });
-  logger.info('swept expired items', summaryOf(report));
-  count(report);
-  return { answer: summaryOf(report), outcome: report.stoppedBy ? `stopped by ${report.stoppedBy}` : 'swept' };
-}, reportSweepFailure);
+export const handler = invocationHandler<ScheduledEvent, SweepReport>(
+  SWEEPER_FUNCTION,
+  'schedule',
+  async (_event, context) => {
+    const report = await sweepExpired({
+      maxDeletes: maxDeletesFrom(),
+      // A caller without a Lambda context (a test invoking the handler) gets the deployed timeout.
+      remainingMs: () => context?.getRemainingTimeInMillis?.() ?? SWEEPER_TIMEOUT_SECONDS * 1000,
+    });
+    logger.info('swept expired items', summaryOf(report));
+    count(report);
+    return { answer: summaryOf(report), outcome: report.stoppedBy ? `stopped by ${report.stoppedBy}` : 'swept' };
+  },
+  reportSweepFailure,
+);
 
 /** A sweep that failed part way: what it had done, then the failure, in one error line. */
 function reportSweepFailure(error: unknown): 'failed' {

@@ -15,12 +15,16 @@ export type IdPrefix = (typeof ID_PREFIXES)[number];
 /** Resource ids in the HCP Terraform shape: a type prefix and 16 alphanumerics. */
 export const newId = (prefix: IdPrefix) => `${prefix}-${randomAlphanumeric(16)}`;
 
-const ID_PATTERNS = Object.fromEntries(ID_PREFIXES.map((p) => [p, new RegExp(`^${p}-[A-Za-z0-9]{16}$`)])) as Record<IdPrefix, RegExp>;
+const ID_PATTERNS = Object.fromEntries(ID_PREFIXES.map((p) => [p, new RegExp(`^${p}-[A-Za-z0-9]{16}$`)])) as Record<
+  IdPrefix,
+  RegExp
+>;
 
 /** The one rule for an id of `prefix`, for the checks here and the OpenAPI document. */
 export const idPattern = (prefix: IdPrefix): RegExp => ID_PATTERNS[prefix];
 
-export const isId = (prefix: IdPrefix, value: string | undefined): value is string => value !== undefined && ID_PATTERNS[prefix].test(value);
+export const isId = (prefix: IdPrefix, value: string | undefined): value is string =>
+  value !== undefined && ID_PATTERNS[prefix].test(value);
 
 /** ISO-8601 UTC with milliseconds and `Z`: the only timestamp format the API emits. */
 export const now = () => new Date().toISOString();

@@ -8,7 +8,8 @@ export const ORGANIZATION_NAME_MAX_LENGTH = 90;
 
 export const ORGANIZATION_NAME = new RegExp(`^[A-Za-z0-9][A-Za-z0-9_-]{0,${ORGANIZATION_NAME_MAX_LENGTH - 1}}$`);
 
-export const isOrganizationName = (name: unknown): name is string => typeof name === 'string' && ORGANIZATION_NAME.test(name);
+export const isOrganizationName = (name: unknown): name is string =>
+  typeof name === 'string' && ORGANIZATION_NAME.test(name);
 
 /** The rule in words, for the CLI's refusal and the README. */
 export const ORGANIZATION_NAME_RULE = `1-${ORGANIZATION_NAME_MAX_LENGTH} letters, digits, - or _, starting with a letter or digit`;

@@ -5,8 +5,11 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /** The IAM actions of the DynamoDB calls the store makes: single-item operations only (no transactions). */
 export type TableAction =
-  | 'dynamodb:GetItem' | 'dynamodb:Query'
-  | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem';
+  | 'dynamodb:GetItem'
+  | 'dynamodb:Query'
+  | 'dynamodb:PutItem'
+  | 'dynamodb:UpdateItem'
+  | 'dynamodb:DeleteItem';
 
 const READ_ACTIONS: ReadonlySet<TableAction> = new Set(['dynamodb:GetItem', 'dynamodb:Query']);
 
@@ -48,20 +51,30 @@ const TAG_KEY_PARTITIONS = [any(PARTITION.organization), any(PARTITION.reservedT
  * that meets it unwritten does: Puts of a created key's items, Updates of a changed or deleted
  * key's copy and member, Deletes of a released name guard.
  */
-const WRITE_OUT_TAG_KEY_CHANGE: readonly TableAction[] = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
+const WRITE_OUT_TAG_KEY_CHANGE: readonly TableAction[] = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+];
 const TABLE = {
   none: { actions: [], partitions: [] },
   /**
    * Page 1: one Query of the organization's collection; a later page: GetItem of its head, then a
    * Query of a range; writing out the latest change first when the page would show it unwritten.
    */
-  listTagKeys: { actions: ['dynamodb:GetItem', 'dynamodb:Query', ...WRITE_OUT_TAG_KEY_CHANGE], partitions: TAG_KEY_PARTITIONS },
+  listTagKeys: {
+    actions: ['dynamodb:GetItem', 'dynamodb:Query', ...WRITE_OUT_TAG_KEY_CHANGE],
+    partitions: TAG_KEY_PARTITIONS,
+  },
   /**
    * Put of the receipt's claim (Delete when the create is refused), GetItem of the head (unless
    * known), the name's guard and its owner's copy, Update of the head (the commit), then the key's
    * items; a retry reads the receipt, the head and the copy it names.
    */
-  createTagKey: { actions: ['dynamodb:GetItem', ...WRITE_OUT_TAG_KEY_CHANGE], partitions: [...TAG_KEY_PARTITIONS, any(PARTITION.receipt)] },
+  createTagKey: {
+    actions: ['dynamodb:GetItem', ...WRITE_OUT_TAG_KEY_CHANGE],
+    partitions: [...TAG_KEY_PARTITIONS, any(PARTITION.receipt)],
+  },
   /** GetItem by id (and of the head unless known, and a new name's guard), Update of the head, then the key's items. */
   updateTagKey: { actions: ['dynamodb:GetItem', ...WRITE_OUT_TAG_KEY_CHANGE], partitions: TAG_KEY_PARTITIONS },
   /** GetItem by id (and of the head unless known), Update of the head, then the key's tombstones and its guard's Delete. */
@@ -71,21 +84,30 @@ const TABLE = {
    * the record and a Query of the page's range; Puts of the latest comment's copy and member when
    * the page would show it unwritten.
    */
-  listComments: { actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem'], partitions: [any(PARTITION.run), any(PARTITION.comment)] },
+  listComments: {
+    actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem'],
+    partitions: [any(PARTITION.run), any(PARTITION.comment)],
+  },
   /**
    * Put of the receipt's claim (Delete when the create is refused), GetItem of the run unless its
    * organization is cached, Update of the run's record (the commit), Puts of the comment's copy
    * and member; a retry reads the receipt, the run and the copy it names. Claims of a fair turn
    * are Updates of the run's record too.
    */
-  createComment: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], partitions: [any(PARTITION.run), any(PARTITION.comment), any(PARTITION.receipt)] },
+  createComment: {
+    actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
+    partitions: [any(PARTITION.run), any(PARTITION.comment), any(PARTITION.receipt)],
+  },
   /** One GetItem of the by-id copy. */
   showComment: { actions: ['dynamodb:GetItem'], partitions: [any(PARTITION.comment)] },
   /**
    * GetItem of the organization's notification secrets and of the run, together; for a run not
    * yet known, Put of the run's record (the commit), then of its listing under the organization.
    */
-  receiveRunNotification: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], partitions: [any(PARTITION.notificationSecrets), any(PARTITION.run), any(PARTITION.organization)] },
+  receiveRunNotification: {
+    actions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+    partitions: [any(PARTITION.notificationSecrets), any(PARTITION.run), any(PARTITION.organization)],
+  },
 } satisfies Record<string, TableAccess>;
 
 /**
@@ -95,18 +117,88 @@ const TABLE = {
 export const routes: readonly Route[] = [
   { method: 'GET', operationId: 'ping', path: '/ping', function: 'ping', role: null, table: TABLE.none },
   // Reserved tag keys. The docs name /reserved-tags/:id, go-tfe and python-tfe call /reserved-tag-keys/:id.
-  { method: 'GET', operationId: 'listReservedTagKeys', path: '/organizations/{organization_name}/reserved-tag-keys', function: 'reserved-tag-keys/list', role: 'reader', table: TABLE.listTagKeys },
-  { method: 'POST', operationId: 'createReservedTagKey', path: '/organizations/{organization_name}/reserved-tag-keys', function: 'reserved-tag-keys/create', role: 'owner', table: TABLE.createTagKey },
-  { method: 'PATCH', operationId: 'updateReservedTag', path: '/reserved-tags/{reserved_tag_key_id}', function: 'reserved-tag-keys/update', role: 'owner', table: TABLE.updateTagKey },
-  { method: 'PATCH', operationId: 'updateReservedTagKey', path: '/reserved-tag-keys/{reserved_tag_key_id}', function: 'reserved-tag-keys/update', role: 'owner', table: TABLE.updateTagKey },
-  { method: 'DELETE', operationId: 'deleteReservedTag', path: '/reserved-tags/{reserved_tag_key_id}', function: 'reserved-tag-keys/delete', role: 'owner', table: TABLE.deleteTagKey },
-  { method: 'DELETE', operationId: 'deleteReservedTagKey', path: '/reserved-tag-keys/{reserved_tag_key_id}', function: 'reserved-tag-keys/delete', role: 'owner', table: TABLE.deleteTagKey },
+  {
+    method: 'GET',
+    operationId: 'listReservedTagKeys',
+    path: '/organizations/{organization_name}/reserved-tag-keys',
+    function: 'reserved-tag-keys/list',
+    role: 'reader',
+    table: TABLE.listTagKeys,
+  },
+  {
+    method: 'POST',
+    operationId: 'createReservedTagKey',
+    path: '/organizations/{organization_name}/reserved-tag-keys',
+    function: 'reserved-tag-keys/create',
+    role: 'owner',
+    table: TABLE.createTagKey,
+  },
+  {
+    method: 'PATCH',
+    operationId: 'updateReservedTag',
+    path: '/reserved-tags/{reserved_tag_key_id}',
+    function: 'reserved-tag-keys/update',
+    role: 'owner',
+    table: TABLE.updateTagKey,
+  },
+  {
+    method: 'PATCH',
+    operationId: 'updateReservedTagKey',
+    path: '/reserved-tag-keys/{reserved_tag_key_id}',
+    function: 'reserved-tag-keys/update',
+    role: 'owner',
+    table: TABLE.updateTagKey,
+  },
+  {
+    method: 'DELETE',
+    operationId: 'deleteReservedTag',
+    path: '/reserved-tags/{reserved_tag_key_id}',
+    function: 'reserved-tag-keys/delete',
+    role: 'owner',
+    table: TABLE.deleteTagKey,
+  },
+  {
+    method: 'DELETE',
+    operationId: 'deleteReservedTagKey',
+    path: '/reserved-tag-keys/{reserved_tag_key_id}',
+    function: 'reserved-tag-keys/delete',
+    role: 'owner',
+    table: TABLE.deleteTagKey,
+  },
   // Comments on runs, authorized through the run's organization.
-  { method: 'GET', operationId: 'listRunComments', path: '/runs/{run_id}/comments', function: 'comments/list', role: 'reader', table: TABLE.listComments },
-  { method: 'POST', operationId: 'createRunComment', path: '/runs/{run_id}/comments', function: 'comments/create', role: 'member', table: TABLE.createComment },
-  { method: 'GET', operationId: 'showComment', path: '/comments/{comment_id}', function: 'comments/show', role: 'reader', table: TABLE.showComment },
+  {
+    method: 'GET',
+    operationId: 'listRunComments',
+    path: '/runs/{run_id}/comments',
+    function: 'comments/list',
+    role: 'reader',
+    table: TABLE.listComments,
+  },
+  {
+    method: 'POST',
+    operationId: 'createRunComment',
+    path: '/runs/{run_id}/comments',
+    function: 'comments/create',
+    role: 'member',
+    table: TABLE.createComment,
+  },
+  {
+    method: 'GET',
+    operationId: 'showComment',
+    path: '/comments/{comment_id}',
+    function: 'comments/show',
+    role: 'reader',
+    table: TABLE.showComment,
+  },
   // HCP Terraform's run notifications: authenticated by their signature, not by a token.
-  { method: 'POST', operationId: 'receiveRunNotification', path: '/run-notifications/{organization_name}', function: 'run-notifications/receive', role: null, table: TABLE.receiveRunNotification },
+  {
+    method: 'POST',
+    operationId: 'receiveRunNotification',
+    path: '/run-notifications/{organization_name}',
+    function: 'run-notifications/receive',
+    role: null,
+    table: TABLE.receiveRunNotification,
+  },
 ];
 
 /** The REQUEST authorizer guarding every route whose role is not null. */

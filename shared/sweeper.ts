@@ -18,7 +18,11 @@ export const SWEEP_INTERVAL_MINUTES = 15;
  * in its organization's and its own partition. A new kind of expiring item elsewhere needs its
  * prefix here, or the sweeper's deletes of it are refused (and its errors alarm).
  */
-export const SWEPT_PARTITIONS: readonly string[] = [PARTITION.receipt, PARTITION.organization, PARTITION.reservedTagKey].map((prefix) => `${prefix}*`);
+export const SWEPT_PARTITIONS: readonly string[] = [
+  PARTITION.receipt,
+  PARTITION.organization,
+  PARTITION.reservedTagKey,
+].map((prefix) => `${prefix}*`);
 
 /** The Lambda environment variable that bounds the deletes of one run. */
 export const MAX_DELETES_ENV = 'SWEEP_MAX_DELETES';
@@ -38,6 +42,7 @@ export function maxDeletesFrom(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env[MAX_DELETES_ENV]?.trim();
   if (!raw) return DEFAULT_MAX_DELETES;
   const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${MAX_DELETES_ENV}=${raw} is not a positive whole number of deletes`);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new Error(`${MAX_DELETES_ENV}=${raw} is not a positive whole number of deletes`);
   return value;
 }

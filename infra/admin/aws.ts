@@ -26,8 +26,12 @@ const TABLE_OUTPUT = `aws cloudformation describe-stacks --stack-name ${APP_NAME
  */
 export function deployedRegion(env: NodeJS.ProcessEnv): string {
   const setup = awsSetup({ env });
-  const problem = regionProblem(setup, 'export AWS_REGION=<the stage\'s region> (a table lives in one region)');
-  if (problem) throw new AwsRefused([...setup.problems.map(({ what, fix }) => `${what}: ${fix}.`), `${problem.what}: ${problem.fix}`]);
+  const problem = regionProblem(setup, "export AWS_REGION=<the stage's region> (a table lives in one region)");
+  if (problem)
+    throw new AwsRefused([
+      ...setup.problems.map(({ what, fix }) => `${what}: ${fix}.`),
+      `${problem.what}: ${problem.fix}`,
+    ]);
   return setup.region!;
 }
 
@@ -36,7 +40,11 @@ export function deployedRegion(env: NodeJS.ProcessEnv): string {
  * refused or reset connection, a timeout, a proxy's or TLS failure. An AWS answer has an HTTP status.
  */
 function unreachedCode(error: unknown): string | undefined {
-  const { code, name, $metadata: metadata } = (error ?? {}) as { code?: unknown; name?: unknown; $metadata?: { httpStatusCode?: number } };
+  const {
+    code,
+    name,
+    $metadata: metadata,
+  } = (error ?? {}) as { code?: unknown; name?: unknown; $metadata?: { httpStatusCode?: number } };
   if (metadata?.httpStatusCode !== undefined) return undefined;
   if (typeof code === 'string' && code !== '') return code;
   return name === 'TimeoutError' || name === 'RequestTimeout' ? name : undefined;
@@ -54,7 +62,10 @@ export function awsFailureLines(error: unknown, table: string, env: NodeJS.Proce
   if (unreached) {
     const endpoint = env.AWS_ENDPOINT_URL_DYNAMODB || env.AWS_ENDPOINT_URL;
     const [host, variable] = endpoint
-      ? [URL.canParse(endpoint) ? new URL(endpoint).host : endpoint, env.AWS_ENDPOINT_URL_DYNAMODB ? 'AWS_ENDPOINT_URL_DYNAMODB' : 'AWS_ENDPOINT_URL']
+      ? [
+          URL.canParse(endpoint) ? new URL(endpoint).host : endpoint,
+          env.AWS_ENDPOINT_URL_DYNAMODB ? 'AWS_ENDPOINT_URL_DYNAMODB' : 'AWS_ENDPOINT_URL',
+        ]
       : [`dynamodb.${region}.amazonaws.com`, 'AWS_REGION'];
     return [`could not reach ${host} (${unreached}): check ${variable} and the network or proxy`];
   }
@@ -62,18 +73,28 @@ export function awsFailureLines(error: unknown, table: string, env: NodeJS.Proce
     case 'CredentialsProviderError': {
       const { problems } = awsSetup({ env });
       if (problems.length > 0) return problems.map(({ what, fix }) => `${what}: ${fix}.`);
-      return [`the AWS SDK could not load credentials (${message}): check AWS_PROFILE, or log in again (aws sso login).`];
+      return [
+        `the AWS SDK could not load credentials (${message}): check AWS_PROFILE, or log in again (aws sso login).`,
+      ];
     }
     case 'ResourceNotFoundException':
-      return [`no table ${table} in ${where} (TABLE_NAME): set TABLE_NAME to the stage's TableName output (${TABLE_OUTPUT}), and AWS_REGION to the stage's region.`];
+      return [
+        `no table ${table} in ${where} (TABLE_NAME): set TABLE_NAME to the stage's TableName output (${TABLE_OUTPUT}), and AWS_REGION to the stage's region.`,
+      ];
     case 'UnrecognizedClientException':
     case 'InvalidSignatureException':
     case 'ExpiredTokenException':
-      return [`DynamoDB in ${where} did not accept the credentials (${name}: ${message}): renew them (aws sso login, or new keys) or choose another AWS_PROFILE.`];
+      return [
+        `DynamoDB in ${where} did not accept the credentials (${name}: ${message}): renew them (aws sso login, or new keys) or choose another AWS_PROFILE.`,
+      ];
     case 'AccessDeniedException':
-      return [`DynamoDB in ${where} refused table ${table} to these credentials (${message}): use a role that may read and write the stage's table.`];
+      return [
+        `DynamoDB in ${where} refused table ${table} to these credentials (${message}): use a role that may read and write the stage's table.`,
+      ];
     default:
       // Any other answer of an AWS service, still one line.
-      return (error as { $metadata?: unknown } | null)?.$metadata ? [`DynamoDB in ${where} answered ${name}: ${message}`] : undefined;
+      return (error as { $metadata?: unknown } | null)?.$metadata
+        ? [`DynamoDB in ${where} answered ${name}: ${message}`]
+        : undefined;
   }
 }

@@ -3,7 +3,10 @@ import { isOrganizationName, ORGANIZATION_NAME_RULE } from '#shared/organization
 
 /** Parsed flags; a flag declared `multiple` gives every value it was given. */
 export type Values = Record<string, string | boolean | string[] | undefined>;
-export interface CommandArgs { positionals: string[]; values: Values }
+export interface CommandArgs {
+  positionals: string[];
+  values: Values;
+}
 
 /** One operator command: `npm run admin -- <group> <action> [args] [--json]`. */
 export interface Command {
@@ -55,7 +58,8 @@ export function parseCommandArgs(command: Command, argv: string[]): CommandArgs 
   if (positionals.length > allowed) throw new UsageError(`unexpected argument ${positionals[allowed]}`);
   // Every command's --org follows the API's one rule: a token or run in any other name would be unreachable.
   const organization = (values as Record<string, unknown>).org;
-  if (organization !== undefined && !isOrganizationName(organization)) throw new UsageError(`--org must be ${ORGANIZATION_NAME_RULE}`);
+  if (organization !== undefined && !isOrganizationName(organization))
+    throw new UsageError(`--org must be ${ORGANIZATION_NAME_RULE}`);
   return { values: values as Values, positionals };
 }
 

@@ -15,25 +15,37 @@ import { issuerCommands, trustCommands } from './trusts';
  * line is reported, in one line and exit code 2, before any store is opened.
  */
 const groups: Record<string, Record<string, Command>> = {
-  token: tokenCommands, trust: trustCommands, issuer: issuerCommands, run: runCommands, notifications: notificationCommands, region: regionCommands, table: tableCommands,
+  token: tokenCommands,
+  trust: trustCommands,
+  issuer: issuerCommands,
+  run: runCommands,
+  notifications: notificationCommands,
+  region: regionCommands,
+  table: tableCommands,
 };
 
-const usageLines = (commands: Record<string, Command>) => Object.values(commands).map((c) => `  npm run admin -- ${c.usage} [--json]`);
+const usageLines = (commands: Record<string, Command>) =>
+  Object.values(commands).map((c) => `  npm run admin -- ${c.usage} [--json]`);
 
 function usage(): string {
-  return ['Usage:', ...Object.values(groups).flatMap(usageLines),
+  return [
+    'Usage:',
+    ...Object.values(groups).flatMap(usageLines),
     'Works on the store of the npm start serving DATA_DIR (.data), else a temporary DynamoDB Local over it;',
-    'with TABLE_NAME set, on that table with the AWS SDK\'s settings. It says which on stderr.'].join('\n');
+    "with TABLE_NAME set, on that table with the AWS SDK's settings. It says which on stderr.",
+  ].join('\n');
 }
 
 const HELP_WORDS = new Set(['--help', '-h', 'help']);
-const wantsHelp = (argv: string[]) => argv.some((arg) => arg === '--help' || arg === '-h') || argv[0] === 'help' || argv[1] === 'help';
+const wantsHelp = (argv: string[]) =>
+  argv.some((arg) => arg === '--help' || arg === '-h') || argv[0] === 'help' || argv[1] === 'help';
 
 /** What --help prints: a command's usage, a group's (`token --help`, `token help`), or every command's. */
 function helpFor(group: string | undefined, action: string | undefined, found: Command | { message: string }): string {
   if ('run' in found) return commandUsage(found);
   const commands = own(groups, group);
-  if (commands && (action === undefined || HELP_WORDS.has(action))) return ['Usage:', ...usageLines(commands)].join('\n');
+  if (commands && (action === undefined || HELP_WORDS.has(action)))
+    return ['Usage:', ...usageLines(commands)].join('\n');
   return usage();
 }
 const commandUsage = (command: Command) => `Usage: npm run admin -- ${command.usage} [--json]`;
@@ -42,18 +54,25 @@ const own = <T>(record: Record<string, T>, key: string | undefined): T | undefin
   key !== undefined && Object.hasOwn(record, key) ? record[key] : undefined;
 
 /** Which store the command works on, on stderr, so its output stays what --json promises. */
-async function openStore(): Promise<{ apiAddress?: string; stackRunning?: boolean; close(): Promise<void> } | undefined> {
+async function openStore(): Promise<
+  { apiAddress?: string; stackRunning?: boolean; close(): Promise<void> } | undefined
+> {
   const table = process.env.TABLE_NAME;
   if (!table) return openLocalStore((line) => console.error(line));
   const region = deployedRegion(process.env);
-  console.error(`admin: table ${table} (TABLE_NAME), region ${region}, endpoint ${process.env.AWS_ENDPOINT_URL_DYNAMODB ?? 'DynamoDB\'s own'}`);
+  console.error(
+    `admin: table ${table} (TABLE_NAME), region ${region}, endpoint ${process.env.AWS_ENDPOINT_URL_DYNAMODB ?? "DynamoDB's own"}`,
+  );
   return undefined;
 }
 
 const HELP_HINT = 'npm run admin -- --help lists every command';
 
 /** The command the words name, or what is wrong with them (naming the nearest command) and what to print after. */
-function findCommand(group: string | undefined, action: string | undefined): Command | { message: string; more: string } {
+function findCommand(
+  group: string | undefined,
+  action: string | undefined,
+): Command | { message: string; more: string } {
   const all = Object.entries(groups).flatMap(([g, commands]) => Object.keys(commands).map((a) => `${g} ${a}`));
   const commands = own(groups, group);
   if (group === undefined) return { message: 'a command is required', more: usage() };
@@ -62,7 +81,10 @@ function findCommand(group: string | undefined, action: string | undefined): Com
     return { message: `unknown command ${group}${suggestion ? `; did you mean ${suggestion}?` : ''}`, more: HELP_HINT };
   }
   if (action === undefined) {
-    return { message: `${group} needs a command: ${Object.keys(commands).join(', ')}`, more: ['Usage:', ...usageLines(commands)].join('\n') };
+    return {
+      message: `${group} needs a command: ${Object.keys(commands).join(', ')}`,
+      more: ['Usage:', ...usageLines(commands)].join('\n'),
+    };
   }
   const command = own(commands, action);
   if (command) return command;
@@ -109,7 +131,11 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   try {
-    const { json: output, text, exitCode } = await command.run(args, { apiAddress: store?.apiAddress, stackRunning: store?.stackRunning });
+    const {
+      json: output,
+      text,
+      exitCode,
+    } = await command.run(args, { apiAddress: store?.apiAddress, stackRunning: store?.stackRunning });
     console.log(args.values.json ? JSON.stringify(output) : text.join('\n'));
     return exitCode ?? 0;
   } catch (error) {

@@ -1,15 +1,27 @@
 import { API_BASE_PATH } from '#shared/config';
 import {
-  createNotificationSecret, DEFAULT_GRACE_HOURS, findNotificationSecrets, rotateNotificationSecret, type NotificationSecrets, type SecretRefusal,
+  createNotificationSecret,
+  DEFAULT_GRACE_HOURS,
+  findNotificationSecrets,
+  rotateNotificationSecret,
+  type NotificationSecrets,
+  type SecretRefusal,
 } from '#shared/store/notification-secrets';
 import { requiredOption, UsageError, type Command, type CommandArgs, type StoreInUse } from './command';
 
 /** The triggers to tick: `run:created` registers a run; the others register it too if it was missed. */
-export const RUN_TRIGGERS = ['run:created', 'run:planning', 'run:needs_attention', 'run:applying', 'run:completed', 'run:errored'];
+export const RUN_TRIGGERS = [
+  'run:created',
+  'run:planning',
+  'run:needs_attention',
+  'run:applying',
+  'run:completed',
+  'run:errored',
+];
 
 const OPTIONS = { org: { type: 'string' }, url: { type: 'string' } } as const;
 
-const NEEDS_URL = '--url is required with TABLE_NAME: the stage\'s TfeAddress output';
+const NEEDS_URL = "--url is required with TABLE_NAME: the stage's TfeAddress output";
 const hasUrl = (values: CommandArgs['values']) => typeof values.url === 'string' && values.url !== '';
 
 /** Every notifications command: --org, and --url for a deployed table. */
@@ -99,9 +111,14 @@ export const notificationCommands: Record<string, Command> = {
       const address = apiAddress(values, store);
       const grace = gracePeriod(values);
       const secrets = written(organization, await rotateNotificationSecret(organization, grace));
-      return withNewToken(organization, address, secrets, grace === 0
-        ? 'The token is shown once, and the old one is refused from now on: put this one in every notification configuration.'
-        : 'The token is shown once: replace the old one in every notification configuration before the grace period ends.');
+      return withNewToken(
+        organization,
+        address,
+        secrets,
+        grace === 0
+          ? 'The token is shown once, and the old one is refused from now on: put this one in every notification configuration.'
+          : 'The token is shown once: replace the old one in every notification configuration before the grace period ends.',
+      );
     },
   },
   show: {

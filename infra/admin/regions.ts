@@ -11,13 +11,21 @@ import { UsageError, type Command, type CommandArgs } from './command';
 function controlUrl(): string {
   const { dataDir } = localSettings();
   const stack = runningStack(dataDir);
-  if (!stack) throw new ControlRefused(`no npm start serves ${dataDir}: start one with REGIONS=us-east-1,us-east-2 npm start (and the same DATA_DIR)`);
-  if (!stack.controlUrl) throw new ControlRefused(`the npm start serving ${dataDir} (pid ${stack.pid}) runs one Region: restart it with REGIONS=us-east-1,us-east-2 to fail and recover Regions`);
+  if (!stack)
+    throw new ControlRefused(
+      `no npm start serves ${dataDir}: start one with REGIONS=us-east-1,us-east-2 npm start (and the same DATA_DIR)`,
+    );
+  if (!stack.controlUrl)
+    throw new ControlRefused(
+      `the npm start serving ${dataDir} (pid ${stack.pid}) runs one Region: restart it with REGIONS=us-east-1,us-east-2 to fail and recover Regions`,
+    );
   return stack.controlUrl;
 }
 
 const lines = (answer: ControlAnswer) => [
-  ...answer.regions.map((r) => `  ${r.name} ${r.url}/api/v2 ${r.down ? 'DOWN' : 'up'}, health check ${r.healthy ? 'healthy' : 'unhealthy'}`),
+  ...answer.regions.map(
+    (r) => `  ${r.name} ${r.url}/api/v2 ${r.down ? 'DOWN' : 'up'}, health check ${r.healthy ? 'healthy' : 'unhealthy'}`,
+  ),
   `Front ${answer.front.url}/api/v2 routes to ${answer.front.routesTo}; a failed Region is left within ${answer.front.detectionMs / 1000} s`,
 ];
 
@@ -37,11 +45,12 @@ const regionAction = (action: 'fail' | 'recover'): Command => ({
       if (error instanceof ControlRefused) throw new UsageError(error.message);
       throw error;
     }
-    const what = answer.result === 'unchanged'
-      ? `${region} was already ${action === 'fail' ? 'down' : 'up'}.`
-      : action === 'fail'
-        ? `${region} is down: its address refuses connections, its open ones were cut and its Lambda instances killed.`
-        : `${region} is back on its address; the front sends it requests again once its health check passes.`;
+    const what =
+      answer.result === 'unchanged'
+        ? `${region} was already ${action === 'fail' ? 'down' : 'up'}.`
+        : action === 'fail'
+          ? `${region} is down: its address refuses connections, its open ones were cut and its Lambda instances killed.`
+          : `${region} is back on its address; the front sends it requests again once its health check passes.`;
     return { json: answer, text: [what, ...lines(answer)] };
   },
 });

@@ -25,22 +25,36 @@ export const runCommands: Record<string, Command> = {
       const workspace = values.workspace as string | undefined;
       const registration = await registerRun({ runId, organization, ...(workspace ? { workspace } : {}) });
       if (registration === 'registered-elsewhere') {
-        throw new UsageError(`run ${runId} is already registered in organization ${(await findRun(runId))?.organization}`);
+        throw new UsageError(
+          `run ${runId} is already registered in organization ${(await findRun(runId))?.organization}`,
+        );
       }
       const { run, created } = registration;
       return {
         json: { run, created },
-        text: [created ? `Registered ${run.runId} in ${run.organization}.` : `${run.runId} was already registered in ${run.organization}.`],
+        text: [
+          created
+            ? `Registered ${run.runId} in ${run.organization}.`
+            : `${run.runId} was already registered in ${run.organization}.`,
+        ],
       };
     },
   },
   list: {
     usage: 'run list --org ORG',
     options: { org: { type: 'string' } },
-    check({ values }) { requiredOption(values, 'org'); },
+    check({ values }) {
+      requiredOption(values, 'org');
+    },
     async run({ values }) {
       const runs = await listRuns(requiredOption(values, 'org'));
-      return { json: { runs }, text: runs.length === 0 ? ['No runs.'] : columns(['RUN ID', 'ORGANIZATION', 'WORKSPACE', 'CREATED (UTC)'], runs.map(row)) };
+      return {
+        json: { runs },
+        text:
+          runs.length === 0
+            ? ['No runs.']
+            : columns(['RUN ID', 'ORGANIZATION', 'WORKSPACE', 'CREATED (UTC)'], runs.map(row)),
+      };
     },
   },
 };

@@ -1,5 +1,10 @@
 import {
-  BatchGetItemCommand, ConditionalCheckFailedException, DescribeTableCommand, DynamoDBClient, PutItemCommand, ScanCommand,
+  BatchGetItemCommand,
+  ConditionalCheckFailedException,
+  DescribeTableCommand,
+  DynamoDBClient,
+  PutItemCommand,
+  ScanCommand,
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import { openLocalStore } from './local-store';
@@ -41,10 +46,17 @@ function decodeCursor(text: string, from: string, to: string): Cursor {
   } catch {
     throw new UsageError('--resume takes the cursor a copy printed (to resume: --resume …), and this is not one');
   }
-  if (!cursor || !Array.isArray(cursor.at) || cursor.at.length < 1 || cursor.at.length > 64 || typeof cursor.from !== 'string') {
+  if (
+    !cursor ||
+    !Array.isArray(cursor.at) ||
+    cursor.at.length < 1 ||
+    cursor.at.length > 64 ||
+    typeof cursor.from !== 'string'
+  ) {
     throw new UsageError('--resume takes the cursor a copy printed (to resume: --resume …), and this is not one');
   }
-  if (cursor.from !== from || cursor.to !== to) throw new UsageError(`that cursor is of a copy from ${cursor.from} to ${cursor.to}, not from ${from} to ${to}`);
+  if (cursor.from !== from || cursor.to !== to)
+    throw new UsageError(`that cursor is of a copy from ${cursor.from} to ${cursor.to}, not from ${from} to ${to}`);
   return cursor;
 }
 
@@ -59,7 +71,8 @@ function wholeNumber(values: Values, name: string, fallback: number, max: number
   const raw = values[name];
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (typeof raw !== 'string' || !Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`--${name} must be a whole number from 1 to ${max}`);
+  if (typeof raw !== 'string' || !Number.isInteger(n) || n < 1 || n > max)
+    throw new UsageError(`--${name} must be a whole number from 1 to ${max}`);
   return n;
 }
 
@@ -67,13 +80,21 @@ function wholeNumber(values: Values, name: string, fallback: number, max: number
 async function openDynamoDb(): Promise<{ client: DynamoDBClient; close(): Promise<void> }> {
   if (process.env.TABLE_NAME || process.env.AWS_ENDPOINT_URL_DYNAMODB) {
     const region = deployedRegion(process.env);
-    console.error(`admin: DynamoDB in ${region}, endpoint ${process.env.AWS_ENDPOINT_URL_DYNAMODB ?? 'DynamoDB\'s own'}`);
+    console.error(
+      `admin: DynamoDB in ${region}, endpoint ${process.env.AWS_ENDPOINT_URL_DYNAMODB ?? "DynamoDB's own"}`,
+    );
     const client = new DynamoDBClient({});
     return { client, close: async () => client.destroy() };
   }
   const store = await openLocalStore((line) => console.error(line));
   const client = new DynamoDBClient({});
-  return { client, close: async () => { client.destroy(); await store.close(); } };
+  return {
+    client,
+    close: async () => {
+      client.destroy();
+      await store.close();
+    },
+  };
 }
 
 async function keyAttributes(client: DynamoDBClient, table: string): Promise<string[]> {
@@ -105,12 +126,18 @@ export function canonical(value: unknown): string {
 /** `fn` on each item, at most `limit` at once. */
 async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
-export interface CopyCounts { copied: number; alreadyThere: number; keptTargets: number; }
+export interface CopyCounts {
+  copied: number;
+  alreadyThere: number;
+  keptTargets: number;
+}
 
 /** A Ctrl-C during a copy: finish the pages in flight, print the cursor, exit 130. */
 let interrupted = false;
@@ -122,52 +149,88 @@ async function copy(args: CommandArgs) {
   const resume = typeof args.values.resume === 'string' ? decodeCursor(args.values.resume, from, to) : undefined;
   const cursor: Cursor = resume ?? { from, to, at: Array.from({ length: segments }, () => null) };
   const { client, close } = await openDynamoDb();
-  const onInterrupt = () => { interrupted = true; console.error('admin: interrupted: finishing the pages in flight, then the cursor to resume from'); };
+  const onInterrupt = () => {
+    interrupted = true;
+    console.error('admin: interrupted: finishing the pages in flight, then the cursor to resume from');
+  };
   process.once('SIGINT', onInterrupt);
   const counts: CopyCounts = { copied: 0, alreadyThere: 0, keptTargets: 0 };
   const kept: string[] = [];
   try {
     const names = await keyAttributes(client, from);
     const targetNames = await keyAttributes(client, to);
-    if (canonical(names) !== canonical(targetNames)) throw new UsageError(`${from} is keyed on ${names.join(', ')} and ${to} on ${targetNames.join(', ')}: not the same table design`);
+    if (canonical(names) !== canonical(targetNames))
+      throw new UsageError(
+        `${from} is keyed on ${names.join(', ')} and ${to} on ${targetNames.join(', ')}: not the same table design`,
+      );
     const condition = `attribute_not_exists(#k)`;
     const putOne = async (item: Item) => {
       try {
-        await client.send(new PutItemCommand({
-          TableName: to, Item: item, ConditionExpression: condition, ExpressionAttributeNames: { '#k': names[0]! },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }));
+        await client.send(
+          new PutItemCommand({
+            TableName: to,
+            Item: item,
+            ConditionExpression: condition,
+            ExpressionAttributeNames: { '#k': names[0]! },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
         counts.copied++;
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
         if (error.Item && canonical(error.Item) === canonical(item)) counts.alreadyThere++;
-        else { counts.keptTargets++; if (kept.length < 20) kept.push(canonical(keyOf(item, names))); }
+        else {
+          counts.keptTargets++;
+          if (kept.length < 20) kept.push(canonical(keyOf(item, names)));
+        }
       }
     };
-    await Promise.all(cursor.at.map(async (_, segment) => {
-      while (cursor.at[segment] !== 'done' && !interrupted) {
-        const position = cursor.at[segment];
-        const page = await client.send(new ScanCommand({
-          TableName: from, Segment: segment, TotalSegments: cursor.at.length, Limit: pageSize, ConsistentRead: true,
-          ...(position ? { ExclusiveStartKey: position } : {}),
-        }));
-        await eachLimited(page.Items ?? [], 16, putOne);
-        cursor.at[segment] = page.LastEvaluatedKey ?? 'done';
-        console.error(`admin: ${counts.copied} copied, ${counts.alreadyThere} already there, ${counts.keptTargets} different in ${to} (kept); to resume: --resume ${encodeCursor(cursor)}`);
-      }
-    }));
+    await Promise.all(
+      cursor.at.map(async (_, segment) => {
+        while (cursor.at[segment] !== 'done' && !interrupted) {
+          const position = cursor.at[segment];
+          const page = await client.send(
+            new ScanCommand({
+              TableName: from,
+              Segment: segment,
+              TotalSegments: cursor.at.length,
+              Limit: pageSize,
+              ConsistentRead: true,
+              ...(position ? { ExclusiveStartKey: position } : {}),
+            }),
+          );
+          await eachLimited(page.Items ?? [], 16, putOne);
+          cursor.at[segment] = page.LastEvaluatedKey ?? 'done';
+          console.error(
+            `admin: ${counts.copied} copied, ${counts.alreadyThere} already there, ${counts.keptTargets} different in ${to} (kept); to resume: --resume ${encodeCursor(cursor)}`,
+          );
+        }
+      }),
+    );
   } finally {
     process.removeListener('SIGINT', onInterrupt);
     await close();
   }
   const done = cursor.at.every((p) => p === 'done');
   const text = [
-    done ? `Copied ${from} into ${to}: ${counts.copied} items copied, ${counts.alreadyThere} already there, ${counts.keptTargets} different in ${to} and kept.`
+    done
+      ? `Copied ${from} into ${to}: ${counts.copied} items copied, ${counts.alreadyThere} already there, ${counts.keptTargets} different in ${to} and kept.`
       : `Interrupted: ${counts.copied} items copied so far, ${counts.alreadyThere} already there, ${counts.keptTargets} different in ${to} and kept.`,
-    ...(kept.length > 0 ? [`Kept as they are in ${to} (npm run admin -- table verify lists every difference):`, ...kept.map((k) => `  ${k}`)] : []),
-    done ? `Next: npm run admin -- table verify --from ${from} --to ${to}` : `To resume: npm run admin -- table copy --from ${from} --to ${to} --resume ${encodeCursor(cursor)}`,
+    ...(kept.length > 0
+      ? [
+          `Kept as they are in ${to} (npm run admin -- table verify lists every difference):`,
+          ...kept.map((k) => `  ${k}`),
+        ]
+      : []),
+    done
+      ? `Next: npm run admin -- table verify --from ${from} --to ${to}`
+      : `To resume: npm run admin -- table copy --from ${from} --to ${to} --resume ${encodeCursor(cursor)}`,
   ];
-  return { json: { from, to, done, ...counts, cursor: done ? null : encodeCursor(cursor) }, text, exitCode: done ? 0 : 130 };
+  return {
+    json: { from, to, done, ...counts, cursor: done ? null : encodeCursor(cursor) },
+    text,
+    exitCode: done ? 0 : 130,
+  };
 }
 
 export interface Difference {
@@ -178,26 +241,47 @@ export interface Difference {
 }
 
 /** Every item of `scanned` looked up in `other` by key, a page at a time: what is not there, or differs. */
-async function compareInto(client: DynamoDBClient, scanned: string, other: string, names: string[], compare: boolean, found: (d: Difference) => void): Promise<number> {
+async function compareInto(
+  client: DynamoDBClient,
+  scanned: string,
+  other: string,
+  names: string[],
+  compare: boolean,
+  found: (d: Difference) => void,
+): Promise<number> {
   let count = 0;
   let position: Key | undefined;
   do {
-    const page = await client.send(new ScanCommand({ TableName: scanned, Limit: 100, ConsistentRead: true, ...(position ? { ExclusiveStartKey: position } : {}) }));
+    const page = await client.send(
+      new ScanCommand({
+        TableName: scanned,
+        Limit: 100,
+        ConsistentRead: true,
+        ...(position ? { ExclusiveStartKey: position } : {}),
+      }),
+    );
     const items = page.Items ?? [];
     count += items.length;
     const there = new Map<string, Item>();
     let keys: Key[] = items.map((item) => keyOf(item, names));
     while (keys.length > 0) {
-      const answer = await client.send(new BatchGetItemCommand({ RequestItems: { [other]: { Keys: keys, ConsistentRead: true } } }));
+      const answer = await client.send(
+        new BatchGetItemCommand({ RequestItems: { [other]: { Keys: keys, ConsistentRead: true } } }),
+      );
       for (const item of answer.Responses?.[other] ?? []) there.set(canonical(keyOf(item, names)), item);
       keys = (answer.UnprocessedKeys?.[other]?.Keys ?? []) as Key[];
     }
     for (const item of items) {
       const key = canonical(keyOf(item, names));
       const match = there.get(key);
-      if (!match) { found({ kind: compare ? 'missing' : 'extra', key }); continue; }
+      if (!match) {
+        found({ kind: compare ? 'missing' : 'extra', key });
+        continue;
+      }
       if (!compare || canonical(match) === canonical(item)) continue;
-      const attributes = [...new Set([...Object.keys(item), ...Object.keys(match)])].filter((a) => canonical(item[a]) !== canonical(match[a])).sort();
+      const attributes = [...new Set([...Object.keys(item), ...Object.keys(match)])]
+        .filter((a) => canonical(item[a]) !== canonical(match[a]))
+        .sort();
       found({ kind: 'different', key, attributes });
     }
     position = page.LastEvaluatedKey;
@@ -220,37 +304,51 @@ async function verify(args: CommandArgs) {
   } finally {
     await close();
   }
-  const line = (d: Difference) => d.kind === 'missing' ? `  missing in ${to}: ${d.key}`
-    : d.kind === 'extra' ? `  only in ${to}: ${d.key}` : `  different: ${d.key}: ${d.attributes!.join(', ')}`;
-  const text = differences.length === 0
-    ? [`${from} (${counts.source} items) and ${to} (${counts.target} items) hold the same items.`]
-    : [
-      `${differences.length} difference${differences.length === 1 ? '' : 's'} between ${from} (${counts.source} items) and ${to} (${counts.target} items):`,
-      ...differences.slice(0, shown).map(line),
-      ...(differences.length > shown ? [`  … and ${differences.length - shown} more (--show N lists more)`] : []),
-    ];
+  const line = (d: Difference) =>
+    d.kind === 'missing'
+      ? `  missing in ${to}: ${d.key}`
+      : d.kind === 'extra'
+        ? `  only in ${to}: ${d.key}`
+        : `  different: ${d.key}: ${d.attributes!.join(', ')}`;
+  const text =
+    differences.length === 0
+      ? [`${from} (${counts.source} items) and ${to} (${counts.target} items) hold the same items.`]
+      : [
+          `${differences.length} difference${differences.length === 1 ? '' : 's'} between ${from} (${counts.source} items) and ${to} (${counts.target} items):`,
+          ...differences.slice(0, shown).map(line),
+          ...(differences.length > shown ? [`  … and ${differences.length - shown} more (--show N lists more)`] : []),
+        ];
   return { json: { from, to, ...counts, differences }, text, exitCode: differences.length === 0 ? 0 : 1 };
 }
 
 /** What DynamoDB refused, in one line each (exit 1), not a stack trace: a table that is not there, credentials, the network. */
-const answeringFailures = (run: Command['run']): Command['run'] => async (args, store) => {
-  try {
-    return await run(args, store);
-  } catch (error) {
-    const { name, message } = (error ?? {}) as { name?: string; message?: string };
-    const lines = name === 'ResourceNotFoundException'
-      ? [`no such table (${message}): check --from and --to, and AWS_REGION or AWS_ENDPOINT_URL_DYNAMODB`]
-      : awsFailureLines(error, `${args.values.from} or ${args.values.to}`, process.env);
-    if (!lines) throw error;
-    for (const line of lines) console.error(`admin: ${line}`);
-    return { json: { error: lines.join(' ') }, text: [], exitCode: 1 };
-  }
-};
+const answeringFailures =
+  (run: Command['run']): Command['run'] =>
+  async (args, store) => {
+    try {
+      return await run(args, store);
+    } catch (error) {
+      const { name, message } = (error ?? {}) as { name?: string; message?: string };
+      const lines =
+        name === 'ResourceNotFoundException'
+          ? [`no such table (${message}): check --from and --to, and AWS_REGION or AWS_ENDPOINT_URL_DYNAMODB`]
+          : awsFailureLines(error, `${args.values.from} or ${args.values.to}`, process.env);
+      if (!lines) throw error;
+      for (const line of lines) console.error(`admin: ${line}`);
+      return { json: { error: lines.join(' ') }, text: [], exitCode: 1 };
+    }
+  };
 
 export const tableCommands: Record<string, Command> = {
   copy: {
     usage: 'table copy --from SOURCE --to TARGET [--resume CURSOR] [--segments 4] [--page-size 500]',
-    options: { from: { type: 'string' }, to: { type: 'string' }, resume: { type: 'string' }, segments: { type: 'string' }, 'page-size': { type: 'string' } },
+    options: {
+      from: { type: 'string' },
+      to: { type: 'string' },
+      resume: { type: 'string' },
+      segments: { type: 'string' },
+      'page-size': { type: 'string' },
+    },
     usesStore: false,
     check({ values }) {
       const { from, to } = tables(values);
@@ -258,7 +356,8 @@ export const tableCommands: Record<string, Command> = {
       wholeNumber(values, 'page-size', 500, 1000);
       if (values.resume !== undefined) {
         decodeCursor(String(values.resume), from, to);
-        if (values.segments !== undefined) throw new UsageError('--segments cannot change on --resume: the cursor keeps the copy\'s own');
+        if (values.segments !== undefined)
+          throw new UsageError("--segments cannot change on --resume: the cursor keeps the copy's own");
       }
     },
     run: answeringFailures(copy),
@@ -267,7 +366,10 @@ export const tableCommands: Record<string, Command> = {
     usage: 'table verify --from SOURCE --to TARGET [--show 50]',
     options: { from: { type: 'string' }, to: { type: 'string' }, show: { type: 'string' } },
     usesStore: false,
-    check({ values }) { tables(values); wholeNumber(values, 'show', 50, 100_000); },
+    check({ values }) {
+      tables(values);
+      wholeNumber(values, 'show', 50, 100_000);
+    },
     run: answeringFailures(verify),
   },
 };

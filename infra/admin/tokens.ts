@@ -23,7 +23,8 @@ function stateOf(token: Omit<TokenRecord, 'tokenHash'>, now = Date.now()): strin
 /** Columns padded to their widest cell, under a header. */
 export function columns(header: string[], rows: string[][]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
+  const line = (cells: string[]) =>
+    cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
   return [line(header), ...rows.map(line)];
 }
 
@@ -32,11 +33,11 @@ export function columns(header: string[], rows: string[][]): string[] {
  * tokens it accepted, and how to end them. `what`: what may still be accepted (`at-…`, `tokens of trust-…`).
  */
 export function cacheLines(what: string, store: { apiAddress?: string; stackRunning?: boolean }): string[] {
-  const why = 'API Gateway caches the authorizer\'s answer for each token';
+  const why = "API Gateway caches the authorizer's answer for each token";
   if (store.apiAddress === undefined) {
     return [
       `A deployed stage may still accept ${what} for up to authorizerCacheTtlSeconds (${AUTHORIZER_CACHE_TTL_SECONDS} s by default): ${why}.`,
-      'To refuse it now, flush the stage\'s authorizer cache:',
+      "To refuse it now, flush the stage's authorizer cache:",
       '  aws apigateway flush-stage-authorizers-cache --rest-api-id <id> --stage-name <stage>',
       `  (<id>: aws apigateway get-rest-apis --query "items[?name=='${APP_NAME}-<stage>'].id" --output text)`,
     ];
@@ -52,8 +53,14 @@ export function cacheLines(what: string, store: { apiAddress?: string; stackRunn
 
 export const tokenCommands: Record<string, Command> = {
   create: {
-    usage: 'token create --org ORG --role owner|member|reader [--subject NAME (default user-<your login name>)] [--expires-in-days N]',
-    options: { org: { type: 'string' }, role: { type: 'string' }, subject: { type: 'string' }, 'expires-in-days': { type: 'string' } },
+    usage:
+      'token create --org ORG --role owner|member|reader [--subject NAME (default user-<your login name>)] [--expires-in-days N]',
+    options: {
+      org: { type: 'string' },
+      role: { type: 'string' },
+      subject: { type: 'string' },
+      'expires-in-days': { type: 'string' },
+    },
     check({ values }) {
       requiredOption(values, 'org');
       const role = requiredOption(values, 'role');
@@ -61,7 +68,9 @@ export const tokenCommands: Record<string, Command> = {
       if (!SUBJECT.test(subjectOf(values))) throw new UsageError('--subject must be 1-128 letters, digits, or . _ @ -');
       const days = values['expires-in-days'];
       if (days !== undefined && (typeof days !== 'string' || !/^\d+$/.test(days) || Number(days) < 1)) {
-        throw new UsageError(`--expires-in-days must be a whole number of days, 1 or more (not ${String(days)}); leave it out for a token that never expires`);
+        throw new UsageError(
+          `--expires-in-days must be a whole number of days, 1 or more (not ${String(days)}); leave it out for a token that never expires`,
+        );
       }
     },
     async run({ values }) {
@@ -70,8 +79,13 @@ export const tokenCommands: Record<string, Command> = {
       if (!isRole(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
       const subject = subjectOf(values);
       const days = values['expires-in-days'];
-      const expiresAt = typeof days === 'string' ? new Date(Date.now() + Number(days) * 86_400_000).toISOString() : undefined;
-      const { record, token } = await createToken({ subject, grants: { [organization]: role }, ...(expiresAt ? { expiresAt } : {}) });
+      const expiresAt =
+        typeof days === 'string' ? new Date(Date.now() + Number(days) * 86_400_000).toISOString() : undefined;
+      const { record, token } = await createToken({
+        subject,
+        grants: { [organization]: role },
+        ...(expiresAt ? { expiresAt } : {}),
+      });
       return {
         json: { ...describe(record), token },
         text: [
@@ -87,12 +101,21 @@ export const tokenCommands: Record<string, Command> = {
     async run() {
       const tokens = (await listTokens()).map(describe);
       const rows = tokens.map((t) => [
-        t.tokenId, t.subject, Object.entries(t.grants).map(([o, r]) => `${r}@${o}`).join(','),
-        shortTime(t.createdAt), t.expiresAt ? shortTime(t.expiresAt) : 'never', stateOf(t),
+        t.tokenId,
+        t.subject,
+        Object.entries(t.grants)
+          .map(([o, r]) => `${r}@${o}`)
+          .join(','),
+        shortTime(t.createdAt),
+        t.expiresAt ? shortTime(t.expiresAt) : 'never',
+        stateOf(t),
       ]);
       return {
         json: { tokens },
-        text: tokens.length === 0 ? ['No tokens.'] : columns(['TOKEN ID', 'SUBJECT', 'ROLES', 'CREATED (UTC)', 'EXPIRES (UTC)', 'STATE'], rows),
+        text:
+          tokens.length === 0
+            ? ['No tokens.']
+            : columns(['TOKEN ID', 'SUBJECT', 'ROLES', 'CREATED (UTC)', 'EXPIRES (UTC)', 'STATE'], rows),
       };
     },
   },
@@ -100,7 +123,8 @@ export const tokenCommands: Record<string, Command> = {
     usage: 'token revoke TOKEN_ID',
     positionals: 1,
     check({ positionals }) {
-      if (!positionals[0]) throw new UsageError('the token id is required: token revoke at-… (token list shows the ids)');
+      if (!positionals[0])
+        throw new UsageError('the token id is required: token revoke at-… (token list shows the ids)');
     },
     async run({ positionals }, store) {
       const [tokenId] = positionals as [string];
@@ -108,7 +132,10 @@ export const tokenCommands: Record<string, Command> = {
       if (revoked === 'not-found') throw new UsageError(`no token ${tokenId} (token list shows the ids)`);
       return {
         json: { tokenId, revoked: true },
-        text: [`Revoked ${tokenId} (${revoked.subject}) at ${revoked.revokedAt}: the authorizer refuses it from now on.`, ...cacheLines(tokenId, store)],
+        text: [
+          `Revoked ${tokenId} (${revoked.subject}) at ${revoked.revokedAt}: the authorizer refuses it from now on.`,
+          ...cacheLines(tokenId, store),
+        ],
       };
     },
   },

@@ -127,15 +127,21 @@ export const DEFAULTS = {
  */
 export const DEPLOYMENT_CONFIGS = [
   'LambdaAllAtOnce',
-  'LambdaCanary10Percent5Minutes', 'LambdaCanary10Percent10Minutes', 'LambdaCanary10Percent15Minutes', 'LambdaCanary10Percent30Minutes',
-  'LambdaLinear10PercentEvery1Minute', 'LambdaLinear10PercentEvery2Minutes', 'LambdaLinear10PercentEvery3Minutes', 'LambdaLinear10PercentEvery10Minutes',
+  'LambdaCanary10Percent5Minutes',
+  'LambdaCanary10Percent10Minutes',
+  'LambdaCanary10Percent15Minutes',
+  'LambdaCanary10Percent30Minutes',
+  'LambdaLinear10PercentEvery1Minute',
+  'LambdaLinear10PercentEvery2Minutes',
+  'LambdaLinear10PercentEvery3Minutes',
+  'LambdaLinear10PercentEvery10Minutes',
 ] as const;
-export type DeploymentConfigName = typeof DEPLOYMENT_CONFIGS[number];
+export type DeploymentConfigName = (typeof DEPLOYMENT_CONFIGS)[number];
 /** The stage whose traffic moves gradually by default and never all at once. */
 export const PRODUCTION_STAGE = 'prod';
 /** `prod` shifts 10% for 5 minutes, then the rest; every other stage (dev, local, …) at once. */
 export const defaultDeploymentConfig = (stage: string): DeploymentConfigName =>
-  (stage === PRODUCTION_STAGE ? 'LambdaCanary10Percent5Minutes' : 'LambdaAllAtOnce');
+  stage === PRODUCTION_STAGE ? 'LambdaCanary10Percent5Minutes' : 'LambdaAllAtOnce';
 
 /**
  * The `local` stage (npm start and the tests, on one machine) keeps a throttle of 250 a second,
@@ -178,21 +184,41 @@ export function stageConfigFrom(node: Node, stage: string): StageConfig {
 export function parseStageConfig(stage: string, lookup: Lookup): StageConfig {
   const read = settingsReader(lookup);
   const domainName = read.string('domainName', HOSTNAME, 'a host name such as api.example.com');
-  const certificateArn = read.string('certificateArn', ACM_ARN, 'an ACM certificate ARN (arn:aws:acm:region:account:certificate/id)');
-  const hostedZoneId = read.string('hostedZoneId', /^Z[A-Z0-9]{1,31}$/, 'a Route 53 hosted zone id such as Z0123456789ABCDEFGHIJ');
-  const zoneName = read.string('hostedZoneName', HOSTNAME, 'the hosted zone\'s domain, such as example.com');
+  const certificateArn = read.string(
+    'certificateArn',
+    ACM_ARN,
+    'an ACM certificate ARN (arn:aws:acm:region:account:certificate/id)',
+  );
+  const hostedZoneId = read.string(
+    'hostedZoneId',
+    /^Z[A-Z0-9]{1,31}$/,
+    'a Route 53 hosted zone id such as Z0123456789ABCDEFGHIJ',
+  );
+  const zoneName = read.string('hostedZoneName', HOSTNAME, "the hosted zone's domain, such as example.com");
   if ((hostedZoneId === undefined) !== (zoneName === undefined)) {
-    throw new ConfigError(hostedZoneId === undefined ? 'hostedZoneName' : 'hostedZoneId', hostedZoneId ?? zoneName, 'hostedZoneId and hostedZoneName go together');
+    throw new ConfigError(
+      hostedZoneId === undefined ? 'hostedZoneName' : 'hostedZoneId',
+      hostedZoneId ?? zoneName,
+      'hostedZoneId and hostedZoneName go together',
+    );
   }
   if ((certificateArn !== undefined || hostedZoneId !== undefined) && domainName === undefined) {
-    throw new ConfigError(certificateArn !== undefined ? 'certificateArn' : 'hostedZoneId', certificateArn ?? hostedZoneId, 'needs domainName');
+    throw new ConfigError(
+      certificateArn !== undefined ? 'certificateArn' : 'hostedZoneId',
+      certificateArn ?? hostedZoneId,
+      'needs domainName',
+    );
   }
   if (zoneName !== undefined && domainName !== undefined && !`.${domainName}`.endsWith(`.${zoneName}`)) {
     throw new ConfigError('hostedZoneName', zoneName, `must be ${domainName} or one of its parent domains`);
   }
 
   if (domainName !== undefined && certificateArn === undefined && hostedZoneId === undefined) {
-    throw new ConfigError('domainName', domainName, 'needs certificateArn, or hostedZoneId and hostedZoneName to create its certificate in');
+    throw new ConfigError(
+      'domainName',
+      domainName,
+      'needs certificateArn, or hostedZoneId and hostedZoneName to create its certificate in',
+    );
   }
   const defaults = defaultsFor(validStage(stage));
   const config: StageConfig = {
@@ -203,14 +229,22 @@ export function parseStageConfig(stage: string, lookup: Lookup): StageConfig {
     throttleBurstLimit: read.integer('throttleBurstLimit', defaults.throttleBurstLimit, 0, 5_000),
     accountThrottleRateLimit: read.integer('accountThrottleRateLimit', DEFAULTS.accountThrottleRateLimit, 1, 1_000_000),
     reservedConcurrency: read.reservation('reservedConcurrency', defaults.reservedConcurrency),
-    authorizerReservedConcurrency: read.reservation('authorizerReservedConcurrency', defaults.authorizerReservedConcurrency),
+    authorizerReservedConcurrency: read.reservation(
+      'authorizerReservedConcurrency',
+      defaults.authorizerReservedConcurrency,
+    ),
     accountConcurrency: read.integer('accountConcurrency', DEFAULTS.accountConcurrency, 1, 10_000_000),
     logRetentionDays: read.oneOf('logRetentionDays', DEFAULTS.logRetentionDays, LOG_RETENTION_DAYS),
     // API Gateway caches authorizer results for at most 3600 s; 0 turns the cache off.
     authorizerCacheTtlSeconds: read.integer('authorizerCacheTtlSeconds', DEFAULTS.authorizerCacheTtlSeconds, 0, 3_600),
     alarmEmail: read.string('alarmEmail', EMAIL, 'an e-mail address'),
     deploymentConfig: read.deploymentConfig(validStage(stage)),
-    runbookUrl: read.string('runbookUrl', RUNBOOK_URL, 'an https:// address or a path of the repository, such as docs/runbooks.md') ?? DEFAULTS.runbookUrl,
+    runbookUrl:
+      read.string(
+        'runbookUrl',
+        RUNBOOK_URL,
+        'an https:// address or a path of the repository, such as docs/runbooks.md',
+      ) ?? DEFAULTS.runbookUrl,
     domainName,
     certificateArn,
     hostedZone: hostedZoneId && zoneName ? { hostedZoneId, zoneName } : undefined,
@@ -221,7 +255,11 @@ export function parseStageConfig(stage: string, lookup: Lookup): StageConfig {
   };
   // The custom domain is then the only way in: without one, clients would have none.
   if (config.disableExecuteApiEndpoint && domainName === undefined) {
-    throw new ConfigError('disableExecuteApiEndpoint', true, 'needs domainName (without a domain, CloudFront reaches the API through execute-api)');
+    throw new ConfigError(
+      'disableExecuteApiEndpoint',
+      true,
+      'needs domainName (without a domain, CloudFront reaches the API through execute-api)',
+    );
   }
   config.multiRegion = parseMultiRegion(lookup, config);
   return config;
@@ -235,11 +273,23 @@ export function parseStageConfig(stage: string, lookup: Lookup): StageConfig {
 function parseMultiRegion(lookup: Lookup, config: StageConfig): MultiRegion | undefined {
   const rawRegions = lookup('regions');
   const rawWitness = lookup('witnessRegion');
-  if ((rawRegions === undefined || rawRegions === '') && (rawWitness === undefined || rawWitness === '')) return undefined;
-  if (rawRegions === undefined || rawRegions === '') throw new ConfigError('witnessRegion', rawWitness, 'needs regions (the replica Regions, such as us-east-1,us-east-2)');
-  const list = Array.isArray(rawRegions) ? rawRegions : typeof rawRegions === 'string' ? rawRegions.split(',').map((r) => r.trim()) : undefined;
+  if ((rawRegions === undefined || rawRegions === '') && (rawWitness === undefined || rawWitness === ''))
+    return undefined;
+  if (rawRegions === undefined || rawRegions === '')
+    throw new ConfigError(
+      'witnessRegion',
+      rawWitness,
+      'needs regions (the replica Regions, such as us-east-1,us-east-2)',
+    );
+  const list = Array.isArray(rawRegions)
+    ? rawRegions
+    : typeof rawRegions === 'string'
+      ? rawRegions.split(',').map((r) => r.trim())
+      : undefined;
   const allRegions = Object.values(MRSC_REGION_SETS).flat();
-  const sets = Object.entries(MRSC_REGION_SETS).map(([name, members]) => `${name}: ${members.join(', ')}`).join('; ');
+  const sets = Object.entries(MRSC_REGION_SETS)
+    .map(([name, members]) => `${name}: ${members.join(', ')}`)
+    .join('; ');
   if (!list || list.some((region) => typeof region !== 'string' || !allRegions.includes(region))) {
     throw new ConfigError('regions', rawRegions, `comma-separated Regions of one MRSC Region set (${sets})`);
   }
@@ -248,32 +298,67 @@ function parseMultiRegion(lookup: Lookup, config: StageConfig): MultiRegion | un
   if (duplicate) throw new ConfigError('regions', rawRegions, `names ${duplicate} twice`);
   let witnessRegion: string | undefined;
   if (rawWitness !== undefined && rawWitness !== '') {
-    if (typeof rawWitness !== 'string' || !allRegions.includes(rawWitness)) throw new ConfigError('witnessRegion', rawWitness, `a Region of one MRSC Region set (${sets})`);
-    if (regions.includes(rawWitness)) throw new ConfigError('witnessRegion', rawWitness, 'is one of the replica regions: the witness must be a third Region');
+    if (typeof rawWitness !== 'string' || !allRegions.includes(rawWitness))
+      throw new ConfigError('witnessRegion', rawWitness, `a Region of one MRSC Region set (${sets})`);
+    if (regions.includes(rawWitness))
+      throw new ConfigError(
+        'witnessRegion',
+        rawWitness,
+        'is one of the replica regions: the witness must be a third Region',
+      );
     witnessRegion = rawWitness;
   }
   const all = [...regions, ...(witnessRegion ? [witnessRegion] : [])];
   const set = Object.entries(MRSC_REGION_SETS).find(([, members]) => members.includes(all[0]!))!;
   const outside = all.find((region) => !set[1].includes(region));
-  if (outside) throw new ConfigError(outside === witnessRegion ? 'witnessRegion' : 'regions', outside, `is not in the ${set[0]} Region set of ${all[0]} (${set[1].join(', ')}): an MRSC table's Regions are all in one set`);
+  if (outside)
+    throw new ConfigError(
+      outside === witnessRegion ? 'witnessRegion' : 'regions',
+      outside,
+      `is not in the ${set[0]} Region set of ${all[0]} (${set[1].join(', ')}): an MRSC table's Regions are all in one set`,
+    );
   if (all.length !== MRSC_REGIONS || regions.length < 2) {
-    throw new ConfigError('regions', rawRegions, `${regions.length} replica Region${regions.length === 1 ? '' : 's'}${witnessRegion ? ' and a witness' : ''}: MRSC takes exactly ${MRSC_REGIONS} Regions, three replicas or two and witnessRegion`);
+    throw new ConfigError(
+      'regions',
+      rawRegions,
+      `${regions.length} replica Region${regions.length === 1 ? '' : 's'}${witnessRegion ? ' and a witness' : ''}: MRSC takes exactly ${MRSC_REGIONS} Regions, three replicas or two and witnessRegion`,
+    );
   }
   // Each Region makes its own certificate and latency record: both need the domain and its zone.
   if (config.domainName === undefined || config.hostedZone === undefined) {
-    throw new ConfigError('regions', rawRegions, 'needs domainName, hostedZoneId and hostedZoneName (each Region serves the domain, with its own certificate and a latency record in the zone)');
+    throw new ConfigError(
+      'regions',
+      rawRegions,
+      'needs domainName, hostedZoneId and hostedZoneName (each Region serves the domain, with its own certificate and a latency record in the zone)',
+    );
   }
   if (config.certificateArn !== undefined) {
-    throw new ConfigError('certificateArn', config.certificateArn, 'an ACM certificate serves one Region: with regions, leave it out and each Region makes its own in the hosted zone');
+    throw new ConfigError(
+      'certificateArn',
+      config.certificateArn,
+      'an ACM certificate serves one Region: with regions, leave it out and each Region makes its own in the hosted zone',
+    );
   }
   if (config.domainName === config.hostedZone.zoneName) {
-    throw new ConfigError('domainName', config.domainName, `with regions, a name under ${config.hostedZone.zoneName}, not the zone's apex: each Region's latency record is a CNAME with a 60 s TTL`);
+    throw new ConfigError(
+      'domainName',
+      config.domainName,
+      `with regions, a name under ${config.hostedZone.zoneName}, not the zone's apex: each Region's latency record is a CNAME with a 60 s TTL`,
+    );
   }
   if (config.tableName !== undefined) {
-    throw new ConfigError('tableName', config.tableName, 'with regions, leave it out: the stage creates its global table, which must start empty (docs/deploying.md, Three Regions)');
+    throw new ConfigError(
+      'tableName',
+      config.tableName,
+      'with regions, leave it out: the stage creates its global table, which must start empty (docs/deploying.md, Three Regions)',
+    );
   }
   if (config.disableExecuteApiEndpoint) {
-    throw new ConfigError('disableExecuteApiEndpoint', true, "with regions, leave it out: each Region's Route 53 health check calls its execute-api endpoint");
+    throw new ConfigError(
+      'disableExecuteApiEndpoint',
+      true,
+      "with regions, leave it out: each Region's Route 53 health check calls its execute-api endpoint",
+    );
   }
   return { regions, witnessRegion };
 }
@@ -281,7 +366,11 @@ function parseMultiRegion(lookup: Lookup, config: StageConfig): MultiRegion | un
 /** API Gateway stage names allow letters, digits, `-` and `_`; stack names no `_`: the intersection. */
 export function validStage(stage: string): string {
   if (!/^[a-z][a-z0-9-]{0,30}$/.test(stage)) {
-    throw new ConfigError('stage', stage, 'lowercase letters, digits and "-", starting with a letter, at most 31 characters');
+    throw new ConfigError(
+      'stage',
+      stage,
+      'lowercase letters, digits and "-", starting with a letter, at most 31 characters',
+    );
   }
   return stage;
 }
@@ -293,8 +382,11 @@ export function validStage(stage: string): string {
 export function checkThrottleFitsAccount(config: StageConfig, methods: number): void {
   const total = methods * config.throttleRateLimit;
   if (total > config.accountThrottleRateLimit) {
-    throw new ConfigError('throttleRateLimit', config.throttleRateLimit,
-      `${methods} methods × ${config.throttleRateLimit} req/s = ${total} req/s exceeds accountThrottleRateLimit ${config.accountThrottleRateLimit}`);
+    throw new ConfigError(
+      'throttleRateLimit',
+      config.throttleRateLimit,
+      `${methods} methods × ${config.throttleRateLimit} req/s = ${total} req/s exceeds accountThrottleRateLimit ${config.accountThrottleRateLimit}`,
+    );
   }
 }
 
@@ -314,14 +406,18 @@ export function checkBurstFitsConcurrency(config: StageConfig, loads: readonly F
   const { throttleBurstLimit: burst, throttleRateLimit: rate } = config;
   const reachOf = (methods: number) => methods * (burst + rate * REQUEST_SECONDS);
   // The function furthest over its reservation is the one named.
-  const reserved = loads.filter((load) => load.reservedConcurrency !== undefined)
-    .sort((a, b) => (reachOf(b.methods) - b.reservedConcurrency!) - (reachOf(a.methods) - a.reservedConcurrency!));
+  const reserved = loads
+    .filter((load) => load.reservedConcurrency !== undefined)
+    .sort((a, b) => reachOf(b.methods) - b.reservedConcurrency! - (reachOf(a.methods) - a.reservedConcurrency!));
   for (const { name, methods, reservedConcurrency } of reserved) {
     const reach = reachOf(methods);
     if (reach > reservedConcurrency!) {
       const key = name === 'authorizer' ? 'authorizerReservedConcurrency' : 'reservedConcurrency';
-      throw new ConfigError('throttleBurstLimit', burst,
-        `${methods} method${methods === 1 ? '' : 's'} × (burst ${burst} + rate ${rate} req/s × ${REQUEST_SECONDS} s) = ${Number(reach.toFixed(1))} executions can reach functions/${name}.ts at once, over its ${key} ${reservedConcurrency}: lower throttleBurstLimit or throttleRateLimit, or raise ${key}`);
+      throw new ConfigError(
+        'throttleBurstLimit',
+        burst,
+        `${methods} method${methods === 1 ? '' : 's'} × (burst ${burst} + rate ${rate} req/s × ${REQUEST_SECONDS} s) = ${Number(reach.toFixed(1))} executions can reach functions/${name}.ts at once, over its ${key} ${reservedConcurrency}: lower throttleBurstLimit or throttleRateLimit, or raise ${key}`,
+      );
     }
   }
 }
@@ -331,8 +427,11 @@ export function checkReservationsFitAccount(config: StageConfig, apiFunctions: n
   const total = apiFunctions * (config.reservedConcurrency ?? 0) + (config.authorizerReservedConcurrency ?? 0);
   const available = config.accountConcurrency - MIN_UNRESERVED_CONCURRENCY;
   if (total > available) {
-    throw new ConfigError('reservedConcurrency', config.reservedConcurrency,
-      `${apiFunctions} functions × ${config.reservedConcurrency ?? 0} + authorizer ${config.authorizerReservedConcurrency ?? 0} = ${total} exceeds accountConcurrency ${config.accountConcurrency} − ${MIN_UNRESERVED_CONCURRENCY} unreserved`);
+    throw new ConfigError(
+      'reservedConcurrency',
+      config.reservedConcurrency,
+      `${apiFunctions} functions × ${config.reservedConcurrency ?? 0} + authorizer ${config.authorizerReservedConcurrency ?? 0} = ${total} exceeds accountConcurrency ${config.accountConcurrency} − ${MIN_UNRESERVED_CONCURRENCY} unreserved`,
+    );
   }
 }
 
@@ -378,9 +477,14 @@ function settingsReader(lookup: Lookup) {
       const value = lookup('deploymentConfig');
       if (value === undefined || value === '') return defaultDeploymentConfig(stage);
       const name = typeof value === 'string' ? value.replace(/^CodeDeployDefault\./, '') : value;
-      const allowed: readonly string[] = stage === PRODUCTION_STAGE ? DEPLOYMENT_CONFIGS.filter((c) => c !== 'LambdaAllAtOnce') : DEPLOYMENT_CONFIGS;
+      const allowed: readonly string[] =
+        stage === PRODUCTION_STAGE ? DEPLOYMENT_CONFIGS.filter((c) => c !== 'LambdaAllAtOnce') : DEPLOYMENT_CONFIGS;
       if (typeof name !== 'string' || !allowed.includes(name)) {
-        throw new ConfigError('deploymentConfig', value, `${stage === PRODUCTION_STAGE ? 'for prod (never all at once), one' : 'one'} of ${allowed.join(', ')}`);
+        throw new ConfigError(
+          'deploymentConfig',
+          value,
+          `${stage === PRODUCTION_STAGE ? 'for prod (never all at once), one' : 'one'} of ${allowed.join(', ')}`,
+        );
       }
       return name as DeploymentConfigName;
     },

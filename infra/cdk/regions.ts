@@ -33,7 +33,8 @@ export class GlobalTableStack extends Stack {
       ...props,
     });
     const [home, ...others] = props.multiRegion.regions;
-    if (this.region !== home) throw new Error(`The global table's stack belongs in ${home}, the first of regions, not ${this.region}`);
+    if (this.region !== home)
+      throw new Error(`The global table's stack belongs in ${home}, the first of regions, not ${this.region}`);
     this.tableName = globalTableNameFor(props.stage);
     this.table = new TableV2(this, 'Table', {
       ...tableProps(),
@@ -56,16 +57,29 @@ export interface MultiRegionStage {
  * replica Region over its replica (each depends on the table stack, so `cdk deploy --all` makes
  * the table first). Every stack has its Region in its env; the account is the CLI's, if known.
  */
-export function addMultiRegionStage(app: App, stage: string, multiRegion: MultiRegion, account = process.env.CDK_DEFAULT_ACCOUNT): MultiRegionStage {
+export function addMultiRegionStage(
+  app: App,
+  stage: string,
+  multiRegion: MultiRegion,
+  account = process.env.CDK_DEFAULT_ACCOUNT,
+): MultiRegionStage {
   const tags = { app: APP_NAME, stage };
   const table = new GlobalTableStack(app, tableStackNameFor(stage), {
-    stage, multiRegion, env: { account, region: multiRegion.regions[0] }, tags,
-  });
-  const apis = new Map(multiRegion.regions.map((region) => [region, new ApiStack(app, regionalStackNameFor(stage, region), {
     stage,
-    env: { account, region },
+    multiRegion,
+    env: { account, region: multiRegion.regions[0] },
     tags,
-    globalTable: { tableName: table.tableName, stack: table },
-  })]));
+  });
+  const apis = new Map(
+    multiRegion.regions.map((region) => [
+      region,
+      new ApiStack(app, regionalStackNameFor(stage, region), {
+        stage,
+        env: { account, region },
+        tags,
+        globalTable: { tableName: table.tableName, stack: table },
+      }),
+    ]),
+  );
   return { table, apis };
 }

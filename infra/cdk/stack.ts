@@ -1,17 +1,38 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import { AttributeType, Billing, ProjectionType, TableEncryptionV2, TableV2, type ITableV2, type TablePropsV2 } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  Billing,
+  ProjectionType,
+  TableEncryptionV2,
+  TableV2,
+  type ITableV2,
+  type TablePropsV2,
+} from 'aws-cdk-lib/aws-dynamodb';
 import { HealthCheck, HealthCheckType } from 'aws-cdk-lib/aws-route53';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { API_BASE_PATH, APP_NAME } from '#shared/config';
 import { HEALTH_ROUTE } from '#shared/health';
 import { LOOPBACK_ISSUERS_ENV } from '#shared/workload-identity/issuer-keys';
-import { AUTHORIZER_FUNCTION, AUTHORIZER_TABLE_ACCESS, functionNames, routeOf, routes, type Route } from '#shared/routes';
+import {
+  AUTHORIZER_FUNCTION,
+  AUTHORIZER_TABLE_ACCESS,
+  functionNames,
+  routeOf,
+  routes,
+  type Route,
+} from '#shared/routes';
 import { EXPIRY_INDEX, EXPIRY_KEYS } from '#shared/store/expiry';
 import { SWEEPER_FUNCTION } from '#shared/sweeper';
 import { TABLE_KEYS } from '#shared/store/table';
 import {
-  checkBurstFitsConcurrency, checkReservationsFitAccount, checkThrottleFitsAccount, LOCAL_STAGE, stageConfigFrom, validStage, type StageConfig,
+  checkBurstFitsConcurrency,
+  checkReservationsFitAccount,
+  checkThrottleFitsAccount,
+  LOCAL_STAGE,
+  stageConfigFrom,
+  validStage,
+  type StageConfig,
 } from './config';
 import { ApiFunction } from './constructs/api-function';
 import { Deployments } from './constructs/deployment';
@@ -60,7 +81,8 @@ export const FAILOVER = {
 export const GAME_DAY_STOP_ALARMS: readonly string[] = ['TableSystemErrors', 'TableThrottles'];
 
 /** Requests go elsewhere within this many seconds of a Region failing (docs/deploying.md). */
-export const RECOVERY_TIME_OBJECTIVE_SECONDS = FAILOVER.requestIntervalSeconds * FAILOVER.failureThreshold + FAILOVER.recordTtlSeconds;
+export const RECOVERY_TIME_OBJECTIVE_SECONDS =
+  FAILOVER.requestIntervalSeconds * FAILOVER.failureThreshold + FAILOVER.recordTtlSeconds;
 
 /**
  * The deployed API: the route table on API Gateway (REST) with a Lambda per function, the
@@ -92,27 +114,47 @@ export class ApiStack extends Stack {
 
     // In a multi-Region stage, the table in this stack's Region (the global table's replica here):
     // every ARN granted below names this Region.
-    this.table = global ? TableV2.fromTableName(this, 'Table', global.tableName)
-      : config.tableName ? TableV2.fromTableName(this, 'Table', config.tableName) : new TableV2(this, 'Table', tableProps());
+    this.table = global
+      ? TableV2.fromTableName(this, 'Table', global.tableName)
+      : config.tableName
+        ? TableV2.fromTableName(this, 'Table', config.tableName)
+        : new TableV2(this, 'Table', tableProps());
     if (global) this.addStackDependency(global.stack, 'its functions use the global table the table stack creates');
 
     const names = functionNames(routeTable);
     checkReservationsFitAccount(config, names.length);
-    const common = { table: this.table, memorySize: config.memorySize, logRetention: config.logRetentionDays as RetentionDays };
+    const common = {
+      table: this.table,
+      memorySize: config.memorySize,
+      logRetention: config.logRetentionDays as RetentionDays,
+    };
     const functions = new Map<string, ApiFunction>();
     for (const name of names) {
-      functions.set(name, new ApiFunction(this, constructId(name), {
-        ...common, name, tableAccess: routeOf(name, routeTable).table, reservedConcurrency: config.reservedConcurrency,
-      }));
+      functions.set(
+        name,
+        new ApiFunction(this, constructId(name), {
+          ...common,
+          name,
+          tableAccess: routeOf(name, routeTable).table,
+          reservedConcurrency: config.reservedConcurrency,
+        }),
+      );
     }
     const authorizer = new ApiFunction(this, constructId(AUTHORIZER_FUNCTION), {
-      ...common, name: AUTHORIZER_FUNCTION, tableAccess: AUTHORIZER_TABLE_ACCESS, reservedConcurrency: config.authorizerReservedConcurrency,
+      ...common,
+      name: AUTHORIZER_FUNCTION,
+      tableAccess: AUTHORIZER_TABLE_ACCESS,
+      reservedConcurrency: config.authorizerReservedConcurrency,
       // Only the local stack's issuer is http:// on 127.0.0.1; every deployed stage trusts https:// issuers alone.
       ...(stage === LOCAL_STAGE ? { environment: { [LOOPBACK_ISSUERS_ENV]: 'allowed' } } : {}),
     });
     this.functions = functions;
     // Deletes what has expired (create receipts, tombstones), on a schedule: the table has no TTL.
-    this.sweeper = new Sweeper(this, 'Sweeper', { table: this.table, memorySize: config.memorySize, logRetention: common.logRetention });
+    this.sweeper = new Sweeper(this, 'Sweeper', {
+      table: this.table,
+      memorySize: config.memorySize,
+      logRetention: common.logRetention,
+    });
 
     // API Gateway invokes each function's `live` alias, never $LATEST: a deploy publishes a version
     // and CodeDeploy moves the alias to it per the stage's deploymentConfig.
@@ -124,7 +166,8 @@ export class ApiStack extends Stack {
     const live = (name: string) => this.deployments.aliases.get(name)!;
 
     this.gateway = new JsonApiGateway(this, 'Gateway', {
-      stage, routes: routeTable,
+      stage,
+      routes: routeTable,
       functions: new Map(names.map((name) => [name, live(name)])),
       authorizer: live(AUTHORIZER_FUNCTION),
       // Applied by API Gateway to each method on its own; sized against the reservations (config.ts, DEFAULTS).
@@ -136,16 +179,30 @@ export class ApiStack extends Stack {
     checkThrottleFitsAccount(config, this.gateway.api.methods.length);
     // A burst is refused by the gateway, never by Lambda past a reservation (config.ts, DEFAULTS).
     checkBurstFitsConcurrency(config, [
-      ...names.map((name) => ({ name, methods: routeTable.filter((r) => r.function === name).length, reservedConcurrency: config.reservedConcurrency })),
-      { name: AUTHORIZER_FUNCTION, methods: routeTable.filter((r) => r.role !== null).length, reservedConcurrency: config.authorizerReservedConcurrency },
+      ...names.map((name) => ({
+        name,
+        methods: routeTable.filter((r) => r.function === name).length,
+        reservedConcurrency: config.reservedConcurrency,
+      })),
+      {
+        name: AUTHORIZER_FUNCTION,
+        methods: routeTable.filter((r) => r.role !== null).length,
+        reservedConcurrency: config.authorizerReservedConcurrency,
+      },
     ]);
     const healthCheck = global ? this.addHealthCheck() : undefined;
     const address = new PublicAddress(this, 'PublicAddress', {
       stage: this.gateway.api.deploymentStage,
-      domain: config.domainName ? {
-        domainName: config.domainName, certificateArn: config.certificateArn, hostedZone: config.hostedZone,
-        ...(healthCheck ? { latency: { region: this.region, healthCheck, ttl: Duration.seconds(FAILOVER.recordTtlSeconds) } } : {}),
-      } : undefined,
+      domain: config.domainName
+        ? {
+            domainName: config.domainName,
+            certificateArn: config.certificateArn,
+            hostedZone: config.hostedZone,
+            ...(healthCheck
+              ? { latency: { region: this.region, healthCheck, ttl: Duration.seconds(FAILOVER.recordTtlSeconds) } }
+              : {}),
+          }
+        : undefined,
     });
     const waf = new Waf(this, 'Waf', { stage: this.gateway.api.deploymentStage, front: address.front });
 
@@ -163,14 +220,25 @@ export class ApiStack extends Stack {
     this.deployments.notify(monitoring.alarmTopic);
     if (global) {
       // The game day (docs/runbooks.md): cut this Region's replica off, watch traffic leave and come back.
-      const gameDay = new GameDay(this, 'GameDay', { stage, table: this.table, stopAlarms: monitoring.alarms.filter((alarm) => GAME_DAY_STOP_ALARMS.includes(alarm.node.id)) });
-      new CfnOutput(this, 'GameDayTemplateId', { value: gameDay.template.attrId, description: 'aws fis start-experiment --experiment-template-id <this> (docs/runbooks.md, The game day)' });
-      new CfnOutput(this, 'HealthCheckId', { value: healthCheck!.healthCheckId, description: `This Region's Route 53 health check (${API_BASE_PATH}${HEALTH_ROUTE.path})` });
+      const gameDay = new GameDay(this, 'GameDay', {
+        stage,
+        table: this.table,
+        stopAlarms: monitoring.alarms.filter((alarm) => GAME_DAY_STOP_ALARMS.includes(alarm.node.id)),
+      });
+      new CfnOutput(this, 'GameDayTemplateId', {
+        value: gameDay.template.attrId,
+        description: 'aws fis start-experiment --experiment-template-id <this> (docs/runbooks.md, The game day)',
+      });
+      new CfnOutput(this, 'HealthCheckId', {
+        value: healthCheck!.healthCheckId,
+        description: `This Region's Route 53 health check (${API_BASE_PATH}${HEALTH_ROUTE.path})`,
+      });
     }
 
     new CfnOutput(this, 'TfeAddress', {
       value: address.url,
-      description: 'The address to give clients: go-tfe Config.Address and python-tfe url as is; Terraform (hostname, credentials block) and the tfe provider take its host name',
+      description:
+        'The address to give clients: go-tfe Config.Address and python-tfe url as is; Terraform (hostname, credentials block) and the tfe provider take its host name',
     });
     if (address.customDomain && !config.hostedZone) {
       new CfnOutput(this, 'DomainDnsTarget', {
@@ -178,8 +246,14 @@ export class ApiStack extends Stack {
         description: `Point ${config.domainName} here (CNAME, or an alias record) in your DNS`,
       });
     }
-    new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'TABLE_NAME for the operator CLI (npm run admin)' });
-    new CfnOutput(this, 'AlarmTopicArn', { value: monitoring.alarmTopic.topicArn, description: 'Subscribe here to receive alarms' });
+    new CfnOutput(this, 'TableName', {
+      value: this.table.tableName,
+      description: 'TABLE_NAME for the operator CLI (npm run admin)',
+    });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: monitoring.alarmTopic.topicArn,
+      description: 'Subscribe here to receive alarms',
+    });
     new CfnOutput(this, 'DashboardName', { value: monitoring.dashboard.dashboardName });
   }
 
@@ -212,12 +286,14 @@ export function tableProps(): TablePropsV2 {
   return {
     partitionKey: { name: TABLE_KEYS.partitionKey, type: AttributeType.STRING },
     sortKey: { name: TABLE_KEYS.sortKey, type: AttributeType.STRING },
-    globalSecondaryIndexes: [{
-      indexName: EXPIRY_INDEX,
-      partitionKey: { name: EXPIRY_KEYS.shard, type: AttributeType.STRING },
-      sortKey: { name: EXPIRY_KEYS.sweepAt, type: AttributeType.NUMBER },
-      projectionType: ProjectionType.KEYS_ONLY,
-    }],
+    globalSecondaryIndexes: [
+      {
+        indexName: EXPIRY_INDEX,
+        partitionKey: { name: EXPIRY_KEYS.shard, type: AttributeType.STRING },
+        sortKey: { name: EXPIRY_KEYS.sweepAt, type: AttributeType.NUMBER },
+        projectionType: ProjectionType.KEYS_ONLY,
+      },
+    ],
     billing: Billing.onDemand(),
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     deletionProtection: true,

@@ -23,22 +23,30 @@ export const COST_MULTI_REGION = [
   { regions: 'us-east-1,us-east-2,us-west-2' },
 ] as const;
 
-export const multiRegionCosts = () => COST_MULTI_REGION.map((context) => {
-  const { table, apis } = multiRegionTemplates(COST_STAGE, context);
-  return { regions: 'witnessRegion' in context ? `${context.regions}, witness ${context.witnessRegion}` : context.regions, report: multiRegionCostOf(table, apis) };
-});
+export const multiRegionCosts = () =>
+  COST_MULTI_REGION.map((context) => {
+    const { table, apis } = multiRegionTemplates(COST_STAGE, context);
+    return {
+      regions: 'witnessRegion' in context ? `${context.regions}, witness ${context.witnessRegion}` : context.regions,
+      report: multiRegionCostOf(table, apis),
+    };
+  });
 
-export const renderCostPage = () => costPage({
-  stage: COST_STAGE,
-  front: costOf(stageTemplate(COST_STAGE)),
-  customDomain: costOf(stageTemplate(COST_STAGE, CUSTOM_DOMAIN)),
-  multiRegion: multiRegionCosts(),
-});
+export const renderCostPage = () =>
+  costPage({
+    stage: COST_STAGE,
+    front: costOf(stageTemplate(COST_STAGE)),
+    customDomain: costOf(stageTemplate(COST_STAGE, CUSTOM_DOMAIN)),
+    multiRegion: multiRegionCosts(),
+  });
 
 if (process.argv[1] && resolve(process.argv[1]) === import.meta.filename) {
   let values;
   try {
-    ({ values } = parseArgs({ options: { check: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
+    ({ values } = parseArgs({
+      options: { check: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+    }));
   } catch (error) {
     // Refused before synthesizing, so a mistyped flag never rewrites the page.
     console.error(`cost: ${(error as Error).message}. npm run cost -- --help says more.`);
@@ -50,7 +58,13 @@ if (process.argv[1] && resolve(process.argv[1]) === import.meta.filename) {
   }
   const page = renderCostPage();
   if (values.check) {
-    const current = (() => { try { return readFileSync(COST_PAGE, 'utf8'); } catch { return ''; } })();
+    const current = (() => {
+      try {
+        return readFileSync(COST_PAGE, 'utf8');
+      } catch {
+        return '';
+      }
+    })();
     if (current !== page) {
       console.error('cost: docs/cost.md is not what the template and infra/cost/prices.ts give: run npm run cost');
       process.exit(1);

@@ -16,8 +16,17 @@ export interface Template {
   Resources: Record<string, { Type: string; Properties?: any }>;
 }
 
-export interface FixedLine { item: string; count: number; usd: number; atMost?: boolean }
-export interface RequestLine { service: string; how: string; usd: number[] }
+export interface FixedLine {
+  item: string;
+  count: number;
+  usd: number;
+  atMost?: boolean;
+}
+export interface RequestLine {
+  service: string;
+  how: string;
+  usd: number[];
+}
 
 export interface CostReport {
   fixed: FixedLine[];
@@ -31,23 +40,55 @@ export interface CostReport {
 
 /** Resource types with no charge of their own (what they serve is priced through the requests). */
 const NO_CHARGE = new Set([
-  'AWS::ApiGateway::Account', 'AWS::ApiGateway::Authorizer', 'AWS::ApiGateway::BasePathMapping', 'AWS::ApiGateway::Deployment',
-  'AWS::ApiGateway::DomainName', 'AWS::ApiGateway::GatewayResponse', 'AWS::ApiGateway::Method', 'AWS::ApiGateway::Model',
-  'AWS::ApiGateway::RequestValidator', 'AWS::ApiGateway::Resource', 'AWS::ApiGateway::RestApi', 'AWS::ApiGateway::Stage',
-  'AWS::CDK::Metadata', 'AWS::CertificateManager::Certificate', 'AWS::CloudFront::CachePolicy', 'AWS::CloudFront::Distribution',
-  'AWS::CloudFront::Function', 'AWS::CloudFront::OriginRequestPolicy', 'AWS::CloudFront::ResponseHeadersPolicy',
-  'AWS::CodeDeploy::Application', 'AWS::CodeDeploy::DeploymentConfig', 'AWS::CodeDeploy::DeploymentGroup',
-  'AWS::DynamoDB::GlobalTable', 'AWS::DynamoDB::Table',
+  'AWS::ApiGateway::Account',
+  'AWS::ApiGateway::Authorizer',
+  'AWS::ApiGateway::BasePathMapping',
+  'AWS::ApiGateway::Deployment',
+  'AWS::ApiGateway::DomainName',
+  'AWS::ApiGateway::GatewayResponse',
+  'AWS::ApiGateway::Method',
+  'AWS::ApiGateway::Model',
+  'AWS::ApiGateway::RequestValidator',
+  'AWS::ApiGateway::Resource',
+  'AWS::ApiGateway::RestApi',
+  'AWS::ApiGateway::Stage',
+  'AWS::CDK::Metadata',
+  'AWS::CertificateManager::Certificate',
+  'AWS::CloudFront::CachePolicy',
+  'AWS::CloudFront::Distribution',
+  'AWS::CloudFront::Function',
+  'AWS::CloudFront::OriginRequestPolicy',
+  'AWS::CloudFront::ResponseHeadersPolicy',
+  'AWS::CodeDeploy::Application',
+  'AWS::CodeDeploy::DeploymentConfig',
+  'AWS::CodeDeploy::DeploymentGroup',
+  'AWS::DynamoDB::GlobalTable',
+  'AWS::DynamoDB::Table',
   // An experiment template costs nothing; a run of it is billed per action-minute (priced on the page, not here).
   'AWS::FIS::ExperimentTemplate',
-  'AWS::IAM::ManagedPolicy', 'AWS::IAM::Policy', 'AWS::IAM::Role',
-  'AWS::Lambda::Alias', 'AWS::Lambda::EventInvokeConfig', 'AWS::Lambda::Function', 'AWS::Lambda::Permission', 'AWS::Lambda::Version',
-  'AWS::Logs::LogGroup', 'AWS::Route53::RecordSet', 'AWS::SNS::Subscription', 'AWS::SNS::Topic', 'AWS::SNS::TopicPolicy',
+  'AWS::IAM::ManagedPolicy',
+  'AWS::IAM::Policy',
+  'AWS::IAM::Role',
+  'AWS::Lambda::Alias',
+  'AWS::Lambda::EventInvokeConfig',
+  'AWS::Lambda::Function',
+  'AWS::Lambda::Permission',
+  'AWS::Lambda::Version',
+  'AWS::Logs::LogGroup',
+  'AWS::Route53::RecordSet',
+  'AWS::SNS::Subscription',
+  'AWS::SNS::Topic',
+  'AWS::SNS::TopicPolicy',
   'AWS::WAFv2::WebACLAssociation',
 ]);
 const PRICED = new Set([
-  'AWS::WAFv2::WebACL', 'AWS::CloudWatch::Alarm', 'AWS::CloudWatch::Dashboard', 'AWS::SecretsManager::Secret', 'AWS::KMS::Key',
-  'AWS::Logs::MetricFilter', 'AWS::Route53::HealthCheck',
+  'AWS::WAFv2::WebACL',
+  'AWS::CloudWatch::Alarm',
+  'AWS::CloudWatch::Dashboard',
+  'AWS::SecretsManager::Secret',
+  'AWS::KMS::Key',
+  'AWS::Logs::MetricFilter',
+  'AWS::Route53::HealthCheck',
   // A scheduled rule's own events are free (AWS's events); what it runs, the sweeper, is priced by its runs.
   'AWS::Events::Rule',
 ]);
@@ -61,7 +102,9 @@ export function costOf(template: Template): CostReport {
   const all = Object.entries(template.Resources);
   for (const [id, resource] of all) {
     if (!NO_CHARGE.has(resource.Type) && !PRICED.has(resource.Type)) {
-      throw new Error(`infra/cost/model.ts: the template creates ${resource.Type} (${id}), which the cost model does not price: add it`);
+      throw new Error(
+        `infra/cost/model.ts: the template creates ${resource.Type} (${id}), which the cost model does not price: add it`,
+      );
     }
   }
   const ofType = (type: string) => all.filter(([, r]) => r.Type === type).map(([, r]) => r.Properties ?? {});
@@ -69,7 +112,9 @@ export function costOf(template: Template): CostReport {
   // Fixed, monthly.
   const webAcls = ofType('AWS::WAFv2::WebACL');
   const rules = webAcls.flatMap((acl) => acl.Rules ?? []) as Array<{ Statement: Record<string, unknown> }>;
-  const groups = rules.filter((r) => 'ManagedRuleGroupStatement' in r.Statement || 'RuleGroupReferenceStatement' in r.Statement).length;
+  const groups = rules.filter(
+    (r) => 'ManagedRuleGroupStatement' in r.Statement || 'RuleGroupReferenceStatement' in r.Statement,
+  ).length;
   const alarms = ofType('AWS::CloudWatch::Alarm').map(alarmMetrics);
   const standard = alarms.reduce((n, a) => n + a.standard, 0);
   const highResolution = alarms.reduce((n, a) => n + a.highResolution, 0);
@@ -83,9 +128,20 @@ export function costOf(template: Template): CostReport {
     line(`CloudWatch alarms: ${alarms.length}, reading ${standard} metrics`, standard, PRICES.alarmMetric),
     line(`CloudWatch high-resolution alarm metrics`, highResolution, PRICES.alarmMetricHighResolution),
     line('CloudWatch dashboard', ofType('AWS::CloudWatch::Dashboard').length, PRICES.dashboard),
-    { ...line(`Custom metrics: ${emf} from the functions (EMF), ${filters} from log filters`, emf + filters, PRICES.customMetric), atMost: true },
-    line('KMS key (the alarm topic\'s)', ofType('AWS::KMS::Key').length, PRICES.kmsKey),
-    line('Secrets Manager secret (the front\'s origin header)', ofType('AWS::SecretsManager::Secret').length, PRICES.secret),
+    {
+      ...line(
+        `Custom metrics: ${emf} from the functions (EMF), ${filters} from log filters`,
+        emf + filters,
+        PRICES.customMetric,
+      ),
+      atMost: true,
+    },
+    line("KMS key (the alarm topic's)", ofType('AWS::KMS::Key').length, PRICES.kmsKey),
+    line(
+      "Secrets Manager secret (the front's origin header)",
+      ofType('AWS::SecretsManager::Secret').length,
+      PRICES.secret,
+    ),
     ...(sweeper ? [sweeperRuns(sweeper)] : []),
     ...healthCheckLines(ofType('AWS::Route53::HealthCheck'), functions, webAcls.length),
   ].filter((l) => l.count > 0);
@@ -96,18 +152,28 @@ export function costOf(template: Template): CostReport {
   const perMillion: RequestLine[] = [];
   const distributions = ofType('AWS::CloudFront::Distribution');
   if (distributions.length > 0) {
-    const functionRuns = distributions.reduce((n, d) => n + (d.DistributionConfig.DefaultCacheBehavior.FunctionAssociations?.length ?? 0), 0);
+    const functionRuns = distributions.reduce(
+      (n, d) => n + (d.DistributionConfig.DefaultCacheBehavior.FunctionAssociations?.length ?? 0),
+      0,
+    );
     const out = USAGE.responseKB.value * GB_PER_MILLION_KB * PRICES.cloudFrontDataOut.usd;
     const toOrigin = USAGE.requestKB.value * GB_PER_MILLION_KB * PRICES.cloudFrontToOrigin.usd;
     perMillion.push({
       service: 'CloudFront',
-      how: `requests ${usd(PRICES.cloudFrontRequests.usd)}, viewer function ${usd(functionRuns * PRICES.cloudFrontFunctions.usd)}, `
-        + `${USAGE.responseKB.value} KB out ${usd(out)}, ${USAGE.requestKB.value} KB to the origin ${usd(toOrigin)}`,
+      how:
+        `requests ${usd(PRICES.cloudFrontRequests.usd)}, viewer function ${usd(functionRuns * PRICES.cloudFrontFunctions.usd)}, ` +
+        `${USAGE.responseKB.value} KB out ${usd(out)}, ${USAGE.requestKB.value} KB to the origin ${usd(toOrigin)}`,
       usd: same(PRICES.cloudFrontRequests.usd + functionRuns * PRICES.cloudFrontFunctions.usd + out + toOrigin),
     });
   }
-  if (webAcls.length > 0) perMillion.push({ service: 'WAF', how: 'every request inspected', usd: same(webAcls.length * PRICES.wafRequests.usd) });
-  if (ofType('AWS::ApiGateway::RestApi').length > 0) perMillion.push({ service: 'API Gateway', how: 'REST API requests', usd: same(PRICES.apiGatewayRest.usd) });
+  if (webAcls.length > 0)
+    perMillion.push({
+      service: 'WAF',
+      how: 'every request inspected',
+      usd: same(webAcls.length * PRICES.wafRequests.usd),
+    });
+  if (ofType('AWS::ApiGateway::RestApi').length > 0)
+    perMillion.push({ service: 'API Gateway', how: 'REST API requests', usd: same(PRICES.apiGatewayRest.usd) });
 
   const authorizer = functions.find((f) => String(f.Description ?? '').endsWith('functions/authorizer.ts'));
   const api = functions.filter((f) => f !== authorizer && f !== sweeper?.fn);
@@ -115,24 +181,35 @@ export function costOf(template: Template): CostReport {
     const gb = api.reduce((n, f) => n + (f.MemorySize ?? 128), 0) / api.length / 1024;
     const authorizerGb = (authorizer?.MemorySize ?? 128) / 1024;
     const fn = PRICES.lambdaRequests.usd + (USAGE.functionBilledMs.value / 1000) * gb * gbSecond(api[0]);
-    const auth = authorizer ? USAGE.authorizerRunsPerRequest.value * (PRICES.lambdaRequests.usd + (USAGE.authorizerBilledMs.value / 1000) * authorizerGb * gbSecond(authorizer)) : 0;
+    const auth = authorizer
+      ? USAGE.authorizerRunsPerRequest.value *
+        (PRICES.lambdaRequests.usd + (USAGE.authorizerBilledMs.value / 1000) * authorizerGb * gbSecond(authorizer))
+      : 0;
     perMillion.push({
       service: 'Lambda',
-      how: `the function (${Math.round(gb * 1024)} MB, ${USAGE.functionBilledMs.value} ms) ${usd(fn)}, `
-        + `the authorizer on ${USAGE.authorizerRunsPerRequest.value * 100}% of requests ${usd(auth)}`,
+      how:
+        `the function (${Math.round(gb * 1024)} MB, ${USAGE.functionBilledMs.value} ms) ${usd(fn)}, ` +
+        `the authorizer on ${USAGE.authorizerRunsPerRequest.value * 100}% of requests ${usd(auth)}`,
       usd: same(fn + auth),
     });
   }
   const tables = [...ofType('AWS::DynamoDB::GlobalTable'), ...ofType('AWS::DynamoDB::Table')];
-  const expiryIndex = tables.flatMap((t) => (t.GlobalSecondaryIndexes ?? []) as Array<{ IndexName: string }>).some((i) => i.IndexName === EXPIRY_INDEX);
+  const expiryIndex = tables
+    .flatMap((t) => (t.GlobalSecondaryIndexes ?? []) as Array<{ IndexName: string }>)
+    .some((i) => i.IndexName === EXPIRY_INDEX);
   if (tables.length > 0 || api.length > 0) {
     const authorizerReads = authorizer ? USAGE.authorizerRunsPerRequest.value : 0;
     perMillion.push({
       service: 'DynamoDB',
-      how: `on-demand: ${REQUEST_TYPES.map((t) => `${t.name.toLowerCase()} ${t.readUnits ? `${t.readUnits} read` : `${t.writeUnits} write`} units`
-        + `${t.expiringItems && expiryIndex ? ` on the table (${t.writeUnits + t.expiringItems} with the Expiry index's entry, priced below)` : ''}`).join(', ')}, `
-        + `and 1 read unit per authorizer run`,
-      usd: perType((t) => (t.readUnits + authorizerReads) * PRICES.dynamoDbReads.usd + t.writeUnits * PRICES.dynamoDbWrites.usd),
+      how:
+        `on-demand: ${REQUEST_TYPES.map(
+          (t) =>
+            `${t.name.toLowerCase()} ${t.readUnits ? `${t.readUnits} read` : `${t.writeUnits} write`} units` +
+            `${t.expiringItems && expiryIndex ? ` on the table (${t.writeUnits + t.expiringItems} with the Expiry index's entry, priced below)` : ''}`,
+        ).join(', ')}, ` + `and 1 read unit per authorizer run`,
+      usd: perType(
+        (t) => (t.readUnits + authorizerReads) * PRICES.dynamoDbReads.usd + t.writeUnits * PRICES.dynamoDbWrites.usd,
+      ),
     });
   }
   if (expiryIndex) {
@@ -146,7 +223,9 @@ export function costOf(template: Template): CostReport {
       usd: same(USAGE.logKB.value * GB_PER_MILLION_KB * PRICES.logsIngestion.usd),
     });
   }
-  const traced = ofType('AWS::ApiGateway::Stage').some((s) => s.TracingEnabled) || functions.some((f) => f.TracingConfig?.Mode === 'Active');
+  const traced =
+    ofType('AWS::ApiGateway::Stage').some((s) => s.TracingEnabled) ||
+    functions.some((f) => f.TracingConfig?.Mode === 'Active');
   let xRayAllTracedUsd: number | undefined;
   if (traced) {
     const rate = USAGE.requestsPerSecond.value;
@@ -154,8 +233,9 @@ export function costOf(template: Template): CostReport {
     xRayAllTracedUsd = PRICES.xRayTraces.usd;
     perMillion.push({
       service: 'X-Ray',
-      how: `${Math.round(fraction * 1000) / 10}% of requests traced at ${rate} requests a second; `
-        + `all of them, ${usd(xRayAllTracedUsd)}, at 1 a second or less`,
+      how:
+        `${Math.round(fraction * 1000) / 10}% of requests traced at ${rate} requests a second; ` +
+        `all of them, ${usd(xRayAllTracedUsd)}, at 1 a second or less`,
       usd: same(fraction * PRICES.xRayTraces.usd),
     });
   }
@@ -165,21 +245,36 @@ export function costOf(template: Template): CostReport {
 }
 
 /** Per million GB-seconds of the function's architecture (Lambda bills per 1 ms). */
-const gbSecond = (f: any) => (f?.Architectures?.[0] === 'arm64' ? PRICES.lambdaArmGbSecond : PRICES.lambdaX86GbSecond).usd * 1_000_000;
+const gbSecond = (f: any) =>
+  (f?.Architectures?.[0] === 'arm64' ? PRICES.lambdaArmGbSecond : PRICES.lambdaX86GbSecond).usd * 1_000_000;
 const GB_PER_KB = 1 / 1_048_576;
 
 /** The sweeper (functions/sweeper.ts): its function's properties, and how often its rule runs it a month. */
-interface Sweeper { fn: any; runsPerMonth: number; expression: string }
+interface Sweeper {
+  fn: any;
+  runsPerMonth: number;
+  expression: string;
+}
 
 function sweeperOf(all: Array<[string, { Type: string; Properties?: any }]>): Sweeper | undefined {
-  const found = all.find(([, r]) => r.Type === 'AWS::Lambda::Function' && String(r.Properties?.Description ?? '').endsWith(`functions/${SWEEPER_FUNCTION}.ts`));
+  const found = all.find(
+    ([, r]) =>
+      r.Type === 'AWS::Lambda::Function' &&
+      String(r.Properties?.Description ?? '').endsWith(`functions/${SWEEPER_FUNCTION}.ts`),
+  );
   if (!found) return undefined;
   const [id, { Properties: fn }] = found;
-  const rules = all.filter(([, r]) => r.Type === 'AWS::Events::Rule' && (r.Properties?.Targets ?? []).some((t: any) => t.Arn?.['Fn::GetAtt']?.[0] === id));
-  if (rules.length !== 1) throw new Error(`infra/cost/model.ts: the sweeper ${id} should have one schedule, and has ${rules.length}`);
+  const rules = all.filter(
+    ([, r]) =>
+      r.Type === 'AWS::Events::Rule' &&
+      (r.Properties?.Targets ?? []).some((t: any) => t.Arn?.['Fn::GetAtt']?.[0] === id),
+  );
+  if (rules.length !== 1)
+    throw new Error(`infra/cost/model.ts: the sweeper ${id} should have one schedule, and has ${rules.length}`);
   const expression = String(rules[0]![1].Properties.ScheduleExpression);
   const rate = /^rate\((\d+) (minute|hour|day)s?\)$/.exec(expression);
-  if (!rate) throw new Error(`infra/cost/model.ts: the sweeper's schedule ${expression} is not a rate() the model prices`);
+  if (!rate)
+    throw new Error(`infra/cost/model.ts: the sweeper's schedule ${expression} is not a rate() the model prices`);
   const minutes = Number(rate[1]) * { minute: 1, hour: 60, day: 1_440 }[rate[2] as 'minute' | 'hour' | 'day'];
   return { fn, runsPerMonth: Math.round((HOURS_PER_MONTH * 60) / minutes), expression };
 }
@@ -187,11 +282,12 @@ function sweeperOf(all: Array<[string, { Type: string; Properties?: any }]>): Sw
 /** Its runs a month, at what a run that finds nothing costs: the invocation, its time, a Query per shard, its log. */
 function sweeperRuns(sweeper: Sweeper): FixedLine {
   const gb = (sweeper.fn.MemorySize ?? 128) / 1024;
-  const run = PRICES.lambdaRequests.usd / 1_000_000
-    + (USAGE.sweeperRunMs.value / 1000) * gb * gbSecond(sweeper.fn) / 1_000_000
+  const run =
+    PRICES.lambdaRequests.usd / 1_000_000 +
+    ((USAGE.sweeperRunMs.value / 1000) * gb * gbSecond(sweeper.fn)) / 1_000_000 +
     // An empty eventually consistent Query reads half a unit.
-    + SWEEP_SHARDS * 0.5 * PRICES.dynamoDbReads.usd / 1_000_000
-    + USAGE.sweeperLogKB.value * GB_PER_KB * PRICES.logsIngestion.usd;
+    (SWEEP_SHARDS * 0.5 * PRICES.dynamoDbReads.usd) / 1_000_000 +
+    USAGE.sweeperLogKB.value * GB_PER_KB * PRICES.logsIngestion.usd;
   return {
     item: `Sweeper runs (${sweeper.expression}; Lambda, ${SWEEP_SHARDS} index Queries, logs)`,
     count: sweeper.runsPerMonth,
@@ -209,15 +305,25 @@ function healthCheckLines(checks: any[], functions: any[], webAcls: number): Fix
   const configs = checks.map((c) => c.HealthCheckConfig ?? {});
   const options = (c: any) => (String(c.Type).startsWith('HTTPS') ? 1 : 0) + (c.RequestInterval === 10 ? 1 : 0);
   const fn = functions.find((f) => String(f.Description ?? '').endsWith('functions/health.ts'));
-  const request = (webAcls > 0 ? PRICES.wafRequests.usd : 0) + PRICES.apiGatewayRest.usd + PRICES.lambdaRequests.usd
-    + (USAGE.healthCheckBilledMs.value / 1000) * ((fn?.MemorySize ?? 128) / 1024) * gbSecond(fn)
-    + PRICES.dynamoDbReads.usd + USAGE.logKB.value * GB_PER_MILLION_KB * PRICES.logsIngestion.usd;
+  const request =
+    (webAcls > 0 ? PRICES.wafRequests.usd : 0) +
+    PRICES.apiGatewayRest.usd +
+    PRICES.lambdaRequests.usd +
+    (USAGE.healthCheckBilledMs.value / 1000) * ((fn?.MemorySize ?? 128) / 1024) * gbSecond(fn) +
+    PRICES.dynamoDbReads.usd +
+    USAGE.logKB.value * GB_PER_MILLION_KB * PRICES.logsIngestion.usd;
   const requests = Math.round(checks.length * USAGE.healthCheckRequestsPerSecond.value * HOURS_PER_MONTH * 3600);
   return [
     {
-      item: `Route 53 health check${checks.length === 1 ? '' : 's'} (${configs.map((c) => `${c.Type}, every ${c.RequestInterval ?? 30} s`).filter((v, i, a) => a.indexOf(v) === i).join('; ')})`,
+      item: `Route 53 health check${checks.length === 1 ? '' : 's'} (${configs
+        .map((c) => `${c.Type}, every ${c.RequestInterval ?? 30} s`)
+        .filter((v, i, a) => a.indexOf(v) === i)
+        .join('; ')})`,
       count: checks.length,
-      usd: configs.reduce((n, c) => n + PRICES.route53HealthCheck.usd + options(c) * PRICES.route53HealthCheckOption.usd, 0),
+      usd: configs.reduce(
+        (n, c) => n + PRICES.route53HealthCheck.usd + options(c) * PRICES.route53HealthCheckOption.usd,
+        0,
+      ),
     },
     {
       item: `Health checks' requests (${USAGE.healthCheckRequestsPerSecond.value} a second each: WAF, API Gateway, Lambda, 1 read unit, logs)`,
@@ -249,7 +355,9 @@ export interface MultiRegionReport {
  * sweeper's delete of the receipt and of its entry (the index is kept in every replica).
  */
 export function multiRegionCostOf(table: Template, apis: Template[]): MultiRegionReport {
-  const [global] = Object.values(table.Resources).filter((r) => r.Type === 'AWS::DynamoDB::GlobalTable').map((r) => r.Properties ?? {});
+  const [global] = Object.values(table.Resources)
+    .filter((r) => r.Type === 'AWS::DynamoDB::GlobalTable')
+    .map((r) => r.Properties ?? {});
   if (!global) throw new Error('infra/cost/model.ts: the table stack has no AWS::DynamoDB::GlobalTable');
   const replicas = (global.Replicas ?? []).length as number;
   const witness = (global.GlobalTableWitnesses ?? []).length > 0;
@@ -257,13 +365,18 @@ export function multiRegionCostOf(table: Template, apis: Template[]): MultiRegio
   // A request, priced in one Region: its API stack over the table (whose Expiry index its writes keep).
   const served = costOf({ Resources: { ...table.Resources, ...apis[0]!.Resources } });
   const replicatedWriteUnits = REQUEST_TYPES.map((t) => t.writeUnits + 3 * t.expiringItems);
-  const healthCheckUsd = reports.reduce((n, r) => n + r.fixed.filter((l) => /health check/i.test(l.item)).reduce((m, l) => m + l.usd, 0), 0);
+  const healthCheckUsd = reports.reduce(
+    (n, r) => n + r.fixed.filter((l) => /health check/i.test(l.item)).reduce((m, l) => m + l.usd, 0),
+    0,
+  );
   return {
     replicas,
     witness,
     fixedUsd: round(costOf(table).fixedUsd + reports.reduce((n, r) => n + r.fixedUsd, 0)),
     healthCheckUsd: round(healthCheckUsd),
-    perMillionUsd: REQUEST_TYPES.map((_, i) => round(served.perMillionUsd[i]! + (replicas - 1) * replicatedWriteUnits[i]! * PRICES.dynamoDbWrites.usd)),
+    perMillionUsd: REQUEST_TYPES.map((_, i) =>
+      round(served.perMillionUsd[i]! + (replicas - 1) * replicatedWriteUnits[i]! * PRICES.dynamoDbWrites.usd),
+    ),
     replicatedWriteUnits,
   };
 }
@@ -276,16 +389,19 @@ export function multiRegionCostOf(table: Template, apis: Template[]): MultiRegio
  */
 function expiringItemPerMillion(sweeper: Sweeper | undefined): { usd: number; how: string } {
   const index = PRICES.dynamoDbWrites.usd;
-  if (!sweeper) return { usd: index, how: `1 write unit for its Expiry index entry ${usd(index)}, and no sweeper to delete it` };
+  if (!sweeper)
+    return { usd: index, how: `1 write unit for its Expiry index entry ${usd(index)}, and no sweeper to delete it` };
   const deletes = 2 * PRICES.dynamoDbWrites.usd;
   const query = 0.5 * (USAGE.indexEntryKB.value / 4) * PRICES.dynamoDbReads.usd;
-  const lambda = (USAGE.sweeperMsPerDelete.value / 1000) * ((sweeper.fn.MemorySize ?? 128) / 1024) * gbSecond(sweeper.fn);
+  const lambda =
+    (USAGE.sweeperMsPerDelete.value / 1000) * ((sweeper.fn.MemorySize ?? 128) / 1024) * gbSecond(sweeper.fn);
   return {
     usd: index + deletes + query + lambda,
-    how: `for each expiring item (a create's receipt), 1 write unit for its Expiry index entry, written with it ${usd(index)}; `
-      + `the sweeper's DeleteItem of it (under 1 KB) and the entry's removal, 2 write units ${usd(deletes)}; its ${USAGE.indexEntryKB.value} KB of the `
-      + `sweeper's Queries ${usd(query)} and ${USAGE.sweeperMsPerDelete.value} ms of its Lambda ${usd(lambda)} `
-      + '(a delete of a reserved tag key, not priced here, leaves two such items: its tombstones)',
+    how:
+      `for each expiring item (a create's receipt), 1 write unit for its Expiry index entry, written with it ${usd(index)}; ` +
+      `the sweeper's DeleteItem of it (under 1 KB) and the entry's removal, 2 write units ${usd(deletes)}; its ${USAGE.indexEntryKB.value} KB of the ` +
+      `sweeper's Queries ${usd(query)} and ${USAGE.sweeperMsPerDelete.value} ms of its Lambda ${usd(lambda)} ` +
+      '(a delete of a reserved tag key, not priced here, leaves two such items: its tombstones)',
   };
 }
 
@@ -309,10 +425,18 @@ function alarmMetrics(alarm: any): { standard: number; highResolution: number } 
  */
 function emfMetrics(functions: number): number {
   const hotSpots = ((observability as Record<string, unknown>).HOT_SPOTS as readonly string[] | undefined)?.length ?? 1;
-  return Object.values(observability.METRIC).reduce((n, name: string) => n + (
-    name === observability.METRIC.coldStart ? functions
-      : name === observability.METRIC.authorizationOutcome ? observability.AUTHORIZATION_REASONS.length
-        : name.startsWith('HotSpot') ? hotSpots : 1), 0);
+  return Object.values(observability.METRIC).reduce(
+    (n, name: string) =>
+      n +
+      (name === observability.METRIC.coldStart
+        ? functions
+        : name === observability.METRIC.authorizationOutcome
+          ? observability.AUTHORIZATION_REASONS.length
+          : name.startsWith('HotSpot')
+            ? hotSpots
+            : 1),
+    0,
+  );
 }
 
 export interface CostPageInput {
@@ -344,10 +468,10 @@ export function costPage({ stage, front, customDomain, multiRegion = [] }: CostP
     ...front.fixed.map((l) => `| ${l.item} | ${l.count} | ${l.atMost ? 'up to ' : ''}${usd(l.usd)} |`),
     `| **Total** | | **${usd(front.fixedUsd)}** |`,
     '',
-    `With a custom domain instead of the CloudFront front: **${usd(customDomain.fixedUsd)}** a month (no origin `
-      + 'secret, no front-only WAF rule). Custom metrics are billed by the hour for the hours they are published: '
-      + `those that stay quiet (cold starts, errors) cost less. Storage comes on top: DynamoDB ${usd(PRICES.dynamoDbStorage.usd)} `
-      + `and point-in-time recovery ${usd(PRICES.dynamoDbPitr.usd)} per GB-month, logs ${usd(PRICES.logsStorage.usd)} per GB-month compressed.`,
+    `With a custom domain instead of the CloudFront front: **${usd(customDomain.fixedUsd)}** a month (no origin ` +
+      'secret, no front-only WAF rule). Custom metrics are billed by the hour for the hours they are published: ' +
+      `those that stay quiet (cold starts, errors) cost less. Storage comes on top: DynamoDB ${usd(PRICES.dynamoDbStorage.usd)} ` +
+      `and point-in-time recovery ${usd(PRICES.dynamoDbPitr.usd)} per GB-month, logs ${usd(PRICES.logsStorage.usd)} per GB-month compressed.`,
     '',
     '## Per million requests',
     '',
@@ -369,7 +493,10 @@ export function costPage({ stage, front, customDomain, multiRegion = [] }: CostP
     ...(dates.length === 1 ? [`All read on ${dates[0]}, on the page each row links to.`, ''] : []),
     `| Price | USD | Unit | Page${dates.length === 1 ? '' : ', read'} |`,
     '|---|--:|---|---|',
-    ...Object.entries(PRICES).map(([key, p]) => `| ${key} | ${p.usd} | ${p.unit} | [${new URL(p.source).pathname.split('/').filter(Boolean)[0]}](${p.source})${dates.length === 1 ? '' : `, ${p.read}`} |`),
+    ...Object.entries(PRICES).map(
+      ([key, p]) =>
+        `| ${key} | ${p.usd} | ${p.unit} | [${new URL(p.source).pathname.split('/').filter(Boolean)[0]}](${p.source})${dates.length === 1 ? '' : `, ${p.read}`} |`,
+    ),
     '',
   ];
   return wrap(out).join('\n');
@@ -384,7 +511,7 @@ function multiRegionSection(shapes: NonNullable<CostPageInput['multiRegion']>, n
   return [
     '## Three Regions',
     '',
-    'A [multi-Region stage](deploying.md#three-regions): the global table\'s stack, and in each replica',
+    "A [multi-Region stage](deploying.md#three-regions): the global table's stack, and in each replica",
     'Region an API stack with a custom domain, each priced as above from its own template, at us-east-1',
     'prices in every Region.',
     '',
@@ -393,20 +520,26 @@ function multiRegionSection(shapes: NonNullable<CostPageInput['multiRegion']>, n
     `| | ${shapes.map((s) => shape(s.report)).join(' | ')} |`,
     `|---|${shapes.map(() => '--:').join('|')}|`,
     `| Every month, whatever the traffic | ${shapes.map((s) => `**${usd(s.report.fixedUsd)}**`).join(' | ')} |`,
-    ...names.map((name, i) => `| Per million ${name.toLowerCase()}s | ${shapes.map((s) => usd(s.report.perMillionUsd[i]!)).join(' | ')} |`),
+    ...names.map(
+      (name, i) =>
+        `| Per million ${name.toLowerCase()}s | ${shapes.map((s) => usd(s.report.perMillionUsd[i]!)).join(' | ')} |`,
+    ),
     '',
-    `- Every month: each Region's fixed costs (those of a stage with a custom domain, its sweeper included), `
-      + `plus its Route 53 health check and the checkers' own requests: ${usd(perRegionHealth)} a Region `
-      + `(${USAGE.healthCheckRequestsPerSecond.value} requests a second, each through WAF, API Gateway, the health function and one read unit).`,
-    `- Per request: a request is served by one Region, as above, and every write is paid again in each other `
-      + `replica Region (replicated write units, at the write price): ${names.map((name, i) => [name, shapes[0]!.report.replicatedWriteUnits[i]!] as const)
-        .filter(([, units]) => units > 0).map(([name, units]) => `a ${name.toLowerCase()} ${units} write units more`).join(', ')} per other replica`
-      + `${create >= 0 ? ` (a create's ${REQUEST_TYPES[create]!.writeUnits} writes, its receipt's Expiry index entry, and the sweeper's later delete of both)` : ''}. `
-      + 'The witness holds no data and costs nothing; reads are paid only in the Region that makes them.',
-    `- Not in the figures: storage, once per replica (each holds the whole table and its backups, at the prices above); `
-      + `Route 53's answers for the latency records (${usd(PRICES.route53LatencyQueries.usd)} per million queries; a resolver asks at most once a `
-      + 'minute per name, the records\' TTL); the hosted zone, a prerequisite; and a game day (AWS FIS, '
-      + `${usd(PRICES.fisActionMinute.usd)} per action-minute: ${usd(10 * PRICES.fisActionMinute.usd)} for the 10-minute pause).`,
+    `- Every month: each Region's fixed costs (those of a stage with a custom domain, its sweeper included), ` +
+      `plus its Route 53 health check and the checkers' own requests: ${usd(perRegionHealth)} a Region ` +
+      `(${USAGE.healthCheckRequestsPerSecond.value} requests a second, each through WAF, API Gateway, the health function and one read unit).`,
+    `- Per request: a request is served by one Region, as above, and every write is paid again in each other ` +
+      `replica Region (replicated write units, at the write price): ${names
+        .map((name, i) => [name, shapes[0]!.report.replicatedWriteUnits[i]!] as const)
+        .filter(([, units]) => units > 0)
+        .map(([name, units]) => `a ${name.toLowerCase()} ${units} write units more`)
+        .join(', ')} per other replica` +
+      `${create >= 0 ? ` (a create's ${REQUEST_TYPES[create]!.writeUnits} writes, its receipt's Expiry index entry, and the sweeper's later delete of both)` : ''}. ` +
+      'The witness holds no data and costs nothing; reads are paid only in the Region that makes them.',
+    `- Not in the figures: storage, once per replica (each holds the whole table and its backups, at the prices above); ` +
+      `Route 53's answers for the latency records (${usd(PRICES.route53LatencyQueries.usd)} per million queries; a resolver asks at most once a ` +
+      "minute per name, the records' TTL); the hosted zone, a prerequisite; and a game day (AWS FIS, " +
+      `${usd(PRICES.fisActionMinute.usd)} per action-minute: ${usd(10 * PRICES.fisActionMinute.usd)} for the 10-minute pause).`,
     '',
   ];
 }

@@ -28,7 +28,12 @@ const page = {
  * Prices added for the multi-Region stage (2026-11-28) without the page at hand, marked
  * "(unchecked)" in their unit on the page: to check on it, then make them `price`s.
  */
-const unchecked = (usd: number, unit: string, source: string): Price => ({ usd, unit: `${unit} (unchecked)`, source, read: READ });
+const unchecked = (usd: number, unit: string, source: string): Price => ({
+  usd,
+  unit: `${unit} (unchecked)`,
+  source,
+  read: READ,
+});
 const price = (usd: number, unit: string, source: string): Price => ({ usd, unit, source, read: READ });
 
 export const PRICES = {
@@ -67,19 +72,57 @@ export const PRICES = {
  * prints them beside the figures they produce.
  */
 export const USAGE = {
-  functionBilledMs: { value: 20, basis: 'warm handler p50 at most 17 ms in `npm run bench`, rounded up (billed per 1 ms)' },
+  functionBilledMs: {
+    value: 20,
+    basis: 'warm handler p50 at most 17 ms in `npm run bench`, rounded up (billed per 1 ms)',
+  },
   authorizerBilledMs: { value: 10, basis: 'one GetItem, as warm as the functions' },
-  authorizerRunsPerRequest: { value: 0.1, basis: 'API Gateway reuses its answer 60 s per token: tokens sending 10 or more requests a minute' },
-  responseKB: { value: 2, basis: 'a list page of 20 items is about 9 KB of JSON, about 2 KB gzip-compressed at the edge' },
-  requestKB: { value: 1, basis: 'headers and a create\'s body, forwarded to the origin' },
-  logKB: { value: 1.5, basis: 'access log line about 0.7 KB (the stage\'s JSON format), function log and EMF lines about 0.4 KB (measured through the local stack), Lambda\'s START, END and REPORT lines about 0.4 KB' },
-  requestsPerSecond: { value: 10, basis: 'the sustained rate at which X-Ray\'s default sampling (the first request each second, then 5%) is priced' },
-  sweeperRunMs: { value: 200, basis: 'a sweeper run that finds nothing: one empty Query of the Expiry index per shard, one after the other, at about 10 ms each, and its log and metric lines' },
-  sweeperMsPerDelete: { value: 2, basis: 'the sweeper\'s DeleteItem of an expired item takes about 10 ms, 8 at a time (shared/store/sweep.ts), rounded up' },
-  sweeperLogKB: { value: 2, basis: 'a sweeper run\'s log: Lambda\'s START, END and REPORT lines, its one line of counts, its EMF lines' },
-  healthCheckRequestsPerSecond: { value: 1.5, basis: 'a Route 53 health check every 10 s from each of its checkers, about 15 in its default locations, uncoordinated (Route 53 says an endpoint may see several a second): an estimate, Route 53 publishes no count' },
-  healthCheckBilledMs: { value: 10, basis: 'the health function: one strongly consistent GetItem, as warm as the authorizer' },
-  indexEntryKB: { value: 0.2, basis: 'an entry of the Expiry index holds keys alone (PK, SK, sweepShard, sweepAt: about 100 bytes) and DynamoDB\'s 100 bytes of overhead' },
+  authorizerRunsPerRequest: {
+    value: 0.1,
+    basis: 'API Gateway reuses its answer 60 s per token: tokens sending 10 or more requests a minute',
+  },
+  responseKB: {
+    value: 2,
+    basis: 'a list page of 20 items is about 9 KB of JSON, about 2 KB gzip-compressed at the edge',
+  },
+  requestKB: { value: 1, basis: "headers and a create's body, forwarded to the origin" },
+  logKB: {
+    value: 1.5,
+    basis:
+      "access log line about 0.7 KB (the stage's JSON format), function log and EMF lines about 0.4 KB (measured through the local stack), Lambda's START, END and REPORT lines about 0.4 KB",
+  },
+  requestsPerSecond: {
+    value: 10,
+    basis: "the sustained rate at which X-Ray's default sampling (the first request each second, then 5%) is priced",
+  },
+  sweeperRunMs: {
+    value: 200,
+    basis:
+      'a sweeper run that finds nothing: one empty Query of the Expiry index per shard, one after the other, at about 10 ms each, and its log and metric lines',
+  },
+  sweeperMsPerDelete: {
+    value: 2,
+    basis:
+      "the sweeper's DeleteItem of an expired item takes about 10 ms, 8 at a time (shared/store/sweep.ts), rounded up",
+  },
+  sweeperLogKB: {
+    value: 2,
+    basis: "a sweeper run's log: Lambda's START, END and REPORT lines, its one line of counts, its EMF lines",
+  },
+  healthCheckRequestsPerSecond: {
+    value: 1.5,
+    basis:
+      'a Route 53 health check every 10 s from each of its checkers, about 15 in its default locations, uncoordinated (Route 53 says an endpoint may see several a second): an estimate, Route 53 publishes no count',
+  },
+  healthCheckBilledMs: {
+    value: 10,
+    basis: 'the health function: one strongly consistent GetItem, as warm as the authorizer',
+  },
+  indexEntryKB: {
+    value: 0.2,
+    basis:
+      "an entry of the Expiry index holds keys alone (PK, SK, sweepShard, sweepAt: about 100 bytes) and DynamoDB's 100 bytes of overhead",
+  },
 } as const;
 
 /**
@@ -93,16 +136,23 @@ export const USAGE = {
  * capacity (its WCU column; `--check` holds a comment create to 5 and a key create to 6).
  */
 export const REQUEST_TYPES = [
-  { name: 'Read', what: 'a list page of 20: one strongly consistent Query of about 9 KB, 3 read units', readUnits: 3, writeUnits: 0, expiringItems: 0 },
+  {
+    name: 'Read',
+    what: 'a list page of 20: one strongly consistent Query of about 9 KB, 3 read units',
+    readUnits: 3,
+    writeUnits: 0,
+    expiringItems: 0,
+  },
   {
     name: 'Create',
-    what: 'a comment: 4 single-item writes of items under 1 KB, 1 write unit each (the receipt\'s claim, the '
-      + 'commit on the run\'s record, the comment\'s copy by id, its member in the run), and the receipt\'s '
-      + 'Expiry index entry: 5 write units as it is made, where one transaction of 4 items took 8; the '
-      + 'receipt expires, and the sweeper\'s delete of it and of its entry takes 2 more later. A reserved '
-      + 'tag key: 5 writes (the claim, the commit on the organization\'s head, the name\'s guard, the copy, '
-      + 'the member) and the entry, 6 write units (10 before), and 1 read unit for its name\'s guard (2 '
-      + 'when the function does not know the head)',
+    what:
+      "a comment: 4 single-item writes of items under 1 KB, 1 write unit each (the receipt's claim, the " +
+      "commit on the run's record, the comment's copy by id, its member in the run), and the receipt's " +
+      'Expiry index entry: 5 write units as it is made, where one transaction of 4 items took 8; the ' +
+      "receipt expires, and the sweeper's delete of it and of its entry takes 2 more later. A reserved " +
+      "tag key: 5 writes (the claim, the commit on the organization's head, the name's guard, the copy, " +
+      "the member) and the entry, 6 write units (10 before), and 1 read unit for its name's guard (2 " +
+      'when the function does not know the head)',
     readUnits: 0,
     writeUnits: 4,
     expiringItems: 1,

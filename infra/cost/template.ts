@@ -14,22 +14,39 @@ const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
  * contents change nothing the bill counts.
  */
 export function stageTemplate(stage: string, extra: Record<string, string> = {}): Template {
-  const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
+  const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as {
+    context: Record<string, unknown>;
+  };
   const app = new App({ context: { ...cdkJson.context, ...extra, 'aws:cdk:bundling-stacks': [] } });
-  const stack = new ApiStack(app, stackNameFor(stage), { stage, env: { account: '123456789012', region: 'us-east-1' } });
+  const stack = new ApiStack(app, stackNameFor(stage), {
+    stage,
+    env: { account: '123456789012', region: 'us-east-1' },
+  });
   const assembly = app.synth();
   return assembly.getStackByName(stack.stackName).template as Template;
 }
 
 /** A custom domain, to price the stage without the CloudFront front. */
-export const CUSTOM_DOMAIN = { domainName: 'tfe.example.com', certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/example' };
+export const CUSTOM_DOMAIN = {
+  domainName: 'tfe.example.com',
+  certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/example',
+};
 
 /** A hosted zone for the multi-Region stage (each Region makes its certificate in it). */
-export const HOSTED_DOMAIN = { domainName: 'tfe.example.com', hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' };
+export const HOSTED_DOMAIN = {
+  domainName: 'tfe.example.com',
+  hostedZoneId: 'Z0123456789ABCDEFGHIJ',
+  hostedZoneName: 'example.com',
+};
 
 /** The multi-Region stage's templates (context `regions`, `witnessRegion`): the table's stack, then each Region's API stack. */
-export function multiRegionTemplates(stage: string, extra: Record<string, string>): { table: Template; apis: Template[] } {
-  const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
+export function multiRegionTemplates(
+  stage: string,
+  extra: Record<string, string>,
+): { table: Template; apis: Template[] } {
+  const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as {
+    context: Record<string, unknown>;
+  };
   const app = new App({ context: { ...cdkJson.context, ...HOSTED_DOMAIN, ...extra, 'aws:cdk:bundling-stacks': [] } });
   const { multiRegion } = stageConfigFrom(app.node, stage);
   if (!multiRegion) throw new Error('infra/cost/template.ts: multiRegionTemplates needs context regions');

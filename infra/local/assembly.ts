@@ -44,7 +44,11 @@ export function ensureAssembly(log: (line: string) => void = () => undefined): P
  * CDK app imports synthesizes it again, so `npm run dev` restarts in seconds after a handler's.
  */
 export function ensureTemplate(log: (line: string) => void = () => undefined): Promise<Assembly> {
-  const sources = ['infra/cdk', ...importedBy('infra/cdk/app.ts'), ...SOURCES.filter((s) => !['infra/cdk', 'functions', 'shared'].includes(s))];
+  const sources = [
+    'infra/cdk',
+    ...importedBy('infra/cdk/app.ts'),
+    ...SOURCES.filter((s) => !['infra/cdk', 'functions', 'shared'].includes(s)),
+  ];
   return ensure({ directory: TEMPLATE_DIR, sources, context: NO_BUNDLING }, log);
 }
 
@@ -83,11 +87,15 @@ async function ensure(target: Target, log: (line: string) => void): Promise<Asse
 }
 
 const currentHash = (directory: string) =>
-  (existsSync(join(directory, HASH_FILE)) ? readFileSync(join(directory, HASH_FILE), 'utf8') : '');
+  existsSync(join(directory, HASH_FILE)) ? readFileSync(join(directory, HASH_FILE), 'utf8') : '';
 
 async function synthesizeAs(target: Target, hash: string, log: (line: string) => void): Promise<Assembly> {
-  const what = target.directory === TEMPLATE_DIR ? 'the local stage\'s template' : 'the local stage';
-  log(currentHash(target.directory) ? `Sources changed: synthesizing ${what} again…` : `Synthesizing ${what} (first start)…`);
+  const what = target.directory === TEMPLATE_DIR ? "the local stage's template" : 'the local stage';
+  log(
+    currentHash(target.directory)
+      ? `Sources changed: synthesizing ${what} again…`
+      : `Synthesizing ${what} (first start)…`,
+  );
   // Written beside the old one and swapped in whole, so a reader never sees half an assembly.
   const building = `${target.directory}.${process.pid}.tmp`;
   rmSync(building, { recursive: true, force: true });
@@ -108,9 +116,15 @@ async function synthesizeAs(target: Target, hash: string, log: (line: string) =>
  * runs cdk.json's `app`), with cdk.json's context, `stage` and `context` (as `-c` adds it), offline:
  * no AWS account or region. The local stage's assembly, and infra/ops/lint-cfn.ts's templates.
  */
-export async function synthesizeStage(outdir: string, stage: string, context: Record<string, unknown> = {}): Promise<void> {
+export async function synthesizeStage(
+  outdir: string,
+  stage: string,
+  context: Record<string, unknown> = {},
+): Promise<void> {
   mkdirSync(outdir, { recursive: true });
-  const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context?: Record<string, unknown> };
+  const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as {
+    context?: Record<string, unknown>;
+  };
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     CDK_OUTDIR: outdir,
@@ -118,10 +132,18 @@ export async function synthesizeStage(outdir: string, stage: string, context: Re
   };
   delete env.CDK_DEFAULT_ACCOUNT; // an environment-agnostic stack: nothing of this machine's AWS set-up leaks in
   delete env.CDK_DEFAULT_REGION;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/cdk/app.ts'], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/cdk/app.ts'], {
+    cwd: PROJECT_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
   const code = await new Promise<number | null>((done) => child.once('exit', done));
   if (code !== 0) throw new Error(`cdk synth of the ${stage} stage failed (exit ${code}):\n${output}`);
 }
@@ -150,7 +172,12 @@ async function withLock<T>(directory: string, work: () => Promise<T>): Promise<T
 }
 
 const isAlive = (pid: number) => {
-  try { process.kill(pid, 0); return true; } catch { return false; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 };
 
 /** The one stack of a cloud assembly: its name, the base of its `.template.json`. */
@@ -158,7 +185,9 @@ export function stackNameIn(directory: string): string {
   const manifest = JSON.parse(readFileSync(join(directory, 'manifest.json'), 'utf8')) as {
     artifacts: Record<string, { type: string }>;
   };
-  const stacks = Object.entries(manifest.artifacts).filter(([, artifact]) => artifact.type === 'aws:cloudformation:stack');
+  const stacks = Object.entries(manifest.artifacts).filter(
+    ([, artifact]) => artifact.type === 'aws:cloudformation:stack',
+  );
   if (stacks.length !== 1) throw new Error(`Expected one stack in ${directory}, found ${stacks.length}`);
   return stacks[0]![0];
 }

@@ -37,7 +37,12 @@ export async function startControl(regions: LocalRegions, front: FrontRouter): P
   const status = (): ControlAnswer => {
     const health = new Map(front.health().map((h) => [h.name, h.healthy]));
     return {
-      regions: regions.regions.map((r) => ({ name: r.name, url: r.url, down: r.down, healthy: health.get(r.name) ?? false })),
+      regions: regions.regions.map((r) => ({
+        name: r.name,
+        url: r.url,
+        down: r.down,
+        healthy: health.get(r.name) ?? false,
+      })),
       front: { url: front.url, routesTo: front.current(), detectionMs: detectionMs(front.settings) },
     };
   };
@@ -50,11 +55,16 @@ export async function startControl(regions: LocalRegions, front: FrontRouter): P
       const path = (req.url ?? '/').split('?')[0]!;
       if (req.method === 'GET' && path === '/regions') return answer(200, status());
       const match = /^\/regions\/([^/]+)\/(fail|recover)$/.exec(path);
-      if (!match || req.method !== 'POST') return answer(404, { error: `no ${req.method} ${path}: GET /regions, POST /regions/NAME/fail or /recover` });
+      if (!match || req.method !== 'POST')
+        return answer(404, { error: `no ${req.method} ${path}: GET /regions, POST /regions/NAME/fail or /recover` });
       const region = regions.region(decodeURIComponent(match[1]!));
-      if (!region) return answer(404, { error: `no Region ${match[1]} here: the Regions are ${regions.regions.map((r) => r.name).join(', ')}` });
+      if (!region)
+        return answer(404, {
+          error: `no Region ${match[1]} here: the Regions are ${regions.regions.map((r) => r.name).join(', ')}`,
+        });
       const wasDown = region.down;
-      if (match[2] === 'fail') await region.fail(); else await region.recover();
+      if (match[2] === 'fail') await region.fail();
+      else await region.recover();
       const result = wasDown === region.down ? 'unchanged' : region.down ? 'failed' : 'recovered';
       return answer(200, { ...status(), result });
     })().catch((error: Error) => answer(500, { error: error.message }));
@@ -63,7 +73,11 @@ export async function startControl(regions: LocalRegions, front: FrontRouter): P
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -71,15 +85,24 @@ export async function startControl(regions: LocalRegions, front: FrontRouter): P
 export class ControlRefused extends Error {}
 
 /** What the admin CLI and the tests call: `fail` or `recover` one Region, or `status` (no Region). */
-export async function controlRegion(controlUrl: string, action: 'fail' | 'recover' | 'status', region?: string): Promise<ControlAnswer> {
-  const url = action === 'status' ? `${controlUrl}/regions` : `${controlUrl}/regions/${encodeURIComponent(region ?? '')}/${action}`;
+export async function controlRegion(
+  controlUrl: string,
+  action: 'fail' | 'recover' | 'status',
+  region?: string,
+): Promise<ControlAnswer> {
+  const url =
+    action === 'status'
+      ? `${controlUrl}/regions`
+      : `${controlUrl}/regions/${encodeURIComponent(region ?? '')}/${action}`;
   let response: Response;
   try {
     response = await fetch(url, { method: action === 'status' ? 'GET' : 'POST' });
   } catch (error) {
-    throw new ControlRefused(`the control endpoint of npm start (${controlUrl}) did not answer (${(error as Error).cause ?? (error as Error).message}): is it still running?`);
+    throw new ControlRefused(
+      `the control endpoint of npm start (${controlUrl}) did not answer (${(error as Error).cause ?? (error as Error).message}): is it still running?`,
+    );
   }
-  const body = await response.json() as ControlAnswer & { error?: string };
+  const body = (await response.json()) as ControlAnswer & { error?: string };
   if (!response.ok) throw new ControlRefused(body.error ?? `the control endpoint answered ${response.status}`);
   return body;
 }

@@ -28,10 +28,16 @@ export interface HealthCheckSettings {
 }
 
 /** The local defaults: 2 s × 3 (Route 53's fast checks are 10 s × 3; see docs/deploying.md). */
-export const DEFAULT_HEALTH_CHECK: HealthCheckSettings = { intervalMs: 2_000, failureThreshold: 3, timeoutMs: 1_000, path: '/api/v2/ping' };
+export const DEFAULT_HEALTH_CHECK: HealthCheckSettings = {
+  intervalMs: 2_000,
+  failureThreshold: 3,
+  timeoutMs: 1_000,
+  path: '/api/v2/ping',
+};
 
 /** The longest a failed Region keeps receiving requests: the checks it takes to fail it, and the last one's timeout. */
-export const detectionMs = (settings: HealthCheckSettings) => settings.intervalMs * settings.failureThreshold + settings.timeoutMs;
+export const detectionMs = (settings: HealthCheckSettings) =>
+  settings.intervalMs * settings.failureThreshold + settings.timeoutMs;
 
 /** HEALTH_CHECK_INTERVAL_SECONDS and HEALTH_CHECK_FAILURE_THRESHOLD over the defaults; throws one line naming a bad one. */
 export function healthCheckSettings(env: NodeJS.ProcessEnv = process.env): HealthCheckSettings {
@@ -39,14 +45,20 @@ export function healthCheckSettings(env: NodeJS.ProcessEnv = process.env): Healt
   const interval = env[HEALTH_CHECK_INTERVAL_ENV]?.trim();
   if (interval) {
     const seconds = Number(interval);
-    if (!Number.isFinite(seconds) || seconds < 0.1 || seconds > 60) throw new Error(`${HEALTH_CHECK_INTERVAL_ENV}=${interval} is not an interval: give seconds from 0.1 to 60, e.g. 2`);
+    if (!Number.isFinite(seconds) || seconds < 0.1 || seconds > 60)
+      throw new Error(
+        `${HEALTH_CHECK_INTERVAL_ENV}=${interval} is not an interval: give seconds from 0.1 to 60, e.g. 2`,
+      );
     settings.intervalMs = Math.round(seconds * 1000);
     settings.timeoutMs = Math.min(settings.timeoutMs, settings.intervalMs);
   }
   const failures = env[HEALTH_CHECK_FAILURES_ENV]?.trim();
   if (failures) {
     const n = Number(failures);
-    if (!Number.isInteger(n) || n < 1 || n > 10) throw new Error(`${HEALTH_CHECK_FAILURES_ENV}=${failures} is not a threshold: give a whole number from 1 to 10 (Route 53's range), e.g. 3`);
+    if (!Number.isInteger(n) || n < 1 || n > 10)
+      throw new Error(
+        `${HEALTH_CHECK_FAILURES_ENV}=${failures} is not a threshold: give a whole number from 1 to 10 (Route 53's range), e.g. 3`,
+      );
     settings.failureThreshold = n;
   }
   return settings;
@@ -89,14 +101,22 @@ export async function startFrontRouter(options: {
   onChange?(change: HealthChange): void;
 }): Promise<FrontRouter> {
   const settings = options.settings ?? DEFAULT_HEALTH_CHECK;
-  const state = options.regions.map((region) => ({ ...region, healthy: true, failures: 0, successes: 0, checking: false }));
+  const state = options.regions.map((region) => ({
+    ...region,
+    healthy: true,
+    failures: 0,
+    successes: 0,
+    checking: false,
+  }));
   const changes: HealthChange[] = [];
-  const current = () => (state.find((r) => r.healthy) ?? state[0]!);
+  const current = () => state.find((r) => r.healthy) ?? state[0]!;
 
   const server = createServer((req, res) => relay(req, res, current().url));
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: Error) => reject(new Error(`could not serve the front on 127.0.0.1:${options.port ?? 0}: ${error.message}`)));
+    server.once('error', (error: Error) =>
+      reject(new Error(`could not serve the front on 127.0.0.1:${options.port ?? 0}: ${error.message}`)),
+    );
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as { port: number };
@@ -106,8 +126,16 @@ export async function startFrontRouter(options: {
     region.checking = true;
     const ok = await probe(`${region.url}${settings.path}`, settings.timeoutMs);
     region.checking = false;
-    if (ok) { region.successes++; region.failures = 0; } else { region.failures++; region.successes = 0; }
-    const flip = region.healthy ? region.failures >= settings.failureThreshold : region.successes >= settings.failureThreshold;
+    if (ok) {
+      region.successes++;
+      region.failures = 0;
+    } else {
+      region.failures++;
+      region.successes = 0;
+    }
+    const flip = region.healthy
+      ? region.failures >= settings.failureThreshold
+      : region.successes >= settings.failureThreshold;
     if (flip) {
       region.healthy = !region.healthy;
       const change = { region: region.name, healthy: region.healthy, at: Date.now() };
@@ -115,7 +143,9 @@ export async function startFrontRouter(options: {
       options.onChange?.(change);
     }
   };
-  const timer = setInterval(() => { for (const region of state) void check(region); }, settings.intervalMs);
+  const timer = setInterval(() => {
+    for (const region of state) void check(region);
+  }, settings.intervalMs);
   timer.unref();
 
   return {
@@ -127,7 +157,10 @@ export async function startFrontRouter(options: {
     changes,
     async close() {
       clearInterval(timer);
-      await new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+      await new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
     },
   };
 }
@@ -140,7 +173,10 @@ function probe(url: string, timeoutMs: number): Promise<boolean> {
       answer.once('end', () => resolve((answer.statusCode ?? 0) >= 200 && (answer.statusCode ?? 0) < 400));
       answer.once('error', () => resolve(false));
     });
-    request.once('timeout', () => { request.destroy(); resolve(false); });
+    request.once('timeout', () => {
+      request.destroy();
+      resolve(false);
+    });
     request.once('error', () => resolve(false));
     request.end();
   });
@@ -149,14 +185,24 @@ function probe(url: string, timeoutMs: number): Promise<boolean> {
 /** The request, as it came, to the Region; its answer back. No answer from the Region: the caller's connection is cut. */
 function relay(req: IncomingMessage, res: ServerResponse, target: string): void {
   const url = new URL(target);
-  const upstream = httpRequest({
-    host: url.hostname, port: url.port, method: req.method, path: req.url, headers: req.headers, agent: false,
-  }, (answer) => {
-    res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.rawHeaders);
-    answer.pipe(res);
-    // Cut before its end (the Region lost mid-answer): so is the caller's.
-    answer.once('close', () => { if (!answer.complete) res.destroy(); });
-  });
+  const upstream = httpRequest(
+    {
+      host: url.hostname,
+      port: url.port,
+      method: req.method,
+      path: req.url,
+      headers: req.headers,
+      agent: false,
+    },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.rawHeaders);
+      answer.pipe(res);
+      // Cut before its end (the Region lost mid-answer): so is the caller's.
+      answer.once('close', () => {
+        if (!answer.complete) res.destroy();
+      });
+    },
+  );
   upstream.once('error', () => res.destroy());
   req.once('aborted', () => upstream.destroy());
   req.pipe(upstream);

@@ -74,7 +74,7 @@ export interface LocalStack {
 
 /** Refuses to start with one line that begins with what is refused: a template setting it does not play, or the port. */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
-  const assembly = options.assembly ?? await ensureAssembly();
+  const assembly = options.assembly ?? (await ensureAssembly());
   const { server, edge } = await listen(options.port);
   try {
     return await serveAssembly(server, assembly, options, edge);
@@ -108,12 +108,15 @@ export interface InProcessStack {
  * DynamoDB Local straight, without the IAM proxy, X-Ray daemon or schedules.
  */
 export async function startInProcessStack(options: InProcessStackOptions): Promise<InProcessStack> {
-  const assembly = options.assembly ?? await ensureTemplate();
+  const assembly = options.assembly ?? (await ensureTemplate());
   const { server, edge } = await listen(options.port);
   try {
     const { port } = server.address() as { port: number };
     const host = `127.0.0.1:${port}`;
-    const stack = deployLocally(assembly.directory, assembly.stackName, { tableName: options.tableName, frontHost: host });
+    const stack = deployLocally(assembly.directory, assembly.stackName, {
+      tableName: options.tableName,
+      frontHost: host,
+    });
     const lambda = new InProcessLambda(stack);
     const gateway = ApiGateway.of(stack, {
       invoke: (target, event) => lambda.invoke(target, event),
@@ -128,7 +131,11 @@ export async function startInProcessStack(options: InProcessStackOptions): Promi
       port,
       gateway,
       unevaluatedRuleGroups: waf?.passedThrough ?? [],
-      close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
     };
   } catch (error) {
     server.close();
@@ -142,11 +149,17 @@ async function listen(port = 0): Promise<{ server: Server; edge: { front?: Local
   server.keepAliveTimeout = 65_000;
   // Known once the template is read: the front, whose request id the parser's refusals carry too.
   const edge: { front?: LocalFront } = {};
-  answerParserRefusals(server, (): Record<string, string> => (edge.front ? { [CLOUDFRONT_ID_HEADER]: edge.front.requestId() } : {}));
+  answerParserRefusals(
+    server,
+    (): Record<string, string> => (edge.front ? { [CLOUDFRONT_ID_HEADER]: edge.front.requestId() } : {}),
+  );
   await new Promise<void>((resolve, reject) => {
     const refused = (error: Error) => reject(new Error(`could not serve on 127.0.0.1:${port}: ${error.message}`));
     server.once('error', refused);
-    server.listen(port, '127.0.0.1', () => { server.removeListener('error', refused); resolve(); });
+    server.listen(port, '127.0.0.1', () => {
+      server.removeListener('error', refused);
+      resolve();
+    });
   });
   return { server, edge };
 }
@@ -173,16 +186,30 @@ function serveRequests(server: Server, { gateway, waf, front }: Edge, onRequest:
         send(res, response);
         const path = (req.url ?? '').split('?')[0]!;
         const ms = performance.now() - started;
-        onRequest?.({ method: req.method ?? '', path, status: response.status, ms, ...(response.errorType ? { errorType: response.errorType } : {}) });
+        onRequest?.({
+          method: req.method ?? '',
+          path,
+          status: response.status,
+          ms,
+          ...(response.errorType ? { errorType: response.errorType } : {}),
+        });
       });
   });
 }
 
-async function serveAssembly(server: Server, assembly: Assembly, options: LocalStackOptions, edge: { front?: LocalFront }): Promise<LocalStack> {
+async function serveAssembly(
+  server: Server,
+  assembly: Assembly,
+  options: LocalStackOptions,
+  edge: { front?: LocalFront },
+): Promise<LocalStack> {
   const { port } = server.address() as { port: number };
   const host = `127.0.0.1:${port}`;
   // The front (a CloudFront distribution, or the custom domain) is this server: its address is ours.
-  const stack = deployLocally(assembly.directory, assembly.stackName, { tableName: options.tableName, frontHost: options.publicHost ?? host });
+  const stack = deployLocally(assembly.directory, assembly.stackName, {
+    tableName: options.tableName,
+    frontHost: options.publicHost ?? host,
+  });
   const keys = partitionKeys(stack);
 
   const dynamoDbCalls: DynamoDbCall[] = [];
@@ -191,7 +218,10 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
     target: options.dynamoDbEndpoint,
     tableArn: localTableArn,
     partitionKeyOf: (table) => keys.get(table) ?? 'PK',
-    onCall: (call) => { dynamoDbCalls.push(call); if (dynamoDbCalls.length > 10_000) dynamoDbCalls.splice(0, 5_000); },
+    onCall: (call) => {
+      dynamoDbCalls.push(call);
+      if (dynamoDbCalls.length > 10_000) dynamoDbCalls.splice(0, 5_000);
+    },
     ...(options.mrsc ? { mrsc: options.mrsc } : {}),
   });
   /** Function name → its route, for the default log (filled once the gateway has read the template). */
@@ -203,10 +233,12 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
   let front: LocalFront | undefined;
   let schedules: LocalSchedules;
   try {
-    const log = options.log ?? ((name, line) => {
-      if (!options.showMetrics && isMetricLine(line)) return;
-      console.log(`[${labels.get(name) ?? name}] ${line}`);
-    });
+    const log =
+      options.log ??
+      ((name, line) => {
+        if (!options.showMetrics && isMetricLine(line)) return;
+        console.log(`[${labels.get(name) ?? name}] ${line}`);
+      });
     lambda = new LambdaService(stack, {
       environmentFor: (fn) => ({
         ...proxy.credentialsFor(fn.roleLogicalId),
@@ -225,7 +257,9 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
     });
     labels = routeLabels(gateway.functionRoutes());
     const rules = scheduledRules(stack, (target) => lambda.resolve(target) !== undefined);
-    for (const rule of rules) for (const target of rule.targets) labels.set(target.function.split(':')[0]!, scheduleLabel(stack, target.function, rule.expression));
+    for (const rule of rules)
+      for (const target of rule.targets)
+        labels.set(target.function.split(':')[0]!, scheduleLabel(stack, target.function, rule.expression));
     waf = webAclOf(stack);
     front = LocalFront.of(stack);
     edge.front = front;
@@ -253,7 +287,10 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
     schedules,
     async close() {
       schedules.close();
-      await new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+      await new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
       await lambda.close();
       await proxy.close();
       await xray.close();
@@ -262,7 +299,11 @@ async function serveAssembly(server: Server, assembly: Assembly, options: LocalS
 }
 
 async function serve(
-  req: IncomingMessage, gateway: ApiGateway, waf: WebAcl | undefined, front: LocalFront | undefined, viewerRequestId?: string,
+  req: IncomingMessage,
+  gateway: ApiGateway,
+  waf: WebAcl | undefined,
+  front: LocalFront | undefined,
+  viewerRequestId?: string,
 ): Promise<HttpResponse> {
   const body = await readBody(req);
   const received = requestOf(req, body ?? Buffer.alloc(0));
@@ -319,5 +360,7 @@ function scheduleLabel(stack: Stack, target: string, expression: string): string
 
 /** A function's label: its route (the first, with how many more reach it), not its hashed logical id. */
 function routeLabels(routes: Map<string, string[]>): Map<string, string> {
-  return new Map([...routes].map(([name, [first, ...more]]) => [name, more.length === 0 ? first! : `${first} +${more.length} more`]));
+  return new Map(
+    [...routes].map(([name, [first, ...more]]) => [name, more.length === 0 ? first! : `${first} +${more.length} more`]),
+  );
 }

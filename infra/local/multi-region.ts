@@ -39,7 +39,13 @@ export async function startMultiRegion(options: {
     names: options.names,
     stack: { ...options.stack, publicHost: `127.0.0.1:${options.port}` },
     // The health checks' own passing requests are left out of the access lines: one per Region per interval.
-    ...(options.onRequest ? { onRequest: (region, entry) => { if (!(entry.path === path && entry.status < 400)) options.onRequest!(region, entry); } } : {}),
+    ...(options.onRequest
+      ? {
+          onRequest: (region, entry) => {
+            if (!(entry.path === path && entry.status < 400)) options.onRequest!(region, entry);
+          },
+        }
+      : {}),
   });
   let front;
   try {
@@ -47,7 +53,10 @@ export async function startMultiRegion(options: {
       regions: regions.regions.map(({ name, url }) => ({ name, url })),
       port: options.port,
       settings: options.healthCheck,
-      onChange: ({ region, healthy }) => options.onHealthChange?.(`HEALTH ${region} ${healthy ? 'healthy' : 'unhealthy'}: the front routes to ${front!.current()}`),
+      onChange: ({ region, healthy }) =>
+        options.onHealthChange?.(
+          `HEALTH ${region} ${healthy ? 'healthy' : 'unhealthy'}: the front routes to ${front!.current()}`,
+        ),
     });
   } catch (error) {
     await regions.close();

@@ -20,7 +20,10 @@ export interface IssuerKey {
   publicJwk: JWK;
 }
 
-export async function newIssuerKey(alg: SigningAlgorithm = 'RS256', kid = `${alg.toLowerCase()}-${randomAlphanumeric(8)}`): Promise<IssuerKey> {
+export async function newIssuerKey(
+  alg: SigningAlgorithm = 'RS256',
+  kid = `${alg.toLowerCase()}-${randomAlphanumeric(8)}`,
+): Promise<IssuerKey> {
   const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
   const [privateJwk, publicJwk] = await Promise.all([exportJWK(privateKey), exportJWK(publicKey)]);
   return { kid, alg, privateJwk: { ...privateJwk, kid, alg }, publicJwk: { ...publicJwk, kid, alg, use: 'sig' } };
@@ -39,8 +42,14 @@ export interface OidcIssuer {
 }
 
 /** Serves discovery and the public half of `published()`, read at each request (so keys can rotate). */
-export async function startOidcIssuer({ port = 0, published, onRequest }: {
-  port?: number; published: () => IssuerKey[]; onRequest?: (path: string) => void;
+export async function startOidcIssuer({
+  port = 0,
+  published,
+  onRequest,
+}: {
+  port?: number;
+  published: () => IssuerKey[];
+  onRequest?: (path: string) => void;
 }): Promise<OidcIssuer> {
   const requests: Record<string, number> = {};
   let url = '';
@@ -73,8 +82,14 @@ export async function startOidcIssuer({ port = 0, published, onRequest }: {
   const bound = (server.address() as { port: number }).port;
   url = `http://127.0.0.1:${bound}`;
   return {
-    url, port: bound, requests,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    url,
+    port: bound,
+    requests,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -89,7 +104,16 @@ export interface TokenRequest {
 /** A token as the issuer at `issuer` would sign it with `key`. */
 export async function mintToken(issuer: string, key: IssuerKey, request: TokenRequest): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  const payload: JWTPayload = { ...request.claims, iss: issuer, aud: request.audience, sub: request.subject, iat: now, nbf: now, exp: now + (request.expiresInSeconds ?? 600), jti: randomAlphanumeric(16) };
+  const payload: JWTPayload = {
+    ...request.claims,
+    iss: issuer,
+    aud: request.audience,
+    sub: request.subject,
+    iat: now,
+    nbf: now,
+    exp: now + (request.expiresInSeconds ?? 600),
+    jti: randomAlphanumeric(16),
+  };
   return new SignJWT(payload)
     .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
     .sign(await importJWK(key.privateJwk, key.alg));

@@ -21,15 +21,26 @@ export function answerParserRefusals(server: Server, moreHeaders: () => Record<s
       return;
     }
     const { statusCode, headers, body } = errorResponse(refusalOf(error.code));
-    const head = { ...headers, [REQUEST_ID_HEADER]: randomUUID(), ...moreHeaders(), 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' };
-    const lines = [`HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}`, ...Object.entries(head).map(([name, value]) => `${name}: ${value}`)];
+    const head = {
+      ...headers,
+      [REQUEST_ID_HEADER]: randomUUID(),
+      ...moreHeaders(),
+      'Content-Length': String(Buffer.byteLength(body)),
+      Connection: 'close',
+    };
+    const lines = [
+      `HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}`,
+      ...Object.entries(head).map(([name, value]) => `${name}: ${value}`),
+    ];
     socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
   });
 }
 
 /** What Node answers each refusal with (its own status codes), as a contract error. */
 function refusalOf(code: string | undefined): ApiError {
-  if (code === 'HPE_HEADER_OVERFLOW') return new ApiError(431, 'request header fields too large', 'the request headers are too large');
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ApiError(408, 'request timeout', 'the request did not arrive in time');
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return new ApiError(431, 'request header fields too large', 'the request headers are too large');
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return new ApiError(408, 'request timeout', 'the request did not arrive in time');
   return new BadRequest('the request is not valid HTTP');
 }

@@ -11,7 +11,10 @@ export async function portInUse(port: number): Promise<boolean> {
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: '127.0.0.1', port });
-    const done = (answer: boolean) => { socket.destroy(); resolve(answer); };
+    const done = (answer: boolean) => {
+      socket.destroy();
+      resolve(answer);
+    };
     socket.setTimeout(1_000, () => done(false));
     socket.once('connect', () => done(true));
     socket.once('error', () => done(false));

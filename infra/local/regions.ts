@@ -26,9 +26,13 @@ export function localRegionNames(env: NodeJS.ProcessEnv = process.env): string[]
   if (!raw) return undefined;
   const names = raw.split(',').map((name) => name.trim());
   const bad = names.find((name) => !REGION_SHAPE.test(name));
-  if (bad !== undefined) throw new Error(`${REGIONS_ENV}=${raw}: "${bad}" is not a Region's name; give two or three, comma-separated, e.g. ${REGIONS_ENV}=us-east-1,us-east-2`);
+  if (bad !== undefined)
+    throw new Error(
+      `${REGIONS_ENV}=${raw}: "${bad}" is not a Region's name; give two or three, comma-separated, e.g. ${REGIONS_ENV}=us-east-1,us-east-2`,
+    );
   if (new Set(names).size !== names.length) throw new Error(`${REGIONS_ENV}=${raw} names a Region twice`);
-  if (names.length < 2 || names.length > 3) throw new Error(`${REGIONS_ENV}=${raw}: an MRSC table has two or three replica Regions; name two or three`);
+  if (names.length < 2 || names.length > 3)
+    throw new Error(`${REGIONS_ENV}=${raw}: an MRSC table has two or three replica Regions; name two or three`);
   return names;
 }
 
@@ -93,7 +97,9 @@ export async function startRegions(options: LocalRegionsOptions): Promise<LocalR
     regions,
     region: (name) => regions.find((r) => r.name === name),
     inFlightWrites,
-    close: async () => { await Promise.all(regions.map(closeRegion)); },
+    close: async () => {
+      await Promise.all(regions.map(closeRegion));
+    },
   };
 }
 
@@ -108,25 +114,40 @@ async function regionOf(name: string, stack: LocalStack, wantedPort: number): Pr
   // While down, no invocation starts: a request already past the gateway's door ends as Lambda's
   // own failure would, and its answer goes nowhere (the connection is cut).
   const invoke = stack.lambda.invoke.bind(stack.lambda);
-  stack.lambda.invoke = (target, event) => (down
-    ? Promise.resolve({ ok: false, error: { errorType: 'Runtime.ExitError', errorMessage: `Region ${name} is down` }, coldStart: false, instanceId: '' })
-    : invoke(target, event));
+  stack.lambda.invoke = (target, event) =>
+    down
+      ? Promise.resolve({
+          ok: false,
+          error: { errorType: 'Runtime.ExitError', errorMessage: `Region ${name} is down` },
+          coldStart: false,
+          instanceId: '',
+        })
+      : invoke(target, event);
 
   let server: Server = relay();
   function relay(): Server {
     return createServer((client) => {
       const upstream = connect(stack.port, '127.0.0.1');
       sockets.add(client).add(upstream);
-      const end = () => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream); };
+      const end = () => {
+        client.destroy();
+        upstream.destroy();
+        sockets.delete(client);
+        sockets.delete(upstream);
+      };
       client.on('error', end).on('close', end);
       upstream.on('error', end).on('close', end);
       client.pipe(upstream).pipe(client);
     });
   }
-  const listen = (port: number) => new Promise<number>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => { server.removeListener('error', reject); resolve((server.address() as { port: number }).port); });
-  });
+  const listen = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.removeListener('error', reject);
+        resolve((server.address() as { port: number }).port);
+      });
+    });
   const port = await listen(wantedPort).catch((error: Error) => {
     throw new Error(`could not serve Region ${name} on 127.0.0.1:${wantedPort}: ${error.message}`);
   });
@@ -136,7 +157,9 @@ async function regionOf(name: string, stack: LocalStack, wantedPort: number): Pr
     url: `http://127.0.0.1:${port}`,
     port,
     stack,
-    get down() { return down; },
+    get down() {
+      return down;
+    },
     async fail() {
       if (down) return;
       down = true;

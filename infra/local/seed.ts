@@ -38,18 +38,29 @@ export interface Seed {
 export async function ensureSeed(dataDir: string): Promise<Seed> {
   const seedTokens = (await listTokens()).filter(isSeedToken);
   const kept = readKept(dataDir);
-  const keptRecord = kept === undefined ? undefined : seedTokens.find((t) => t.tokenId === tokenIdOf(kept) && tokenMatchesHash(kept, t.tokenHash));
-  const why = keptRecord?.revokedAt ? 'revoked' : keptRecord && isExpired(keptRecord.expiresAt, new Date()) ? 'expired' : undefined;
+  const keptRecord =
+    kept === undefined
+      ? undefined
+      : seedTokens.find((t) => t.tokenId === tokenIdOf(kept) && tokenMatchesHash(kept, t.tokenHash));
+  const why = keptRecord?.revokedAt
+    ? 'revoked'
+    : keptRecord && isExpired(keptRecord.expiresAt, new Date())
+      ? 'expired'
+      : undefined;
   const seedRun = (await listRuns(SEED_ORGANIZATION)).find((run) => run.workspace === SEED_WORKSPACE);
   const runId = seedRun?.runId ?? (await registerNewRun(SEED_ORGANIZATION, SEED_WORKSPACE)).runId;
   const run = { runId, runCreated: !seedRun };
-  if (keptRecord && !why) return { organization: SEED_ORGANIZATION, tokenId: keptRecord.tokenId, token: kept!, tokenCreated: false, ...run };
+  if (keptRecord && !why)
+    return { organization: SEED_ORGANIZATION, tokenId: keptRecord.tokenId, token: kept!, tokenCreated: false, ...run };
 
   const previous = keptRecord ?? seedTokens.toSorted((a, b) => a.createdAt.localeCompare(b.createdAt)).at(-1);
   const created = await createToken({ subject: SEED_SUBJECT, grants: { [SEED_ORGANIZATION]: 'owner' } });
   writeFileSync(join(dataDir, SEED_TOKEN_FILE), `${created.token}\n`, { mode: 0o600 });
   return {
-    organization: SEED_ORGANIZATION, tokenId: created.record.tokenId, token: created.token, tokenCreated: true,
+    organization: SEED_ORGANIZATION,
+    tokenId: created.record.tokenId,
+    token: created.token,
+    tokenCreated: true,
     ...(previous ? { replaced: { tokenId: previous.tokenId, why: why ?? 'not kept' } } : {}),
     ...run,
   };
@@ -63,4 +74,5 @@ function readKept(dataDir: string): string | undefined {
   }
 }
 
-const isSeedToken = (token: TokenRecord) => token.subject === SEED_SUBJECT && token.grants[SEED_ORGANIZATION] === 'owner';
+const isSeedToken = (token: TokenRecord) =>
+  token.subject === SEED_SUBJECT && token.grants[SEED_ORGANIZATION] === 'owner';

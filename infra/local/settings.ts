@@ -20,7 +20,9 @@ export function replicatedWriteConflictRate(env: NodeJS.ProcessEnv = process.env
   if (!raw) return 0;
   const rate = Number(raw);
   if (!Number.isFinite(rate) || rate < 0 || rate > 1) {
-    throw new Error(`${REPLICATED_WRITE_CONFLICT_RATE_ENV}=${raw} is not a rate: give a number from 0 (off) to 1 (every write refused), e.g. 0.05`);
+    throw new Error(
+      `${REPLICATED_WRITE_CONFLICT_RATE_ENV}=${raw} is not a rate: give a number from 0 (off) to 1 (every write refused), e.g. 0.05`,
+    );
   }
   return rate;
 }
@@ -34,7 +36,9 @@ export function scheduleEveryMs(env: NodeJS.ProcessEnv = process.env): number | 
   if (!raw) return undefined;
   const seconds = Number(raw);
   if (!Number.isFinite(seconds) || seconds <= 0) {
-    throw new Error(`${SCHEDULE_SECONDS_ENV}=${raw} is not a period: give a number of seconds above 0, e.g. 10 to run the sweeper every 10 s`);
+    throw new Error(
+      `${SCHEDULE_SECONDS_ENV}=${raw} is not a period: give a number of seconds above 0, e.g. 10 to run the sweeper every 10 s`,
+    );
   }
   return Math.max(1, Math.round(seconds * 1000));
 }

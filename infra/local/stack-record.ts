@@ -45,5 +45,10 @@ function readStackRecord(dataDir: string): StackRecord | undefined {
 }
 
 const isAlive = (pid: number) => {
-  try { process.kill(pid, 0); return true; } catch { return false; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 };

@@ -3,7 +3,12 @@ import { ensureAssembly, ensureTemplate } from './assembly';
 import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from './aws/dynamodb-local';
 import { portInUse } from './ports';
 import {
-  localSettings, REPLICATED_WRITE_CONFLICT_RATE_ENV, replicatedWriteConflictRate, SCHEDULE_SECONDS_ENV, scheduleEveryMs, SEED_TOKEN_FILE,
+  localSettings,
+  REPLICATED_WRITE_CONFLICT_RATE_ENV,
+  replicatedWriteConflictRate,
+  SCHEDULE_SECONDS_ENV,
+  scheduleEveryMs,
+  SEED_TOKEN_FILE,
 } from './settings';
 import { removeStackRecord, runningStack, writeStackRecord } from './stack-record';
 import type { Seed } from './seed';
@@ -93,23 +98,36 @@ const scheduleEvery = (() => {
 /** Never serve, or write to, a port or a data folder this start did not take itself. */
 async function refuseWhatIsTaken(): Promise<void> {
   const other = runningStack(settings.dataDir);
-  if (other) refuse(`another npm start (pid ${other.pid}, ${other.apiUrl}) already serves ${settings.dataDir}; stop it first, or give this one its own DATA_DIR.`);
+  if (other)
+    refuse(
+      `another npm start (pid ${other.pid}, ${other.apiUrl}) already serves ${settings.dataDir}; stop it first, or give this one its own DATA_DIR.`,
+    );
   if (await portInUse(settings.port)) {
-    refuse(`PORT ${settings.port} (127.0.0.1:${settings.port}) is already in use by a process this start did not start; stop it, or choose a free port: PORT=<port> npm start`);
+    refuse(
+      `PORT ${settings.port} (127.0.0.1:${settings.port}) is already in use by a process this start did not start; stop it, or choose a free port: PORT=<port> npm start`,
+    );
   }
   if (await portInUse(settings.issuerPort)) {
-    refuse(`ISSUER_PORT ${settings.issuerPort} (127.0.0.1:${settings.issuerPort}, for the local OpenID issuer) is already in use by a process this start did not start; stop it, or choose a free port: ISSUER_PORT=<port> npm start`);
+    refuse(
+      `ISSUER_PORT ${settings.issuerPort} (127.0.0.1:${settings.issuerPort}, for the local OpenID issuer) is already in use by a process this start did not start; stop it, or choose a free port: ISSUER_PORT=<port> npm start`,
+    );
   }
   if (await portInUse(settings.ddbPort)) {
-    refuse(`DDB_PORT ${settings.ddbPort} (127.0.0.1:${settings.ddbPort}, for DynamoDB Local) is already in use by a process this start did not start; stop it, or choose a free port: DDB_PORT=<port> npm start`);
+    refuse(
+      `DDB_PORT ${settings.ddbPort} (127.0.0.1:${settings.ddbPort}, for DynamoDB Local) is already in use by a process this start did not start; stop it, or choose a free port: DDB_PORT=<port> npm start`,
+    );
   }
 }
 
 await refuseWhatIsTaken();
-const assembly = await (dev ? ensureTemplate : ensureAssembly)((line) => console.log(line)).catch((error: Error) => refuse(error.message));
+const assembly = await (dev ? ensureTemplate : ensureAssembly)((line) => console.log(line)).catch((error: Error) =>
+  refuse(error.message),
+);
 // The synthesis can take a while: look again right before taking the ports.
 await refuseWhatIsTaken();
-const dynamo = await startDynamoDbLocal({ port: settings.ddbPort, dataDir: settings.dataDir }).catch((error: Error) => refuse(error.message));
+const dynamo = await startDynamoDbLocal({ port: settings.ddbPort, dataDir: settings.dataDir }).catch((error: Error) =>
+  refuse(error.message),
+);
 // The seed below writes as the operator does: straight to DynamoDB Local, not through a function.
 useLocalEndpoint(dynamo.endpoint);
 process.env.TABLE_NAME = settings.tableName;
@@ -119,80 +137,150 @@ const { ensureSeed } = await import('./seed');
 const seed = await ensureSeed(settings.dataDir);
 // Workload identity with no external issuer: trusts name this address, its keys stay in DATA_DIR.
 const issuerKeys = await localIssuerKeys(settings.dataDir);
-const issuer = await startOidcIssuer({ port: settings.issuerPort, published: () => issuerKeys }).catch(async (error: Error) => {
-  await dynamo.stop();
-  return refuse(`could not serve the local OpenID issuer on 127.0.0.1:${settings.issuerPort}: ${error.message}`);
-});
+const issuer = await startOidcIssuer({ port: settings.issuerPort, published: () => issuerKeys }).catch(
+  async (error: Error) => {
+    await dynamo.stop();
+    return refuse(`could not serve the local OpenID issuer on 127.0.0.1:${settings.issuerPort}: ${error.message}`);
+  },
+);
 /** One line per invocation a schedule made, as the access line of a request: `SCHEDULE rate(15 minutes) SweeperFunction… ok 120.0ms`. */
-const onScheduledRun = ({ expression, function: fn, attempt, ok, error, ms }: import('./aws/eventbridge').ScheduledRun) =>
-  console.log(`SCHEDULE ${expression} ${fn}${attempt > 1 ? ` (retry ${attempt - 1})` : ''} ${ok ? 'ok' : `failed ${error?.errorType}: ${error?.errorMessage}`} ${ms.toFixed(1)}ms`);
-const accessLine = ({ method, path, status, ms, errorType }: { method: string; path: string; status: number; ms: number; errorType?: string }) =>
-  `${method} ${path} ${status}${errorType ? ` ${errorType}` : ''} ${ms.toFixed(1)}ms`;
+const onScheduledRun = ({
+  expression,
+  function: fn,
+  attempt,
+  ok,
+  error,
+  ms,
+}: import('./aws/eventbridge').ScheduledRun) =>
+  console.log(
+    `SCHEDULE ${expression} ${fn}${attempt > 1 ? ` (retry ${attempt - 1})` : ''} ${ok ? 'ok' : `failed ${error?.errorType}: ${error?.errorMessage}`} ${ms.toFixed(1)}ms`,
+  );
+const accessLine = ({
+  method,
+  path,
+  status,
+  ms,
+  errorType,
+}: {
+  method: string;
+  path: string;
+  status: number;
+  ms: number;
+  errorType?: string;
+}) => `${method} ${path} ${status}${errorType ? ` ${errorType}` : ''} ${ms.toFixed(1)}ms`;
 const onRequest = (entry: Parameters<typeof accessLine>[0]) => console.log(accessLine(entry));
 // Imported only now: the handlers' SDK client (in-process in dev mode) must see the local endpoint.
 const gateway = await (regionNames && !dev
   ? (await import('./multi-region')).startMultiRegion({
-    port: settings.port, names: regionNames, healthCheck: healthCheck!, onHealthChange: (line) => console.log(line),
-    stack: { assembly, dynamoDbEndpoint: dynamo.endpoint, tableName: settings.tableName, showMetrics, ...(await traceOutput()),
-      onScheduledRun, ...(scheduleEvery === undefined ? {} : { scheduleEveryMs: scheduleEvery }) },
-    onRequest: (region, entry) => console.log(`[${region}] ${accessLine(entry)}`),
-  })
+      port: settings.port,
+      names: regionNames,
+      healthCheck: healthCheck!,
+      onHealthChange: (line) => console.log(line),
+      stack: {
+        assembly,
+        dynamoDbEndpoint: dynamo.endpoint,
+        tableName: settings.tableName,
+        showMetrics,
+        ...(await traceOutput()),
+        onScheduledRun,
+        ...(scheduleEvery === undefined ? {} : { scheduleEveryMs: scheduleEvery }),
+      },
+      onRequest: (region, entry) => console.log(`[${region}] ${accessLine(entry)}`),
+    })
   : !dev
-  ? (await import('./local-stack')).startLocalStack({
-    port: settings.port, assembly, dynamoDbEndpoint: dynamo.endpoint, tableName: settings.tableName, onRequest, showMetrics, ...(await traceOutput()),
-    onScheduledRun, ...(scheduleEvery === undefined ? {} : { scheduleEveryMs: scheduleEvery }),
-  })
-  : (await import('./local-stack')).startInProcessStack({ port: settings.port, assembly, tableName: settings.tableName, onRequest })
+    ? (await import('./local-stack')).startLocalStack({
+        port: settings.port,
+        assembly,
+        dynamoDbEndpoint: dynamo.endpoint,
+        tableName: settings.tableName,
+        onRequest,
+        showMetrics,
+        ...(await traceOutput()),
+        onScheduledRun,
+        ...(scheduleEvery === undefined ? {} : { scheduleEveryMs: scheduleEvery }),
+      })
+    : (await import('./local-stack')).startInProcessStack({
+        port: settings.port,
+        assembly,
+        tableName: settings.tableName,
+        onRequest,
+      })
 ).catch(async (error: Error) => {
   await dynamo.stop();
   return refuse(error.message);
 });
 
 const base = `${gateway.url}${API_BASE_PATH}`;
-const multi = 'controlUrl' in gateway ? gateway as import('./multi-region').MultiRegion : undefined;
+const multi = 'controlUrl' in gateway ? (gateway as import('./multi-region').MultiRegion) : undefined;
 writeStackRecord(settings.dataDir, {
-  pid: process.pid, port: settings.port, ddbPort: dynamo.port, tableName: settings.tableName, apiUrl: base, issuerUrl: issuer.url,
-  ...(multi ? { controlUrl: multi.controlUrl, regions: multi.regions.regions.map((r) => ({ name: r.name, apiUrl: `${r.url}${API_BASE_PATH}` })) } : {}),
+  pid: process.pid,
+  port: settings.port,
+  ddbPort: dynamo.port,
+  tableName: settings.tableName,
+  apiUrl: base,
+  issuerUrl: issuer.url,
+  ...(multi
+    ? {
+        controlUrl: multi.controlUrl,
+        regions: multi.regions.regions.map((r) => ({ name: r.name, apiUrl: `${r.url}${API_BASE_PATH}` })),
+      }
+    : {}),
 });
 process.once('exit', () => removeStackRecord(settings.dataDir));
-const unevaluated: string[] = 'unevaluatedRuleGroups' in gateway ? gateway.unevaluatedRuleGroups as string[] : [];
-if (unevaluated.length > 0) console.log(`WAF managed rule groups passed through unevaluated: ${unevaluated.join(', ')}`);
-console.log([
-  `API ready in ${((performance.now() - started) / 1000).toFixed(1)} s at ${base}`,
-  dev
-    ? `Dev mode: the ${assembly.synthesized ? 'newly synthesized' : 'unchanged'} template of the local stage (${assembly.directory}), `
-      + 'its TypeScript handlers in this process (no IAM proxy, X-Ray or schedules); npm start serves what deploys'
-    : `Serving the ${assembly.synthesized ? 'newly synthesized' : 'unchanged'} cloud assembly of the local stage (${assembly.directory})`,
-  ...(multi ? multi.lines() : []),
-  `DynamoDB Local on ${dynamo.endpoint} (table ${settings.tableName}, data in ${settings.dataDir})`,
-  `OpenID issuer on ${issuer.url} (workload identity: npm run admin -- trust create, issuer token; docs/operating.md)`,
-  ...conflictLines(),
-  ...scheduleLines(),
-  ...seedLines(seed),
-  // As the README's: -i shows a bodiless answer's status; -w '\n' ends a JSON answer with a new line.
-  'Try:',
-  `  curl -i $API/ping`,
-  `  curl -s -w '\\n' -H "Authorization: Bearer $TOKEN" $API/organizations/${seed.organization}/reserved-tag-keys`,
-  `  curl -s -w '\\n' -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/vnd.api+json" \\`,
-  `    -d '{"data":{"type":"comments","attributes":{"body":"Looks good"}}}' $API/runs/$RUN/comments`,
-  'Ctrl-C stops the API and DynamoDB Local.',
-].join('\n'));
+const unevaluated: string[] = 'unevaluatedRuleGroups' in gateway ? (gateway.unevaluatedRuleGroups as string[]) : [];
+if (unevaluated.length > 0)
+  console.log(`WAF managed rule groups passed through unevaluated: ${unevaluated.join(', ')}`);
+console.log(
+  [
+    `API ready in ${((performance.now() - started) / 1000).toFixed(1)} s at ${base}`,
+    dev
+      ? `Dev mode: the ${assembly.synthesized ? 'newly synthesized' : 'unchanged'} template of the local stage (${assembly.directory}), ` +
+        'its TypeScript handlers in this process (no IAM proxy, X-Ray or schedules); npm start serves what deploys'
+      : `Serving the ${assembly.synthesized ? 'newly synthesized' : 'unchanged'} cloud assembly of the local stage (${assembly.directory})`,
+    ...(multi ? multi.lines() : []),
+    `DynamoDB Local on ${dynamo.endpoint} (table ${settings.tableName}, data in ${settings.dataDir})`,
+    `OpenID issuer on ${issuer.url} (workload identity: npm run admin -- trust create, issuer token; docs/operating.md)`,
+    ...conflictLines(),
+    ...scheduleLines(),
+    ...seedLines(seed),
+    // As the README's: -i shows a bodiless answer's status; -w '\n' ends a JSON answer with a new line.
+    'Try:',
+    `  curl -i $API/ping`,
+    `  curl -s -w '\\n' -H "Authorization: Bearer $TOKEN" $API/organizations/${seed.organization}/reserved-tag-keys`,
+    `  curl -s -w '\\n' -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/vnd.api+json" \\`,
+    `    -d '{"data":{"type":"comments","attributes":{"body":"Looks good"}}}' $API/runs/$RUN/comments`,
+    'Ctrl-C stops the API and DynamoDB Local.',
+  ].join('\n'),
+);
 
 /** LOCAL_REPLICATED_WRITE_CONFLICT_RATE, when set: what it does, or that npm run dev has no proxy to do it. */
 function conflictLines(): string[] {
   if (conflictRate === 0) return [];
-  if (dev) return [`${REPLICATED_WRITE_CONFLICT_RATE_ENV}=${conflictRate} is ignored: npm run dev has no IAM proxy in front of DynamoDB Local (npm start has)`];
-  return [`Replicated write conflicts ON (${REPLICATED_WRITE_CONFLICT_RATE_ENV}=${conflictRate}): about ${+(conflictRate * 100).toFixed(2)}% of the functions' writes (PutItem, UpdateItem, DeleteItem, BatchWriteItem) are refused, unapplied, with ReplicatedWriteConflictException, as an MRSC global table may`];
+  if (dev)
+    return [
+      `${REPLICATED_WRITE_CONFLICT_RATE_ENV}=${conflictRate} is ignored: npm run dev has no IAM proxy in front of DynamoDB Local (npm start has)`,
+    ];
+  return [
+    `Replicated write conflicts ON (${REPLICATED_WRITE_CONFLICT_RATE_ENV}=${conflictRate}): about ${+(conflictRate * 100).toFixed(2)}% of the functions' writes (PutItem, UpdateItem, DeleteItem, BatchWriteItem) are refused, unapplied, with ReplicatedWriteConflictException, as an MRSC global table may`,
+  ];
 }
 
 /** The template's schedules and when they run (npm run dev runs none: it has no EventBridge). */
 function scheduleLines(): string[] {
   const { schedules } = gateway as Partial<import('./local-stack').LocalStack>;
-  if (!schedules) return scheduleEvery === undefined ? [] : [`${SCHEDULE_SECONDS_ENV} is ignored: npm run dev runs no schedules (npm start does)`];
-  return schedules.rules.filter((rule) => rule.enabled).map((rule) => {
-    const when = scheduleEvery === undefined ? rule.expression : `every ${scheduleEvery / 1000} s (${SCHEDULE_SECONDS_ENV}; ${rule.expression} deployed)`;
-    return `Scheduled: ${rule.targets.map((t) => t.function).join(', ')} ${when}, a SCHEDULE line each run`;
-  });
+  if (!schedules)
+    return scheduleEvery === undefined
+      ? []
+      : [`${SCHEDULE_SECONDS_ENV} is ignored: npm run dev runs no schedules (npm start does)`];
+  return schedules.rules
+    .filter((rule) => rule.enabled)
+    .map((rule) => {
+      const when =
+        scheduleEvery === undefined
+          ? rule.expression
+          : `every ${scheduleEvery / 1000} s (${SCHEDULE_SECONDS_ENV}; ${rule.expression} deployed)`;
+      return `Scheduled: ${rule.targets.map((t) => t.function).join(', ')} ${when}, a SCHEDULE line each run`;
+    });
 }
 
 /** TRACES=print: each trace printed as a tree; TRACES=<folder>: each saved as JSON there. */
@@ -200,7 +288,8 @@ async function traceOutput() {
   const target = process.env.TRACES;
   if (!target) return {};
   const { formatTrace } = await import('./aws/xray');
-  if (target === 'print') return { onTrace: (id: string, segments: Array<Record<string, any>>) => console.log(formatTrace(id, segments)) };
+  if (target === 'print')
+    return { onTrace: (id: string, segments: Array<Record<string, any>>) => console.log(formatTrace(id, segments)) };
   const { mkdirSync, writeFileSync } = await import('node:fs');
   const { join, resolve } = await import('node:path');
   mkdirSync(target, { recursive: true });
@@ -234,7 +323,11 @@ async function shutdown(signal: string) {
   stopping = true;
   console.log(`\n${signal}: stopping`);
   // Several Regions' stacks stop in turn: should one hang (seen once, after a failover with requests in flight), exit anyway.
-  if (multi) setTimeout(() => { console.log(`${signal}: a Region did not stop within 15 s; exiting (DynamoDB Local's watchdog stops it)`); process.exit(1); }, 15_000).unref();
+  if (multi)
+    setTimeout(() => {
+      console.log(`${signal}: a Region did not stop within 15 s; exiting (DynamoDB Local's watchdog stops it)`);
+      process.exit(1);
+    }, 15_000).unref();
   await gateway.close();
   await issuer.close();
   await dynamo.stop();

@@ -37,7 +37,11 @@ if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === import.me
   for (const [file, text] of Object.entries(await generatedFiles())) {
     const path = join(PROJECT_ROOT, file);
     let before: string | undefined;
-    try { before = readFileSync(path, 'utf8'); } catch { before = undefined; }
+    try {
+      before = readFileSync(path, 'utf8');
+    } catch {
+      before = undefined;
+    }
     if (before !== text) writeFileSync(path, text);
     console.log(`${file}: ${before === text ? 'unchanged' : 'written'} (${Buffer.byteLength(text)} bytes)`);
   }

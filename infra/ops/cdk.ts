@@ -2,7 +2,15 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { COMMANDS, confirmationProblem, failureHint, preflight, usage, whatItDoes, type Command } from '#infra/ops/preflight';
+import {
+  COMMANDS,
+  confirmationProblem,
+  failureHint,
+  preflight,
+  usage,
+  whatItDoes,
+  type Command,
+} from '#infra/ops/preflight';
 
 /**
  * `npm run deploy|diff|destroy -- [-c stage=NAME] [-c key=value …] [CDK CLI options]`: the CDK CLI's
@@ -23,10 +31,15 @@ async function main(argv: string[]): Promise<number> {
     console.log(usage(command));
     return 0;
   }
-  const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context?: Record<string, unknown> };
+  const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as {
+    context?: Record<string, unknown>;
+  };
   const check = preflight({ args, env: process.env, cdkContext: cdkJson.context ?? {} });
   if (command === 'destroy' && !check.stageNamed) {
-    check.problems.unshift({ what: 'no stage named', fix: 'npm run destroy -- -c stage=<stage> (destroy deletes that stage\'s stack; there is no default)' });
+    check.problems.unshift({
+      what: 'no stage named',
+      fix: "npm run destroy -- -c stage=<stage> (destroy deletes that stage's stack; there is no default)",
+    });
   }
   const confirmation = confirmationProblem(command, args, Boolean(process.stdout.isTTY));
   if (confirmation) check.problems.push(confirmation);
@@ -40,13 +53,19 @@ async function main(argv: string[]): Promise<number> {
   // stderr passes through and is kept, so a failure's hint names the cause the CLI printed.
   const cli = join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk');
   const colour = process.stderr.isTTY && !process.env.NO_COLOR ? { FORCE_COLOR: '1' } : {};
-  const child = spawn(cli, [command, ...args], { cwd: PROJECT_ROOT, stdio: ['inherit', 'inherit', 'pipe'], env: { ...process.env, ...colour } });
+  const child = spawn(cli, [command, ...args], {
+    cwd: PROJECT_ROOT,
+    stdio: ['inherit', 'inherit', 'pipe'],
+    env: { ...process.env, ...colour },
+  });
   let output = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     process.stderr.write(chunk);
     output = (output + chunk.toString()).slice(-100_000);
   });
-  const code = await new Promise<number>((done) => child.once('close', (exit, signal) => done(exit ?? (signal ? 1 : 0))));
+  const code = await new Promise<number>((done) =>
+    child.once('close', (exit, signal) => done(exit ?? (signal ? 1 : 0))),
+  );
   if (code !== 0) console.error(failureHint(command, stripVTControlCharacters(output), check));
   return code;
 }

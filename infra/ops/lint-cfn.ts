@@ -16,19 +16,32 @@ import { PROJECT_TMP } from '#infra/local/settings';
 export const LINTED_STAGES = [DEFAULT_STAGE, PRODUCTION_STAGE] as const;
 
 /** A hosted zone and domain for the multi-Region synths: nothing is looked up, any valid values do. */
-const EXAMPLE_DOMAIN = { domainName: 'tfe.example.com', hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' };
+const EXAMPLE_DOMAIN = {
+  domainName: 'tfe.example.com',
+  hostedZoneId: 'Z0123456789ABCDEFGHIJ',
+  hostedZoneName: 'example.com',
+};
 /**
  * The multi-Region stage in both of its shapes (infra/cdk/regions.ts): every stack of each (the
  * global table's, and the API stack of each replica Region) is linted.
  */
 export const LINTED_MULTI_REGION: ReadonlyArray<{ name: string; stage: string; context: Record<string, string> }> = [
-  { name: `${PRODUCTION_STAGE} us-east-1,us-east-2 + witness us-west-2`, stage: PRODUCTION_STAGE, context: { ...EXAMPLE_DOMAIN, regions: 'us-east-1,us-east-2', witnessRegion: 'us-west-2' } },
-  { name: `${PRODUCTION_STAGE} eu-west-1,eu-west-2,eu-central-1`, stage: PRODUCTION_STAGE, context: { ...EXAMPLE_DOMAIN, regions: 'eu-west-1,eu-west-2,eu-central-1' } },
+  {
+    name: `${PRODUCTION_STAGE} us-east-1,us-east-2 + witness us-west-2`,
+    stage: PRODUCTION_STAGE,
+    context: { ...EXAMPLE_DOMAIN, regions: 'us-east-1,us-east-2', witnessRegion: 'us-west-2' },
+  },
+  {
+    name: `${PRODUCTION_STAGE} eu-west-1,eu-west-2,eu-central-1`,
+    stage: PRODUCTION_STAGE,
+    context: { ...EXAMPLE_DOMAIN, regions: 'eu-west-1,eu-west-2,eu-central-1' },
+  },
 ];
 
 /** Checks left out, each with why: what they flag is how CDK writes templates, and CloudFormation takes it as meant. */
 export const IGNORED_CHECKS: Record<string, string> = {
-  W3005: 'a DependsOn that a Ref or GetAtt already implies: CDK writes them (each function on its role, the WAF association on the stage), and they change nothing',
+  W3005:
+    'a DependsOn that a Ref or GetAtt already implies: CDK writes them (each function on its role, the WAF association on the stage), and they change nothing',
 };
 
 /** One finding as `cfn-lint --format json` gives it. */
@@ -51,9 +64,12 @@ export function stageResult(stage: string, template: string, findings: Finding[]
   const errors = findings.filter((f) => f.Level === 'Error');
   const warnings = findings.filter((f) => f.Level !== 'Error');
   const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
-  const line = (f: Finding) => `  ${f.Rule.Id} ${(f.Location.Path ?? []).join('/')} (line ${f.Location.Start.LineNumber}): ${f.Message}`;
+  const line = (f: Finding) =>
+    `  ${f.Rule.Id} ${(f.Location.Path ?? []).join('/')} (line ${f.Location.Start.LineNumber}): ${f.Message}`;
   return {
-    stage, errors, warnings,
+    stage,
+    errors,
+    warnings,
     lines: [
       `lint:cfn ${stage}: ${template}: ${plural(errors.length, 'error')}, ${plural(warnings.length, 'warning')} (ignored: ${Object.keys(IGNORED_CHECKS).join(', ')})`,
       ...errors.map(line),
@@ -64,14 +80,33 @@ export function stageResult(stage: string, template: string, findings: Finding[]
 
 /** cfn-lint's findings for one template; throws when cfn-lint cannot be run or does not answer in JSON. */
 export function cfnLint(template: string): Finding[] {
-  const run = spawnSync('cfn-lint', ['--format', 'json', '--non-zero-exit-code', 'none', '--ignore-checks', ...Object.keys(IGNORED_CHECKS), '--', template], {
-    encoding: 'utf8', maxBuffer: 64 * 1024 * 1024,
-  });
+  const run = spawnSync(
+    'cfn-lint',
+    [
+      '--format',
+      'json',
+      '--non-zero-exit-code',
+      'none',
+      '--ignore-checks',
+      ...Object.keys(IGNORED_CHECKS),
+      '--',
+      template,
+    ],
+    {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   if (run.error) {
     const missing = (run.error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new Error(missing ? 'cfn-lint is not on PATH: install it (pip install cfn-lint), then run npm run lint:cfn again' : `cfn-lint could not run: ${run.error.message}`);
+    throw new Error(
+      missing
+        ? 'cfn-lint is not on PATH: install it (pip install cfn-lint), then run npm run lint:cfn again'
+        : `cfn-lint could not run: ${run.error.message}`,
+    );
   }
-  if (run.status !== 0) throw new Error(`cfn-lint failed (exit ${run.status}): ${run.stderr.trim() || run.stdout.trim()}`);
+  if (run.status !== 0)
+    throw new Error(`cfn-lint failed (exit ${run.status}): ${run.stderr.trim() || run.stdout.trim()}`);
   try {
     return JSON.parse(run.stdout || '[]') as Finding[];
   } catch {
@@ -84,13 +119,19 @@ export function cfnLint(template: string): Finding[] {
  * template in it (one for a single-Region stage; the table's and each Region's for a multi-Region
  * one), removes the folder. `label` names the run in what is printed.
  */
-export async function lintStage(stage: string, context: Record<string, unknown> = {}, label = stage): Promise<StageResult[]> {
+export async function lintStage(
+  stage: string,
+  context: Record<string, unknown> = {},
+  label = stage,
+): Promise<StageResult[]> {
   mkdirSync(PROJECT_TMP, { recursive: true });
   const outdir = mkdtempSync(join(PROJECT_TMP, `lint-cfn-${stage}-`));
   try {
     // No bundling: the template is the same but for the assets' hashes, and esbuild is the slow part.
     await synthesizeStage(outdir, stage, { ...context, 'aws:cdk:bundling-stacks': [] });
-    const templates = readdirSync(outdir).filter((file) => file.endsWith('.template.json')).sort();
+    const templates = readdirSync(outdir)
+      .filter((file) => file.endsWith('.template.json'))
+      .sort();
     if (templates.length === 0) throw new Error(`the synth of ${label} wrote no template`);
     return templates.map((template) => stageResult(label, template, cfnLint(join(outdir, template))));
   } finally {
@@ -104,14 +145,19 @@ Synthesizes the template of each stage (${LINTED_STAGES.join(', ')} unless --sta
 checks it with cfn-lint (pip install cfn-lint); without --stage, also every stack of the multi-Region
 stage (${LINTED_MULTI_REGION.map((run) => run.name).join('; ')}).
 Exit 1 when a template has an error; warnings are listed.
-Left out: ${Object.entries(IGNORED_CHECKS).map(([id, why]) => `${id}, ${why}`).join('; ')}.
+Left out: ${Object.entries(IGNORED_CHECKS)
+  .map(([id, why]) => `${id}, ${why}`)
+  .join('; ')}.
   --stage NAME   lint this stage (repeatable)
   -h, --help     this text`;
 
 if (process.argv[1] && resolve(process.argv[1]) === import.meta.filename) {
   let values;
   try {
-    ({ values } = parseArgs({ options: { stage: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } }, strict: true }));
+    ({ values } = parseArgs({
+      options: { stage: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+    }));
   } catch (error) {
     console.error(`lint:cfn: ${(error as Error).message}. npm run lint:cfn -- --help says more.`);
     process.exit(2);

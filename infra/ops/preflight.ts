@@ -16,7 +16,10 @@ export type Command = (typeof COMMANDS)[number];
 
 /** What `cdk destroy` leaves in the account: the template's resources with DeletionPolicy Retain (test/infra/deploy-preflight.test.ts checks it). */
 export const RETAINED_ON_DESTROY = [
-  { type: 'AWS::DynamoDB::GlobalTable', what: 'its DynamoDB table (tokens, reserved tag keys, runs, comments: retained and deletion-protected)' },
+  {
+    type: 'AWS::DynamoDB::GlobalTable',
+    what: 'its DynamoDB table (tokens, reserved tag keys, runs, comments: retained and deletion-protected)',
+  },
   { type: 'AWS::Logs::LogGroup', what: 'the API access log group' },
 ] as const;
 
@@ -64,7 +67,8 @@ export function contextArgs(args: string[]): { context: Record<string, string>; 
     else if (arg.startsWith('--context=')) pair = arg.slice('--context='.length);
     else if (arg === '--profile') profile = args[++i];
     else if (arg.startsWith('--profile=')) profile = arg.slice('--profile='.length);
-    if (pair !== undefined && pair.includes('=')) context[pair.slice(0, pair.indexOf('='))] = pair.slice(pair.indexOf('=') + 1);
+    if (pair !== undefined && pair.includes('='))
+      context[pair.slice(0, pair.indexOf('='))] = pair.slice(pair.indexOf('=') + 1);
   }
   return { context, ...(profile ? { profile } : {}) };
 }
@@ -88,14 +92,24 @@ export function preflight(input: PreflightInput): Preflight {
   }
 
   // A multi-Region stage is several stacks (infra/cdk/regions.ts): the CDK CLI wants --all, or their names.
-  if (config?.multiRegion && !input.args.includes('--all') && !input.args.some((arg) => arg.startsWith(`${APP_NAME}-${stage}-`))) {
-    problems.push({ what: `the multi-Region stage ${stage} is ${config.multiRegion.regions.length + 1} stacks (the table's, then one per Region)`, fix: 'add --all (CDK handles the table\'s stack first)' });
+  if (
+    config?.multiRegion &&
+    !input.args.includes('--all') &&
+    !input.args.some((arg) => arg.startsWith(`${APP_NAME}-${stage}-`))
+  ) {
+    problems.push({
+      what: `the multi-Region stage ${stage} is ${config.multiRegion.regions.length + 1} stacks (the table's, then one per Region)`,
+      fix: "add --all (CDK handles the table's stack first)",
+    });
   }
 
   const setup = awsSetup({ env, home, now, ...(profileArg ? { profile: profileArg } : {}) });
   const { credentials, region, problems: awsProblems } = setup;
   problems.push(...awsProblems);
-  const regionWrong = regionProblem(setup, 'export AWS_REGION=<region>, e.g. eu-west-1 (else the CDK CLI would pick us-east-1 on its own)');
+  const regionWrong = regionProblem(
+    setup,
+    'export AWS_REGION=<region>, e.g. eu-west-1 (else the CDK CLI would pick us-east-1 on its own)',
+  );
   if (regionWrong) problems.push(regionWrong);
   return {
     problems,
@@ -125,12 +139,19 @@ const ZONE = /^([a-z]{2,4}(?:-[a-z]+)+-\d{1,2})(?:-[a-z]+-\d+)?[a-z]$/;
  */
 export function regionShapeFault(region: string): { why: string; meant?: string } | undefined {
   if (REGION.test(region)) return undefined;
-  const cleaned = region.trim().toLowerCase().replace(/[_\s]+/g, '-');
+  const cleaned = region
+    .trim()
+    .toLowerCase()
+    .replace(/[_\s]+/g, '-');
   const zone = ZONE.exec(cleaned);
   if (zone) return { why: 'an availability zone, not a region', meant: zone[1]! };
   const meant = REGION.test(cleaned) ? cleaned : undefined;
-  const why = region.trim() !== region ? 'it has a space around it' : /\s/.test(region) ? 'it has a space in it'
-    : 'not a region name (like eu-west-1)';
+  const why =
+    region.trim() !== region
+      ? 'it has a space around it'
+      : /\s/.test(region)
+        ? 'it has a space in it'
+        : 'not a region name (like eu-west-1)';
   return { why, ...(meant ? { meant } : {}) };
 }
 
@@ -148,7 +169,9 @@ export function regionProblem(setup: AwsSetup, missingFix: string): Problem | un
   const variable = regionFrom === 'AWS_DEFAULT_REGION' ? 'AWS_DEFAULT_REGION' : 'AWS_REGION';
   return {
     what: `${regionFrom ?? 'the region'} is ${JSON.stringify(region)}: ${fault.why}`,
-    fix: regionFrom?.startsWith('region of') ? `correct it there (region = ${fixed}), or export AWS_REGION=${fixed}` : `export ${variable}=${fixed}`,
+    fix: regionFrom?.startsWith('region of')
+      ? `correct it there (region = ${fixed}), or export AWS_REGION=${fixed}`
+      : `export ${variable}=${fixed}`,
   };
 }
 
@@ -173,27 +196,45 @@ export function awsSetup(input: { env: NodeJS.ProcessEnv; home?: string; now?: D
   const files = awsFiles(env, home);
   const credentials = findCredentials(env, files, profile, home, input.now ?? new Date(), problems);
   const profileName = credentials?.profile ?? profile ?? env.AWS_PROFILE ?? 'default';
-  const [region, regionFrom] = env.AWS_REGION ? [env.AWS_REGION, 'AWS_REGION']
-    : env.AWS_DEFAULT_REGION ? [env.AWS_DEFAULT_REGION, 'AWS_DEFAULT_REGION']
+  const [region, regionFrom] = env.AWS_REGION
+    ? [env.AWS_REGION, 'AWS_REGION']
+    : env.AWS_DEFAULT_REGION
+      ? [env.AWS_DEFAULT_REGION, 'AWS_DEFAULT_REGION']
       : [files.profileSetting(profileName, 'region'), `region of profile ${profileName} in ${files.configPath}`];
   return { ...(credentials ? { credentials } : {}), ...(region ? { region, regionFrom } : {}), problems };
 }
 
 /** The SDK's order (AWS SDK for JavaScript v3, defaultProvider): a named profile wins over the environment's keys. */
-function findCredentials(env: NodeJS.ProcessEnv, files: AwsFiles, profileArg: string | undefined, home: string, now: Date, problems: Problem[]): Credentials | undefined {
+function findCredentials(
+  env: NodeJS.ProcessEnv,
+  files: AwsFiles,
+  profileArg: string | undefined,
+  home: string,
+  now: Date,
+  problems: Problem[],
+): Credentials | undefined {
   const named = profileArg ?? env.AWS_PROFILE;
   if (!named) {
-    if (env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) return { source: `environment (AWS_ACCESS_KEY_ID${env.AWS_SESSION_TOKEN ? ', with a session token' : ''})` };
+    if (env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY)
+      return { source: `environment (AWS_ACCESS_KEY_ID${env.AWS_SESSION_TOKEN ? ', with a session token' : ''})` };
     if (env.AWS_ACCESS_KEY_ID || env.AWS_SECRET_ACCESS_KEY) {
-      problems.push({ what: `${env.AWS_ACCESS_KEY_ID ? 'AWS_ACCESS_KEY_ID' : 'AWS_SECRET_ACCESS_KEY'} is set without ${env.AWS_ACCESS_KEY_ID ? 'AWS_SECRET_ACCESS_KEY' : 'AWS_ACCESS_KEY_ID'}`, fix: 'set both, or unset it and use a profile (export AWS_PROFILE=<profile>)' });
+      problems.push({
+        what: `${env.AWS_ACCESS_KEY_ID ? 'AWS_ACCESS_KEY_ID' : 'AWS_SECRET_ACCESS_KEY'} is set without ${env.AWS_ACCESS_KEY_ID ? 'AWS_SECRET_ACCESS_KEY' : 'AWS_ACCESS_KEY_ID'}`,
+        fix: 'set both, or unset it and use a profile (export AWS_PROFILE=<profile>)',
+      });
       return undefined;
     }
     if (env.AWS_WEB_IDENTITY_TOKEN_FILE && env.AWS_ROLE_ARN) {
-      if (existsSync(env.AWS_WEB_IDENTITY_TOKEN_FILE)) return { source: `web identity (AWS_ROLE_ARN ${env.AWS_ROLE_ARN})` };
-      problems.push({ what: `AWS_WEB_IDENTITY_TOKEN_FILE ${env.AWS_WEB_IDENTITY_TOKEN_FILE} does not exist`, fix: 'point it at the identity token, or unset it' });
+      if (existsSync(env.AWS_WEB_IDENTITY_TOKEN_FILE))
+        return { source: `web identity (AWS_ROLE_ARN ${env.AWS_ROLE_ARN})` };
+      problems.push({
+        what: `AWS_WEB_IDENTITY_TOKEN_FILE ${env.AWS_WEB_IDENTITY_TOKEN_FILE} does not exist`,
+        fix: 'point it at the identity token, or unset it',
+      });
       return undefined;
     }
-    if (env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI || env.AWS_CONTAINER_CREDENTIALS_FULL_URI) return { source: 'the container\'s role (ECS, CodeBuild)' };
+    if (env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI || env.AWS_CONTAINER_CREDENTIALS_FULL_URI)
+      return { source: "the container's role (ECS, CodeBuild)" };
   }
   const profile = named ?? 'default';
   const section = files.profile(profile);
@@ -211,12 +252,17 @@ function findCredentials(env: NodeJS.ProcessEnv, files: AwsFiles, profileArg: st
         });
         return undefined;
       }
-      return { source: `profile ${profile} (IAM Identity Center, logged in until ${expiry.toISOString().slice(0, 16).replace('T', ' ')} UTC)`, profile };
+      return {
+        source: `profile ${profile} (IAM Identity Center, logged in until ${expiry.toISOString().slice(0, 16).replace('T', ' ')} UTC)`,
+        profile,
+      };
     }
     if (section.aws_access_key_id) return { source: `profile ${profile} (${files.configPath})`, profile };
     if (section.credential_process) return { source: `profile ${profile} (credential_process)`, profile };
-    if (section.role_arn && (section.source_profile || section.credential_source)) return { source: `profile ${profile} (assumes ${section.role_arn})`, profile };
-    if (section.role_arn && section.web_identity_token_file) return { source: `profile ${profile} (web identity, assumes ${section.role_arn})`, profile };
+    if (section.role_arn && (section.source_profile || section.credential_source))
+      return { source: `profile ${profile} (assumes ${section.role_arn})`, profile };
+    if (section.role_arn && section.web_identity_token_file)
+      return { source: `profile ${profile} (web identity, assumes ${section.role_arn})`, profile };
     if (section.login_session) return { source: `profile ${profile} (aws login)`, profile };
   }
   if (named) {
@@ -248,7 +294,8 @@ function ssoExpiry(home: string, key: string, now: Date): Date | 'none' | 'expir
   }
   const expires = new Date(token.expiresAt ?? 0);
   if (expires > now) return expires;
-  if (token.refreshToken && token.registrationExpiresAt && new Date(token.registrationExpiresAt) > now) return new Date(token.registrationExpiresAt);
+  if (token.refreshToken && token.registrationExpiresAt && new Date(token.registrationExpiresAt) > now)
+    return new Date(token.registrationExpiresAt);
   return 'expired';
 }
 
@@ -267,7 +314,9 @@ function awsFiles(env: NodeJS.ProcessEnv, home: string): AwsFiles {
   const credentialsPath = env.AWS_SHARED_CREDENTIALS_FILE ?? join(home, '.aws', 'credentials');
   const config = readIni(configPath);
   const credentials = readIni(credentialsPath);
-  const profile = (name: string) => config[name === 'default' ? 'default' : `profile ${name}`] ?? (name === 'default' ? config['profile default'] : undefined);
+  const profile = (name: string) =>
+    config[name === 'default' ? 'default' : `profile ${name}`] ??
+    (name === 'default' ? config['profile default'] : undefined);
   return {
     configPath: configPath.replace(home, '~'),
     credentialsPath: credentialsPath.replace(home, '~'),
@@ -327,21 +376,29 @@ export function failureHint(command: Command, output: string, check: Preflight):
       ? `${failed}: it asks before deleting and there is no terminal to ask on: npm run destroy -- -c stage=${check.stage} --force, once you mean it.`
       : `${failed}: it asks to approve security-related changes and there is no terminal to ask on: review them (npm run diff -- -c stage=${check.stage}), then npm run ${command} -- -c stage=${check.stage} --require-approval never.`;
   }
-  if (/no credentials have been configured|Could not load credentials|Unable to resolve AWS account|ExpiredToken|InvalidClientTokenId|security token included in the request is (invalid|expired)|SSO session .*(expired|invalid)/i.test(output)) {
+  if (
+    /no credentials have been configured|Could not load credentials|Unable to resolve AWS account|ExpiredToken|InvalidClientTokenId|security token included in the request is (invalid|expired)|SSO session .*(expired|invalid)/i.test(
+      output,
+    )
+  ) {
     return `${failed}: CDK could not use the credentials from ${check.credentials?.source ?? 'the environment'}: aws sts get-caller-identity should answer with them (aws sso login, or fresh keys), then run it again.`;
   }
   if (/bootstrap/i.test(output)) {
     return `${failed}: the account and region are not bootstrapped for CDK: npx cdk bootstrap aws://<account>/${check.region}, once.`;
   }
   const events = `aws cloudformation describe-stack-events --stack-name ${check.stackName} says why`;
-  return command === 'deploy' ? `${failed}. A failed update is rolled back by CloudFormation: ${events}.` : `${failed}: ${events}.`;
+  return command === 'deploy'
+    ? `${failed}. A failed update is rolled back by CloudFormation: ${events}.`
+    : `${failed}: ${events}.`;
 }
 
 /** `npm run deploy -- --help`. */
-export const usage = (command: string) => `Usage: npm run ${command} -- [-c stage=NAME] [-c key=value ...] [cdk ${command} options]
+export const usage = (
+  command: string,
+) => `Usage: npm run ${command} -- [-c stage=NAME] [-c key=value ...] [cdk ${command} options]
 Checks first, without synthesizing or calling AWS: AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID, the default
 profile, an SSO login), a region, the stage's settings; then runs \`cdk ${command}\` with the same arguments.
-${command === 'destroy' ? 'The stage must be named (-c stage=NAME or STAGE): destroy deletes that stage\'s stack.\n' : ''}The CDK CLI's own options: npx cdk ${command} --help`;
+${command === 'destroy' ? "The stage must be named (-c stage=NAME or STAGE): destroy deletes that stage's stack.\n" : ''}The CDK CLI's own options: npx cdk ${command} --help`;
 
 /** What the command says it will do once the check passed: one line per fact, before the CDK CLI starts. */
 export function whatItDoes(command: Command, check: Preflight): string[] {
@@ -349,7 +406,8 @@ export function whatItDoes(command: Command, check: Preflight): string[] {
   if (multiRegion) return whatMultiRegionDoes(command, check, multiRegion.regions);
   const where = `stage ${check.stage} (stack ${check.stackName}, ${check.region})`;
   const from = `credentials from ${check.credentials!.source}`;
-  if (command === 'diff') return [`diff: ${where}, ${from}. Synthesizing (about 20 s), then comparing with the deployed stack.`];
+  if (command === 'diff')
+    return [`diff: ${where}, ${from}. Synthesizing (about 20 s), then comparing with the deployed stack.`];
   const bootstrap = `if CDK says the environment is not bootstrapped (a first deploy to this account and region), run once: npx cdk bootstrap aws://<account>/${check.region}`;
   if (command === 'deploy') {
     return [
@@ -361,19 +419,24 @@ export function whatItDoes(command: Command, check: Preflight): string[] {
   return [
     `destroy: ${where}, ${from}. CloudFormation deletes the stack, and keeps:`,
     ...(adopted
-      ? [`destroy:   the table ${adopted}, which this stage adopted (tableName): the stack never owned it; a deploy with the same tableName uses it again.`,
-        `destroy:   ${RETAINED_ON_DESTROY[1].what}.`]
+      ? [
+          `destroy:   the table ${adopted}, which this stage adopted (tableName): the stack never owned it; a deploy with the same tableName uses it again.`,
+          `destroy:   ${RETAINED_ON_DESTROY[1].what}.`,
+        ]
       : [
-        ...RETAINED_ON_DESTROY.map((kept) => `destroy:   ${kept.what};`),
-        `destroy: a later deploy adopts the table instead of creating an empty one: npm run deploy -- -c stage=${check.stage} -c tableName=<table>`,
-        `destroy:   the table's name: aws dynamodb list-tables --query "TableNames[?starts_with(@, '${check.stackName}-')]" (docs/runbooks.md, "Redeploying a destroyed stage").`,
-      ]),
+          ...RETAINED_ON_DESTROY.map((kept) => `destroy:   ${kept.what};`),
+          `destroy: a later deploy adopts the table instead of creating an empty one: npm run deploy -- -c stage=${check.stage} -c tableName=<table>`,
+          `destroy:   the table's name: aws dynamodb list-tables --query "TableNames[?starts_with(@, '${check.stackName}-')]" (docs/runbooks.md, "Redeploying a destroyed stage").`,
+        ]),
   ];
 }
 
 /** The same for a multi-Region stage: its stacks, each in its own Region whatever the CLI's; what destroy keeps. */
 function whatMultiRegionDoes(command: Command, check: Preflight, regions: readonly string[]): string[] {
-  const stacks = [`${check.stackName}-table (${regions[0]})`, ...regions.map((region) => `${check.stackName}-${region}`)];
+  const stacks = [
+    `${check.stackName}-table (${regions[0]})`,
+    ...regions.map((region) => `${check.stackName}-${region}`),
+  ];
   const where = `multi-Region stage ${check.stage} (stacks ${stacks.join(', ')}; each in its own Region)`;
   const from = `credentials from ${check.credentials!.source}`;
   if (command === 'diff') return [`diff: ${where}, ${from}. Synthesizing, then comparing with the deployed stacks.`];

@@ -3,21 +3,30 @@ import { tokenIdOf, tokenMatchesHash } from './token-secret';
 import { findToken } from '../store/tokens';
 import type { TokenRejection } from '../observability/metrics';
 import { UNAUTHORIZED_DETAIL } from './unauthorized';
-import { checkWorkloadIdentity, looksLikeJwt, type JwtRefusal, type WorkloadIdentityRefusal } from '../workload-identity/verify';
+import {
+  checkWorkloadIdentity,
+  looksLikeJwt,
+  type JwtRefusal,
+  type WorkloadIdentityRefusal,
+} from '../workload-identity/verify';
 
 /**
  * `why` says more than the metric's reason, for the log line: which check refused a JWT; `jwt`,
  * what the log line may say of it (its iss, aud and sub; the checks that failed, by name).
  */
 export type TokenCheck =
-  | { principal: Principal; /** The trusts that accepted a workload identity token. */ trustIds?: string[] }
+  | { principal: Principal /** The trusts that accepted a workload identity token. */; trustIds?: string[] }
   | { rejected: TokenRejection; detail: string; why?: JwtRefusal; jwt?: RefusedJwt };
 export type RefusedJwt = Omit<WorkloadIdentityRefusal, 'refused'>;
 
 /** A refused JWT counts under the reason an operator token would: shape, unknown, or expired. */
 const JWT_REJECTION: Record<JwtRefusal, TokenRejection> = {
-  'too-long': 'malformed', unreadable: 'malformed', invalid: 'malformed',
-  'untrusted-issuer': 'unknown', 'no-trust-matches': 'unknown', expired: 'expired',
+  'too-long': 'malformed',
+  unreadable: 'malformed',
+  invalid: 'malformed',
+  'untrusted-issuer': 'unknown',
+  'no-trust-matches': 'unknown',
+  expired: 'expired',
 };
 
 /**
@@ -41,14 +50,20 @@ export async function checkToken(authorization: string | undefined, at = new Dat
     const check = await checkWorkloadIdentity(token, at);
     if ('principal' in check) return check;
     const { refused, ...jwt } = check;
-    return { rejected: JWT_REJECTION[refused], detail: UNAUTHORIZED_DETAIL.notAccepted, why: refused, ...(Object.keys(jwt).length > 0 ? { jwt } : {}) };
+    return {
+      rejected: JWT_REJECTION[refused],
+      detail: UNAUTHORIZED_DETAIL.notAccepted,
+      why: refused,
+      ...(Object.keys(jwt).length > 0 ? { jwt } : {}),
+    };
   }
   const tokenId = tokenIdOf(token);
   // A Bearer token of the wrong shape is a token this service does not accept, like an unknown one.
   if (!tokenId) return { rejected: 'malformed', detail: UNAUTHORIZED_DETAIL.notAccepted };
 
   const record = await findToken(tokenId);
-  if (!record || !tokenMatchesHash(token, record.tokenHash)) return { rejected: 'unknown', detail: UNAUTHORIZED_DETAIL.notAccepted };
+  if (!record || !tokenMatchesHash(token, record.tokenHash))
+    return { rejected: 'unknown', detail: UNAUTHORIZED_DETAIL.notAccepted };
   if (record.revokedAt !== undefined) return { rejected: 'revoked', detail: UNAUTHORIZED_DETAIL.notAccepted };
   if (isExpired(record.expiresAt, at)) return { rejected: 'expired', detail: UNAUTHORIZED_DETAIL.notAccepted };
   const principal: Principal = { subject: record.subject, tokenId: record.tokenId, grants: record.grants };

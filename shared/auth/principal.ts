@@ -33,15 +33,23 @@ export const ROLE_RANK: Record<Role, number> = { reader: 0, member: 1, owner: 2 
  * run the request is about, if it is about one.
  */
 export function authorize(principal: Principal, organization: string, minimum: Role, run?: string): Role {
-  const role = isOrganizationName(organization) && Object.hasOwn(principal.grants, organization) ? principal.grants[organization] : undefined;
+  const role =
+    isOrganizationName(organization) && Object.hasOwn(principal.grants, organization)
+      ? principal.grants[organization]
+      : undefined;
   if (role === undefined || !isRole(role)) throw new NotFound();
-  const boundRun = principal.runs && Object.hasOwn(principal.runs, organization) ? principal.runs[organization] : undefined;
+  const boundRun =
+    principal.runs && Object.hasOwn(principal.runs, organization) ? principal.runs[organization] : undefined;
   if (boundRun !== undefined && run !== boundRun) {
     if (run !== undefined) throw new NotFound();
-    throw new Forbidden(`this token acts only on run ${boundRun} in organization ${organization}: its comments, nothing else`);
+    throw new Forbidden(
+      `this token acts only on run ${boundRun} in organization ${organization}: its comments, nothing else`,
+    );
   }
   if (ROLE_RANK[role] < ROLE_RANK[minimum]) {
-    throw new Forbidden(`this action requires the ${minimum} role in organization ${organization}; the token has ${role}`);
+    throw new Forbidden(
+      `this action requires the ${minimum} role in organization ${organization}; the token has ${role}`,
+    );
   }
   return role;
 }
@@ -55,8 +63,13 @@ export const canSee = (principal: Principal, organization: string) => Object.has
  */
 export const organizationsWith = (principal: Principal, minimum: Role) =>
   Object.entries(principal.grants)
-    .filter(([organization, role]) => isOrganizationName(organization) && isRole(role) && ROLE_RANK[role] >= ROLE_RANK[minimum]
-      && !(principal.runs && Object.hasOwn(principal.runs, organization)))
+    .filter(
+      ([organization, role]) =>
+        isOrganizationName(organization) &&
+        isRole(role) &&
+        ROLE_RANK[role] >= ROLE_RANK[minimum] &&
+        !(principal.runs && Object.hasOwn(principal.runs, organization)),
+    )
     .map(([organization]) => organization);
 
 /** A token expires at its `expiresAt` instant, not after it. */
@@ -85,5 +98,7 @@ export function decodePrincipal(context: Record<string, unknown> | null | undefi
 
 /** A 401 that says which refusal it was, for the metric; the client reads the text of any refused token. */
 export class ExpiredToken extends Unauthorized {
-  constructor() { super(UNAUTHORIZED_DETAIL.notAccepted); }
+  constructor() {
+    super(UNAUTHORIZED_DETAIL.notAccepted);
+  }
 }

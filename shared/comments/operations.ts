@@ -18,7 +18,11 @@ export type Caller = Pick<ApiRequest, 'authorize' | 'principal'>;
  */
 
 /** Whoever asks, the store reads at most one page (see listStoredComments) before this answers 404. */
-export async function listRunComments(runId: string | undefined, range: Range, caller: Caller): Promise<Listed<Comment>> {
+export async function listRunComments(
+  runId: string | undefined,
+  range: Range,
+  caller: Caller,
+): Promise<Listed<Comment>> {
   if (!isId('run', runId)) throw new NotFound();
   const found = await listStoredComments(runId, range);
   if (!found) throw new NotFound();
@@ -38,7 +42,12 @@ export async function showComment(commentId: string | undefined, caller: Caller)
  * Authorized before anything is written: a forbidden or invalid request changes nothing. A retry
  * of a create that committed (same receipt) gets the comment it made (see shared/http/safe-retries.ts).
  */
-export async function createComment(runId: string | undefined, attributes: Record<string, unknown>, caller: Caller, receipt: Receipt): Promise<Created<Comment>> {
+export async function createComment(
+  runId: string | undefined,
+  attributes: Record<string, unknown>,
+  caller: Caller,
+  receipt: Receipt,
+): Promise<Created<Comment>> {
   if (!isId('run', runId)) throw new NotFound();
   // From what this function has already seen of the run, else one GetItem.
   const organization = await findRunOrganization(runId);

@@ -27,7 +27,10 @@ export const UNKNOWN_PATH_DETAIL = 'unknown path: no endpoint of this API is at 
 
 /** 429 from the stage throttle (a token bucket refilled every second): retry after one second. */
 const tooManyRequests = () =>
-  new errors.ApiError(429, 'too many requests', undefined, undefined, { 'Retry-After': '1', 'X-RateLimit-Reset': '1.000' });
+  new errors.ApiError(429, 'too many requests', undefined, undefined, {
+    'Retry-After': '1',
+    'X-RateLimit-Reset': '1.000',
+  });
 
 export const GATEWAY_ERRORS = {
   /**
@@ -56,7 +59,8 @@ export const GATEWAY_ERRORS = {
   WAF_FILTERED: () => new errors.Forbidden('the request was blocked by the web application firewall'),
   REQUEST_TOO_LARGE: () => new errors.PayloadTooLarge(MAX_BODY_BYTES),
   /** Never expected: the 405 and discovery mocks pass a body of a type they have no template for through (WHEN_NO_MATCH). */
-  UNSUPPORTED_MEDIA_TYPE: () => new errors.UnsupportedMediaType('the request body has a media type this resource does not accept'),
+  UNSUPPORTED_MEDIA_TYPE: () =>
+    new errors.UnsupportedMediaType('the request body has a media type this resource does not accept'),
   /** Request validators are off (the functions validate), so these cannot occur; if they did, they are the client's. */
   BAD_REQUEST_BODY: () => new errors.BadRequest('the request body is not valid'),
   BAD_REQUEST_PARAMETERS: () => new errors.BadRequest('the request parameters are not valid'),
@@ -95,4 +99,5 @@ export type GatewayErrorType = keyof typeof GATEWAY_ERRORS;
  */
 export const FALLBACK_TYPES: readonly GatewayErrorType[] = ['DEFAULT_4XX', 'DEFAULT_5XX'];
 
-export const gatewayErrorResponse = (type: GatewayErrorType, request?: GatewayRequest) => errorResponse(GATEWAY_ERRORS[type](request));
+export const gatewayErrorResponse = (type: GatewayErrorType, request?: GatewayRequest) =>
+  errorResponse(GATEWAY_ERRORS[type](request));

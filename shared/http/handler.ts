@@ -3,7 +3,15 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { authorize, decodePrincipal, ExpiredToken, type Principal, type Role } from '../auth/principal';
 import {
-  ApiError, BadRequest, Forbidden, GatewayTimeout, InternalError, NotFound, Unauthorized, Unavailable, WriteOutcomeUnknown,
+  ApiError,
+  BadRequest,
+  Forbidden,
+  GatewayTimeout,
+  InternalError,
+  NotFound,
+  Unauthorized,
+  Unavailable,
+  WriteOutcomeUnknown,
 } from '../jsonapi/errors';
 import { UNAUTHORIZED_DETAIL } from '../auth/unauthorized';
 import { assertAcceptable, assertRequestContentType } from '../jsonapi/media-type';
@@ -65,7 +73,9 @@ export function jsonApiHandler(
   return middy<Event, APIGatewayProxyResult, Error, Context>({
     // Answer the contract's 504 shortly before Lambda would end the invocation with a bare timeout.
     timeoutEarlyInMillis: TIMEOUT_ANSWER_MARGIN_MS,
-    timeoutEarlyResponse: () => { throw new GatewayTimeout(); },
+    timeoutEarlyResponse: () => {
+      throw new GatewayTimeout();
+    },
   })
     .use(observeInvocation<Event, APIGatewayProxyResult>(functionName, `${route.method} ${route.path}`, statusAnswered))
     .use(lambdaLogging())
@@ -76,17 +86,26 @@ export function jsonApiHandler(
     .handler(async (event, context) => {
       const principal = route.role === null ? anonymous : principalOf(event);
       // request_id: API Gateway's, the X-Request-Id of the response (function_request_id is Lambda's).
-      logger.appendKeys({ route: `${route.method} ${route.path}`, tokenId: principal.tokenId, request_id: event.requestContext.requestId });
+      logger.appendKeys({
+        route: `${route.method} ${route.path}`,
+        tokenId: principal.tokenId,
+        request_id: event.requestContext.requestId,
+      });
       const pathParameters = event.pathParameters ?? {};
       const request: ApiRequest = {
         event,
         pathParameters,
         query: event.queryStringParameters ?? {},
         data: options.bodyType
-          ? parseRequestDocument(bodyText(event), options.bodyType, options.idParameter && pathParameters[options.idParameter])
+          ? parseRequestDocument(
+              bodyText(event),
+              options.bodyType,
+              options.idParameter && pathParameters[options.idParameter],
+            )
           : { type: '', attributes: {} },
         principal,
-        authorize: (organization, run) => countingRefusals(() => authorize(principal, organization, route.role ?? 'reader', run)),
+        authorize: (organization, run) =>
+          countingRefusals(() => authorize(principal, organization, route.role ?? 'reader', run)),
         url: publicUrl(event),
       };
       // Every store call of the request, and any wait on a hot spot, ends by this deadline (shared/store/deadline.ts).
@@ -103,7 +122,10 @@ export const TIMEOUT_ANSWER_MARGIN_MS = 500;
  * answer. Waits on a hot spot stop in time to answer 503 before it (shared/store/contention.ts).
  */
 const storeDeadline = (context: Context | undefined) =>
-  Date.now() + (context?.getRemainingTimeInMillis?.() ?? DEFAULT_REMAINING_MS) - TIMEOUT_ANSWER_MARGIN_MS - STORE_ANSWER_MARGIN_MS;
+  Date.now() +
+  (context?.getRemainingTimeInMillis?.() ?? DEFAULT_REMAINING_MS) -
+  TIMEOUT_ANSWER_MARGIN_MS -
+  STORE_ANSWER_MARGIN_MS;
 /**
  * Store calls end this long before the 504 would: a call cut at its deadline leaves the handler
  * time to answer what it knows (503, nothing written, or its outcome unknown) before middy's early
@@ -143,7 +165,11 @@ function bodyText(event: Event): string | null {
 function toResponse(result: ApiResult, event: Event): APIGatewayProxyResult {
   const headers = { ...responseHeaders(result.status !== 204), ...requestIdHeader(event) };
   if (result.status === 204) return { statusCode: 204, headers, body: '' };
-  return { statusCode: result.status, headers: { ...headers, ...result.headers }, body: JSON.stringify(result.document) };
+  return {
+    statusCode: result.status,
+    headers: { ...headers, ...result.headers },
+    body: JSON.stringify(result.document),
+  };
 }
 
 /** API Gateway's id of this request, the one its access log and gateway responses carry. */
@@ -172,8 +198,15 @@ function jsonApiResponses(): MiddlewareObj<Event, APIGatewayProxyResult> {
         apiError = new WriteOutcomeUnknown();
       } else if (error instanceof Contended) {
         // Which run or organization goes in the log line, never in a metric dimension (counted in contention.ts).
-        logger.warn('gave up waiting on a busy hot spot', { hotSpot: error.hotSpot, ...error.where, attempts: error.attempts, waitedMs: error.waitedMs });
-        apiError = new Unavailable(`The ${error.hotSpot} is busy with other writes right now; this request waited its turn for as long as it could and wrote nothing. Retry it after Retry-After.`);
+        logger.warn('gave up waiting on a busy hot spot', {
+          hotSpot: error.hotSpot,
+          ...error.where,
+          attempts: error.attempts,
+          waitedMs: error.waitedMs,
+        });
+        apiError = new Unavailable(
+          `The ${error.hotSpot} is busy with other writes right now; this request waited its turn for as long as it could and wrote nothing. Retry it after Retry-After.`,
+        );
       } else {
         // A service unavailable is a 503 to retry; anything else a bug.
         apiError = reportFailure(error) === 'failed' ? new InternalError() : new Unavailable();
@@ -210,7 +243,8 @@ function contentNegotiation(takesBody: boolean): MiddlewareObj<Event, APIGateway
       assertNoInclusion(event.queryStringParameters, event.multiValueQueryStringParameters);
       if (takesBody) {
         // Two media types are none: the body would be read as whichever came last.
-        if (distinctHeaderValues(event, 'content-type').length > 1) throw new BadRequest('more than one Content-Type header: send exactly one');
+        if (distinctHeaderValues(event, 'content-type').length > 1)
+          throw new BadRequest('more than one Content-Type header: send exactly one');
         assertRequestContentType(event.headers['content-type']);
       }
     },

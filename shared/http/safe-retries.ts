@@ -41,7 +41,9 @@ export const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
-    const members = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const members = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${members.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
   }
   return JSON.stringify(value);
@@ -50,19 +52,33 @@ function canonical(value: unknown): string {
 const hash = (...parts: unknown[]) => digest('sha256', canonical(parts), 'base64url');
 
 /** The receipt `functionName`'s create writes for this request (400 for a malformed key). */
-export function receiptFor(request: Pick<ApiRequest, 'event' | 'pathParameters' | 'data' | 'principal'>, functionName: string): Receipt {
+export function receiptFor(
+  request: Pick<ApiRequest, 'event' | 'pathParameters' | 'data' | 'principal'>,
+  functionName: string,
+): Receipt {
   // Two keys are no key: which one a retry repeats would decide whether it makes a second resource.
   const sent = distinctHeaderValues(request.event, IDEMPOTENCY_KEY_HEADER);
   if (sent.length > 1) throw new BadRequest(`more than one ${IDEMPOTENCY_KEY_HEADER} header: send exactly one`);
   const key = sent[0];
-  if (key !== undefined && !KEY_PATTERN.test(key)) throw new BadRequest(`${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 printable ASCII characters`);
+  if (key !== undefined && !KEY_PATTERN.test(key))
+    throw new BadRequest(`${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 printable ASCII characters`);
   const asked = hash(request.pathParameters, request.data);
   const now = Math.floor(Date.now() / 1000);
   // A workload identity's tokenId names its trusts, which many workloads share: its subject tells them apart.
   const token = [request.principal.tokenId, request.principal.subject];
   return key === undefined
-    ? { id: hash(token, functionName, 'replay', asked), fingerprint: asked, expiresAt: now + REPLAY_WINDOW_SECONDS, keyed: false }
-    : { id: hash(token, functionName, 'key', key), fingerprint: asked, expiresAt: now + KEYED_WINDOW_SECONDS, keyed: true };
+    ? {
+        id: hash(token, functionName, 'replay', asked),
+        fingerprint: asked,
+        expiresAt: now + REPLAY_WINDOW_SECONDS,
+        keyed: false,
+      }
+    : {
+        id: hash(token, functionName, 'key', key),
+        fingerprint: asked,
+        expiresAt: now + KEYED_WINDOW_SECONDS,
+        keyed: true,
+      };
 }
 
 /** What a create answers with: the record, and whether a retry's answer came from the first create's receipt. */
@@ -77,11 +93,14 @@ export const firstAnswer = <T>(record: T): Created<T> => ({ record, replayed: fa
 /** What a retry is answered with: the first create's record, unless the key was reused for something else. */
 export function replayed<T>(receipt: Receipt, replay: Replay<T>): Created<T> {
   if (replay.replayOf.fingerprint !== receipt.fingerprint) {
-    throw new InvalidAttribute(`${IDEMPOTENCY_KEY_HEADER} has already been used for a different request (another body or path)`);
+    throw new InvalidAttribute(
+      `${IDEMPOTENCY_KEY_HEADER} has already been used for a different request (another body or path)`,
+    );
   }
   return { record: replay.replayOf.record, replayed: true };
 }
 
 /** Stripe's header: an answer given from a receipt says so, so a folded repeat is never invisible; a first answer has none. */
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
-export const replayHeaders = (answer: Created<unknown>): Record<string, string> => (answer.replayed ? { [REPLAYED_HEADER]: 'true' } : {});
+export const replayHeaders = (answer: Created<unknown>): Record<string, string> =>
+  answer.replayed ? { [REPLAYED_HEADER]: 'true' } : {};

@@ -24,7 +24,12 @@ export interface Page<T> {
 }
 
 /** A list document with the contract's meta.pagination and absolute links. */
-export function listDocument<T>(page: Page<T>, request: PageRequest, collectionUrl: string, serialize: (item: T) => Resource) {
+export function listDocument<T>(
+  page: Page<T>,
+  request: PageRequest,
+  collectionUrl: string,
+  serialize: (item: T) => Resource,
+) {
   const meta = paginationMeta(request, page.totalCount);
   return {
     data: page.items.map(serialize),

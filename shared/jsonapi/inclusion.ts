@@ -12,10 +12,19 @@ const INVALID_INCLUDE = 'Invalid include parameter';
  * respond with 400 Bad Request" (JSON:API 1.1, Inclusion of Related Resources).
  */
 export function assertNoInclusion(query: Query, multiQuery: MultiQuery): void {
-  const values = (multiQuery && Object.hasOwn(multiQuery, 'include') ? multiQuery.include : undefined)
-    ?? (query && Object.hasOwn(query, 'include') && query.include !== undefined ? [query.include] : undefined);
+  const values =
+    (multiQuery && Object.hasOwn(multiQuery, 'include') ? multiQuery.include : undefined) ??
+    (query && Object.hasOwn(query, 'include') && query.include !== undefined ? [query.include] : undefined);
   if (values === undefined) return;
-  const paths = values.flatMap((value) => value.split(',')).map((path) => path.trim()).filter(Boolean);
-  if (paths.length === 0) throw new BadRequest(`${INVALID_INCLUDE}: it names no relationship path, and this endpoint includes no related resources`);
-  throw new BadRequest(`${INVALID_INCLUDE}: ${paths.join(', ')} cannot be included, this endpoint includes no related resources`);
+  const paths = values
+    .flatMap((value) => value.split(','))
+    .map((path) => path.trim())
+    .filter(Boolean);
+  if (paths.length === 0)
+    throw new BadRequest(
+      `${INVALID_INCLUDE}: it names no relationship path, and this endpoint includes no related resources`,
+    );
+  throw new BadRequest(
+    `${INVALID_INCLUDE}: ${paths.join(', ')} cannot be included, this endpoint includes no related resources`,
+  );
 }

@@ -20,7 +20,8 @@ function splitOutsideQuotes(text: string, separator: ',' | ';'): string[] {
   let start = 0;
   let quoted = false;
   for (let i = 0; i < text.length; i++) {
-    if (quoted && text[i] === '\\') i++; // an escaped character, a quote included
+    if (quoted && text[i] === '\\')
+      i++; // an escaped character, a quote included
     else if (text[i] === '"') quoted = !quoted;
     else if (!quoted && text[i] === separator) {
       parts.push(text.slice(start, i));
@@ -35,10 +36,12 @@ const QVALUE = /^(0(\.\d{0,3})?|1(\.0{0,3})?)$/;
 
 function parseMediaRange(text: string): MediaRange {
   const [type = '', ...params] = splitOutsideQuotes(text, ';');
-  const named = params.map((p) => {
-    const [name = '', value = ''] = p.split('=', 2);
-    return { name: name.trim().toLowerCase(), value: value.trim() };
-  }).filter(({ name }) => name !== '');
+  const named = params
+    .map((p) => {
+      const [name = '', value = ''] = p.split('=', 2);
+      return { name: name.trim().toLowerCase(), value: value.trim() };
+    })
+    .filter(({ name }) => name !== '');
   const q = named.find(({ name }) => name === 'q');
   return {
     type: type.trim().toLowerCase(),
@@ -58,7 +61,9 @@ export function assertRequestContentType(contentType: string | undefined): void 
   if (type === JSONAPI_MEDIA_TYPE) {
     const unsupported = parameters.filter((p) => !JSONAPI_PARAMETERS.has(p));
     if (unsupported.length === 0) return;
-    throw new UnsupportedMediaType(`media type parameter ${unsupported[0]} is not supported: ${JSONAPI_MEDIA_TYPE} takes only ext and profile`);
+    throw new UnsupportedMediaType(
+      `media type parameter ${unsupported[0]} is not supported: ${JSONAPI_MEDIA_TYPE} takes only ext and profile`,
+    );
   }
   throw new UnsupportedMediaType(`${ACCEPTED}, not ${type || 'empty'}`);
 }
@@ -72,7 +77,9 @@ const ACCEPTABLE = new Set(['*/*', 'application/*', JSON_MEDIA_TYPE, JSONAPI_MED
 export function assertAcceptable(accept: string | undefined): void {
   // What clients send (go-tfe's JSON:API type, curl's */*): one acceptable range without parameters.
   if (!accept || ACCEPTABLE.has(accept) || accept.trim() === '') return;
-  const sent = splitOutsideQuotes(accept, ',').map(parseMediaRange).filter((r) => r.type !== '');
+  const sent = splitOutsideQuotes(accept, ',')
+    .map(parseMediaRange)
+    .filter((r) => r.type !== '');
   if (sent.length === 0) return;
   const ranges = sent.filter((r) => r.weight > 0);
   const jsonApi = ranges.filter((r) => r.type === JSONAPI_MEDIA_TYPE);

@@ -18,7 +18,8 @@ function parsePageParameter(query: Query, name: 'number' | 'size', fallback: num
   const raw = query?.[`page[${name}]`];
   if (raw === undefined) return fallback;
   const value = /^\d{1,10}$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
-  if (!(value >= 1 && value <= max)) throw new InvalidAttribute(`page[${name}] must be between 1 and ${max}`, undefined);
+  if (!(value >= 1 && value <= max))
+    throw new InvalidAttribute(`page[${name}] must be between 1 and ${max}`, undefined);
   return value;
 }
 
@@ -58,8 +59,7 @@ export type PaginationLinks = PaginationLinksValues;
 
 /** Absolute links to the same collection URL, brackets percent-encoded as HCP Terraform sends them. */
 export function paginationLinks(collectionUrl: string, meta: PaginationMeta): PaginationLinks {
-  const at = (number: number) =>
-    `${collectionUrl}?page%5Bnumber%5D=${number}&page%5Bsize%5D=${meta['page-size']}`;
+  const at = (number: number) => `${collectionUrl}?page%5Bnumber%5D=${number}&page%5Bsize%5D=${meta['page-size']}`;
   return {
     self: at(meta['current-page']),
     first: at(1),

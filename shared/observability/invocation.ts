@@ -30,7 +30,9 @@ type Invocation<E, R> = Request<E, R, Error, Context>;
  * invocation at a time per process, as Lambda runs them.
  */
 export function observeInvocation<E, R>(
-  functionName: string, label: string, outcomeOf: (invocation: Invocation<E, R>) => InvocationOutcome,
+  functionName: string,
+  label: string,
+  outcomeOf: (invocation: Invocation<E, R>) => InvocationOutcome,
 ): MiddlewareObj<E, R, Error, Context> {
   let trace: InvocationTrace | undefined;
   const end = (invocation: Invocation<E, R>) => {
@@ -64,7 +66,9 @@ export type Answered<R> = { answer: R } & InvocationOutcome;
  * Lambda counts a function error. No early timeout: nothing answers for it but Lambda.
  */
 export function invocationHandler<E, R>(
-  functionName: string, label: string, handle: (event: E, context: Context) => Promise<Answered<R>>,
+  functionName: string,
+  label: string,
+  handle: (event: E, context: Context) => Promise<Answered<R>>,
   report: (error: unknown) => string = reportFailure,
 ): (event: E, context?: Context) => Promise<R> {
   let ended: InvocationOutcome = { outcome: 'failed', status: 500 };

@@ -33,7 +33,15 @@ export const METRIC = {
 } as const;
 
 /** Why a request was or was not authorized: the `reason` dimension of AuthorizationOutcome. */
-export const AUTHORIZATION_REASONS = ['allowed', 'malformed', 'unknown', 'revoked', 'expired', 'forbidden', 'not-visible'] as const;
+export const AUTHORIZATION_REASONS = [
+  'allowed',
+  'malformed',
+  'unknown',
+  'revoked',
+  'expired',
+  'forbidden',
+  'not-visible',
+] as const;
 export type AuthorizationReason = (typeof AUTHORIZATION_REASONS)[number];
 export type TokenRejection = Extract<AuthorizationReason, 'malformed' | 'unknown' | 'revoked' | 'expired'>;
 

@@ -22,7 +22,11 @@ import { exportInvocation } from './xray-daemon-exporter';
  */
 
 /** The X-Ray trace header Lambda gives an invocation: `Root=1-…;Parent=…;Sampled=1`. */
-export interface TraceHeader { root: string; parent: string | undefined; sampled: boolean }
+export interface TraceHeader {
+  root: string;
+  parent: string | undefined;
+  sampled: boolean;
+}
 
 /** https://docs.aws.amazon.com/xray/latest/devguide/xray-concepts.html#xray-concepts-tracingheader */
 export function parseTraceHeader(header: string | undefined): TraceHeader | undefined {
@@ -47,16 +51,24 @@ export function parseTraceHeader(header: string | undefined): TraceHeader | unde
  * https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime
  */
 function invocationTraceHeader(): string | undefined {
-  const store = (globalThis as { awslambda?: { InvokeStore?: { getXRayTraceId?(): string | undefined } } }).awslambda?.InvokeStore;
+  const store = (globalThis as { awslambda?: { InvokeStore?: { getXRayTraceId?(): string | undefined } } }).awslambda
+    ?.InvokeStore;
   return store?.getXRayTraceId?.() ?? process.env._X_AMZN_TRACE_ID;
 }
 
 /** Kept opaque for the callers: they open and close it, nothing more. */
-export interface InvocationTrace { readonly span: InvocationSpan; readonly clock: Clock }
+export interface InvocationTrace {
+  readonly span: InvocationSpan;
+  readonly clock: Clock;
+}
 
 /** Epoch seconds from one wall-clock reading per invocation plus the monotonic clock. */
-interface Clock { wallMs: number; monotonicMs: number }
-const seconds = (clock: Clock, monotonicMs = performance.now()) => (clock.wallMs + monotonicMs - clock.monotonicMs) / 1000;
+interface Clock {
+  wallMs: number;
+  monotonicMs: number;
+}
+const seconds = (clock: Clock, monotonicMs = performance.now()) =>
+  (clock.wallMs + monotonicMs - clock.monotonicMs) / 1000;
 
 const spanId = () => randomBytes(8).toString('hex');
 
@@ -72,8 +84,15 @@ export function openInvocationTrace(functionName: string, route: string): Invoca
   current = {
     clock,
     span: {
-      traceId: header.root, parentId: header.parent, id: spanId(), name: `## ${functionName}`,
-      start: seconds(clock, clock.monotonicMs), end: 0, annotations: { route }, status: undefined, calls: [],
+      traceId: header.root,
+      parentId: header.parent,
+      id: spanId(),
+      name: `## ${functionName}`,
+      start: seconds(clock, clock.monotonicMs),
+      end: 0,
+      annotations: { route },
+      status: undefined,
+      calls: [],
     },
   };
   return current;
@@ -84,7 +103,10 @@ export function openInvocationTrace(functionName: string, route: string): Invoca
  * marks a fault, 4xx an error, as X-Ray's console reads them; then hands it to the exporter.
  */
 export function closeInvocationTrace(
-  trace: InvocationTrace | undefined, outcome: string, status?: number, who?: Pick<InvocationSpan['annotations'], 'trust' | 'workload'>,
+  trace: InvocationTrace | undefined,
+  outcome: string,
+  status?: number,
+  who?: Pick<InvocationSpan['annotations'], 'trust' | 'workload'>,
 ): void {
   if (!trace) return;
   if (current === trace) current = undefined;
@@ -95,14 +117,19 @@ export function closeInvocationTrace(
   exportInvocation(trace.span);
 }
 
-type Input = Record<string, unknown> & { TableName?: string; TransactItems?: Array<Record<string, { TableName?: string } | undefined>>; RequestItems?: Record<string, unknown> };
+type Input = Record<string, unknown> & {
+  TableName?: string;
+  TransactItems?: Array<Record<string, { TableName?: string } | undefined>>;
+  RequestItems?: Record<string, unknown>;
+};
 
 /** The tables a call names: TableName, or each item's of a transaction, or a batch's keys. */
 function tablesOf(input: Input | undefined): string[] {
   if (!input) return [];
   if (typeof input.TableName === 'string') return [input.TableName];
   const tables = new Set<string>();
-  for (const item of input.TransactItems ?? []) for (const action of Object.values(item)) if (action?.TableName) tables.add(action.TableName);
+  for (const item of input.TransactItems ?? [])
+    for (const action of Object.values(item)) if (action?.TableName) tables.add(action.TableName);
   for (const table of Object.keys(input.RequestItems ?? {})) tables.add(table);
   return [...tables];
 }
@@ -122,9 +149,15 @@ export function traceDynamoDbCalls<C extends DynamoDBClient>(client: C): C {
       const started = performance.now();
       const record = (metadata: Metadata | undefined, error: string | undefined) => {
         trace.span.calls.push({
-          id: spanId(), operation: (context.commandName ?? 'Unknown').replace(/Command$/, ''), tables: tablesOf(args.input as Input),
-          start: seconds(trace.clock, started), end: seconds(trace.clock), status: metadata?.httpStatusCode, error,
-          retries: Math.max(0, (metadata?.attempts ?? 1) - 1), requestId: metadata?.requestId,
+          id: spanId(),
+          operation: (context.commandName ?? 'Unknown').replace(/Command$/, ''),
+          tables: tablesOf(args.input as Input),
+          start: seconds(trace.clock, started),
+          end: seconds(trace.clock),
+          status: metadata?.httpStatusCode,
+          error,
+          retries: Math.max(0, (metadata?.attempts ?? 1) - 1),
+          requestId: metadata?.requestId,
         });
       };
       try {

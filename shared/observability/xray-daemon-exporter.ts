@@ -53,7 +53,11 @@ function callDocument(call: DynamoDbSpan): Record<string, unknown> {
     aws: {
       operation: call.operation,
       region: process.env.AWS_REGION,
-      ...(call.tables.length === 1 ? { table_name: call.tables[0] } : call.tables.length > 1 ? { table_names: call.tables } : {}),
+      ...(call.tables.length === 1
+        ? { table_name: call.tables[0] }
+        : call.tables.length > 1
+          ? { table_names: call.tables }
+          : {}),
       ...(call.requestId ? { request_id: call.requestId } : {}),
       retries: call.retries,
     },
@@ -82,7 +86,9 @@ export function exportInvocation(span: InvocationSpan): void {
       // Loaded on the first sampled invocation, not at init: no other module of the bundle needs
       // node:dgram, and importing it costs about 1 ms of CPU at every cold start.
       socket = process.getBuiltinModule('node:dgram').createSocket('udp4');
-      socket.on('error', () => { /* the daemon is optional: X-Ray drops what it does not receive */ });
+      socket.on('error', () => {
+        /* the daemon is optional: X-Ray drops what it does not receive */
+      });
       socket.unref();
     }
     socket.send(DAEMON_HEADER + JSON.stringify(segmentDocument(span)), address.port, address.host);

@@ -3,19 +3,32 @@ import { lostRound, whileContended } from '../store/contention';
 import type { Listed, Range } from '../store/collection';
 import { isId } from '../ids';
 import {
-  deleteStoredReservedTagKey, findReservedTagKey, insertReservedTagKey, listReservedTagKeys, updateStoredReservedTagKey,
+  deleteStoredReservedTagKey,
+  findReservedTagKey,
+  insertReservedTagKey,
+  listReservedTagKeys,
+  updateStoredReservedTagKey,
 } from '../store/reserved-tag-keys';
 import { countMetric, METRIC } from '../observability/metrics';
 import { isReplay, type Receipt } from '../store/receipts';
 import { firstAnswer, replayed, type Created } from '../http/safe-retries';
-import { parseCreateAttributes, parseUpdateAttributes, type ReservedTagKey, type ReservedTagKeyChanges } from './reserved-tag-key';
+import {
+  parseCreateAttributes,
+  parseUpdateAttributes,
+  type ReservedTagKey,
+  type ReservedTagKeyChanges,
+} from './reserved-tag-key';
 
 /** Checks the caller's role in an organization (throws 404 or 403); see ApiRequest.authorize. */
 export type Authorize = (organization: string) => unknown;
 
 const nameTaken = () => new InvalidAttribute('Key has already been taken', '/data/attributes/key');
 
-export async function listKeys(organization: string, range: Range, authorize: Authorize): Promise<Listed<ReservedTagKey>> {
+export async function listKeys(
+  organization: string,
+  range: Range,
+  authorize: Authorize,
+): Promise<Listed<ReservedTagKey>> {
   authorize(organization);
   return listReservedTagKeys(organization, range);
 }
@@ -24,7 +37,12 @@ export async function listKeys(organization: string, range: Range, authorize: Au
 type Attributes = Record<string, unknown>;
 
 /** A retry of a create that committed (same receipt) gets the key it made (see shared/http/safe-retries.ts). */
-export async function createKey(organization: string, attributes: Attributes, authorize: Authorize, receipt: Receipt): Promise<Created<ReservedTagKey>> {
+export async function createKey(
+  organization: string,
+  attributes: Attributes,
+  authorize: Authorize,
+  receipt: Receipt,
+): Promise<Created<ReservedTagKey>> {
   authorize(organization);
   const created = await insertReservedTagKey(organization, parseCreateAttributes(attributes), receipt);
   if (isReplay<ReservedTagKey>(created)) return replayed(receipt, created);
@@ -34,7 +52,11 @@ export async function createKey(organization: string, attributes: Attributes, au
 }
 
 /** Finds a key by id for a caller: 404 for ids of the wrong shape, unknown ids and keys it cannot see. */
-async function findForCaller<T extends ReservedTagKey>(id: string | undefined, authorize: Authorize, find: (id: string) => Promise<T | undefined>): Promise<T> {
+async function findForCaller<T extends ReservedTagKey>(
+  id: string | undefined,
+  authorize: Authorize,
+  find: (id: string) => Promise<T | undefined>,
+): Promise<T> {
   const found = isId('rtk', id) ? await find(id) : undefined;
   if (!found) throw new NotFound();
   authorize(found.organization);
@@ -51,7 +73,11 @@ const changesAnything = (current: ReservedTagKey, changes: ReservedTagKeyChanges
  * for as long as the request can wait, so the answer is the one a serial order gives (404 once it
  * is deleted, the change applied to the renamed key otherwise).
  */
-export async function updateKey(id: string | undefined, attributes: Attributes, authorize: Authorize): Promise<ReservedTagKey> {
+export async function updateKey(
+  id: string | undefined,
+  attributes: Attributes,
+  authorize: Authorize,
+): Promise<ReservedTagKey> {
   let changes: ReservedTagKeyChanges | undefined;
   return whileContended('organization', { reservedTagKeyId: String(id) }, async () => {
     const current = await findForCaller(id, authorize, findReservedTagKey);

@@ -5,7 +5,6 @@ import { KEY_MAX_LENGTH, KEY_PATTERN, RESERVED_TAG_KEY_TYPE } from './key-rule';
 
 export { KEY_MAX_LENGTH, KEY_PATTERN, RESERVED_TAG_KEY_TYPE };
 
-
 export interface ReservedTagKey {
   id: string;
   organization: string;
@@ -32,7 +31,8 @@ function validateKey(value: unknown): string {
 }
 
 function validateDisableOverrides(value: unknown): boolean {
-  if (typeof value !== 'boolean') throw new InvalidAttribute('Disable overrides must be a boolean', DISABLE_OVERRIDES_POINTER);
+  if (typeof value !== 'boolean')
+    throw new InvalidAttribute('Disable overrides must be a boolean', DISABLE_OVERRIDES_POINTER);
   return value;
 }
 
@@ -40,7 +40,8 @@ function validateDisableOverrides(value: unknown): boolean {
 export function parseCreateAttributes(attributes: Record<string, unknown>): Required<ReservedTagKeyChanges> {
   return {
     key: validateKey(attributes.key),
-    disableOverrides: 'disable-overrides' in attributes ? validateDisableOverrides(attributes['disable-overrides']) : false,
+    disableOverrides:
+      'disable-overrides' in attributes ? validateDisableOverrides(attributes['disable-overrides']) : false,
   };
 }
 
@@ -48,7 +49,8 @@ export function parseCreateAttributes(attributes: Record<string, unknown>): Requ
 export function parseUpdateAttributes(attributes: Record<string, unknown>): ReservedTagKeyChanges {
   const changes: ReservedTagKeyChanges = {};
   if ('key' in attributes) changes.key = validateKey(attributes.key);
-  if ('disable-overrides' in attributes) changes.disableOverrides = validateDisableOverrides(attributes['disable-overrides']);
+  if ('disable-overrides' in attributes)
+    changes.disableOverrides = validateDisableOverrides(attributes['disable-overrides']);
   return changes;
 }
 

@@ -13,7 +13,11 @@ import { signatureMatches } from './signature';
  * then the run, registered once. The secret and the run are read together, so a notification
  * costs one round trip of reads and, for a run not yet known, one write.
  */
-export async function receiveRunNotification(organization: string, body: Buffer, signatures: readonly string[]): Promise<void> {
+export async function receiveRunNotification(
+  organization: string,
+  body: Buffer,
+  signatures: readonly string[],
+): Promise<void> {
   if (body.length > MAX_BODY_BYTES) throw new PayloadTooLarge(MAX_BODY_BYTES);
   // A name outside the rule has no secret, as an unknown organization has none: the same 401, and nothing read.
   if (!isOrganizationName(organization)) throw new Unauthorized();
@@ -24,18 +28,32 @@ export async function receiveRunNotification(organization: string, body: Buffer,
     // Not JSON: still a 401 unless signed, so an unsigned caller learns nothing; parsed again below.
   }
   const runId = payload && announcedRunId(payload);
-  const [secrets, known] = await Promise.all([findNotificationSecrets(organization), runId ? findRun(runId) : undefined]);
+  const [secrets, known] = await Promise.all([
+    findNotificationSecrets(organization),
+    runId ? findRun(runId) : undefined,
+  ]);
   if (!signatureMatches(body, signatures, validSecrets(secrets))) throw new Unauthorized();
 
   const notification = readNotification(payload ?? parseJson(body), organization);
   if (notification.kind !== 'run') {
-    logger.info('run notification accepted', { trigger: notification.kind === 'other' ? notification.trigger : 'verification', organization });
+    logger.info('run notification accepted', {
+      trigger: notification.kind === 'other' ? notification.trigger : 'verification',
+      organization,
+    });
     return;
   }
   const registration = known ? sameOrganization(known, notification.run) : await insertRun(notification.run);
   if (registration === 'registered-elsewhere') {
-    logger.warn('run notification refused: run registered in another organization', { organization, runId: notification.run.runId });
+    logger.warn('run notification refused: run registered in another organization', {
+      organization,
+      runId: notification.run.runId,
+    });
     throw new InvalidAttribute('run_id is registered in another organization', '/run_id');
   }
-  logger.info('run notification accepted', { trigger: notification.trigger, organization, runId: registration.run.runId, registered: registration.created });
+  logger.info('run notification accepted', {
+    trigger: notification.trigger,
+    organization,
+    runId: registration.run.runId,
+    registered: registration.created,
+  });
 }

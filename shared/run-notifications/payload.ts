@@ -39,7 +39,11 @@ export const announcedRunId = (payload: Record<string, unknown>): string | undef
 export function readNotification(payload: Record<string, unknown>, organization: string): Notification {
   if (payload.payload_version !== 1) throw new InvalidAttribute('payload_version must be 1', '/payload_version');
   const notifications = payload.notifications;
-  if (!Array.isArray(notifications) || notifications.length === 0 || !notifications.every((n) => isObject(n) && typeof n.trigger === 'string')) {
+  if (
+    !Array.isArray(notifications) ||
+    notifications.length === 0 ||
+    !notifications.every((n) => isObject(n) && typeof n.trigger === 'string')
+  ) {
     throw new InvalidAttribute('notifications must be a non-empty array of objects with a trigger', '/notifications');
   }
   // The verification names no organization; every other payload must name the URL's.
@@ -58,19 +62,34 @@ export function readNotification(payload: Record<string, unknown>, organization:
 }
 
 function runOf(payload: Record<string, unknown>, organization: string): NewRun {
-  const { run_id: runId, workspace_name: workspace, workspace_id: workspaceId, run_created_at: createdAt, run_created_by: createdBy } = payload;
-  if (!isId('run', runId as string | undefined)) throw new InvalidAttribute('run_id must be run- followed by 16 letters or digits', '/run_id');
+  const {
+    run_id: runId,
+    workspace_name: workspace,
+    workspace_id: workspaceId,
+    run_created_at: createdAt,
+    run_created_by: createdBy,
+  } = payload;
+  if (!isId('run', runId as string | undefined))
+    throw new InvalidAttribute('run_id must be run- followed by 16 letters or digits', '/run_id');
   if (workspace !== null && workspace !== undefined && !(typeof workspace === 'string' && isWorkspaceName(workspace))) {
     throw new InvalidAttribute('workspace_name must be 1-90 letters, digits, - or _', '/workspace_name');
   }
-  if (workspaceId !== null && workspaceId !== undefined && !(typeof workspaceId === 'string' && /^ws-[A-Za-z0-9]{1,64}$/.test(workspaceId))) {
+  if (
+    workspaceId !== null &&
+    workspaceId !== undefined &&
+    !(typeof workspaceId === 'string' && /^ws-[A-Za-z0-9]{1,64}$/.test(workspaceId))
+  ) {
     throw new InvalidAttribute('workspace_id must be ws- followed by letters or digits', '/workspace_id');
   }
   const created = typeof createdAt === 'string' ? new Date(createdAt) : undefined;
   if (createdAt !== null && createdAt !== undefined && (created === undefined || Number.isNaN(created.getTime()))) {
     throw new InvalidAttribute('run_created_at must be an ISO 8601 timestamp', '/run_created_at');
   }
-  if (createdBy !== null && createdBy !== undefined && !(typeof createdBy === 'string' && createdBy.length > 0 && createdBy.length <= 255)) {
+  if (
+    createdBy !== null &&
+    createdBy !== undefined &&
+    !(typeof createdBy === 'string' && createdBy.length > 0 && createdBy.length <= 255)
+  ) {
     throw new InvalidAttribute('run_created_by must be a user name', '/run_created_by');
   }
   return {

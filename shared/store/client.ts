@@ -44,10 +44,9 @@ markWriteAttempts(client);
  * Traced: in a sampled Lambda invocation, each call is a DynamoDB span of its trace (operation,
  * table, outcome, time; never items): shared/observability/tracer.ts.
  */
-export const documentClient = DynamoDBDocumentClient.from(
-  traceDynamoDbCalls(client),
-  { marshallOptions: { removeUndefinedValues: true } },
-);
+export const documentClient = DynamoDBDocumentClient.from(traceDynamoDbCalls(client), {
+  marshallOptions: { removeUndefinedValues: true },
+});
 
 /**
  * The options of every call on the request path: the request's deadline as an outer bound

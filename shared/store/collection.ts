@@ -35,7 +35,10 @@ export interface KeyPrefix {
 
 /** One strongly consistent GetItem. */
 export async function getItem(key: Key): Promise<Item | undefined> {
-  const { Item: found } = await documentClient.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }), withinDeadline());
+  const { Item: found } = await documentClient.send(
+    new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }),
+    withinDeadline(),
+  );
   return found;
 }
 
@@ -43,7 +46,10 @@ export async function getItem(key: Key): Promise<Item | undefined> {
  * Strongly consistent Query, following DynamoDB's 1 MB pages until `limit` items (or all of them)
  * are read: DynamoDB never reads more than `Limit` items per call.
  */
-async function query(input: Pick<QueryCommandInput, 'KeyConditionExpression' | 'ExpressionAttributeValues'>, limit: number): Promise<Item[]> {
+async function query(
+  input: Pick<QueryCommandInput, 'KeyConditionExpression' | 'ExpressionAttributeValues'>,
+  limit: number,
+): Promise<Item[]> {
   const items: Item[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
@@ -65,11 +71,23 @@ async function query(input: Pick<QueryCommandInput, 'KeyConditionExpression' | '
 
 /** The items under a key prefix, in sort key order. */
 export const queryPrefix = (prefix: KeyPrefix, limit = Infinity) =>
-  query({ KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)', ExpressionAttributeValues: { ':pk': prefix.PK, ':prefix': prefix.SKPrefix } }, limit);
+  query(
+    {
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+      ExpressionAttributeValues: { ':pk': prefix.PK, ':prefix': prefix.SKPrefix },
+    },
+    limit,
+  );
 
 /** The items of one partition whose sort keys lie between `from` and `to` (both included), in order. */
 export const querySortKeyRange = (PK: string, from: string, to: string, limit: number) =>
-  query({ KeyConditionExpression: 'PK = :pk AND SK BETWEEN :from AND :to', ExpressionAttributeValues: { ':pk': PK, ':from': from, ':to': to } }, limit);
+  query(
+    {
+      KeyConditionExpression: 'PK = :pk AND SK BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': PK, ':from': from, ':to': to },
+    },
+    limit,
+  );
 
 /** Past every sort key that starts with `prefix` (keys are ASCII; DynamoDB compares UTF-8 bytes). */
 export const endOfPrefix = (prefix: string) => `${prefix}\uffff`;

@@ -5,7 +5,15 @@ import { STORE_TIMEOUTS } from './client';
 import { CLAIM_AFTER_MS, CLAIM_TIMEOUT_MS, claimTurn, fairCommit, newTurn, type TurnNow } from './fair-turns';
 import { Entity, keys } from './keys';
 import { inTurn } from './process-queue';
-import { claimReceipt, findClaim, releaseClaim, takeOverClaim, type Claim, type Receipt, type Replay } from './receipts';
+import {
+  claimReceipt,
+  findClaim,
+  releaseClaim,
+  takeOverClaim,
+  type Claim,
+  type Receipt,
+  type Replay,
+} from './receipts';
 import { forget, runFrom, see, seenRun, seeRunItem, type Latest, type SeenRun } from './run-cache';
 import { isRefused, writeDerived, writeOnce } from './single-write';
 import { afterCommit, repairing } from './write-outcome';
@@ -34,7 +42,6 @@ export interface NewComment {
   body: string;
   createdBy: string;
 }
-
 
 const toRecord = (item: Item) => recordOf<Comment>(item);
 /** The comments a run's record holds, oldest first: those that may be unwritten. */
@@ -65,7 +72,6 @@ async function applyCommentUnlessWritten(latest: Latest): Promise<void> {
   if (await getItem(keys.runComment(latest.runId, latest.number))) return;
   await repairing(() => applyComment(latest));
 }
-
 
 /** Whether the latest comment is written out (one read), writing it out once its writer had its time; 'wait' until then. */
 async function writtenOut(latest: Latest): Promise<boolean | 'wait'> {
@@ -98,7 +104,10 @@ export async function findRunOrganization(runId: string): Promise<string | undef
  * together. Either way at most `limit + 1` items are read, whoever asks and whatever the run holds.
  * A page that would show the latest comment before its items are written writes them first.
  */
-export async function listStoredComments(runId: string, range: Range): Promise<{ organization: string; page: Listed<Comment> } | undefined> {
+export async function listStoredComments(
+  runId: string,
+  range: Range,
+): Promise<{ organization: string; page: Listed<Comment> } | undefined> {
   const record = keys.run(runId);
   const first = range.offset + 1;
   const last = range.offset + range.limit;
@@ -117,7 +126,9 @@ export async function listStoredComments(runId: string, range: Range): Promise<{
   seeRunItem(runId, run);
   const items = members.map(toRecord);
   // The record's comments are the run's last: one this page reaches whose member is missing is unwritten.
-  const unwritten = heldBy(run).filter((held) => held.number >= first && held.number <= last && !items.some((c) => c.id === held.id));
+  const unwritten = heldBy(run).filter(
+    (held) => held.number >= first && held.number <= last && !items.some((c) => c.id === held.id),
+  );
   if (unwritten.length > 0) {
     await repairing(() => Promise.all(unwritten.map(applyComment)));
     items.push(...unwritten.map(asComment));
@@ -148,15 +159,25 @@ type Expected = SeenRun & { commentCount: number };
  * run stayed busy for longer than the request can wait.
  */
 export async function insertComment(input: NewComment): Promise<Comment | 'run-not-found'>;
-export async function insertComment(input: NewComment, receipt: Receipt): Promise<Comment | 'run-not-found' | Replay<Comment>>;
-export async function insertComment(input: NewComment, receipt?: Receipt): Promise<Comment | 'run-not-found' | Replay<Comment>> {
+export async function insertComment(
+  input: NewComment,
+  receipt: Receipt,
+): Promise<Comment | 'run-not-found' | Replay<Comment>>;
+export async function insertComment(
+  input: NewComment,
+  receipt?: Receipt,
+): Promise<Comment | 'run-not-found' | Replay<Comment>> {
   const id = newId('wsc');
-  const claim = receipt && await claimReceipt({ hotSpot: 'run', where: { runId: input.runId } }, receipt, id);
+  const claim = receipt && (await claimReceipt({ hotSpot: 'run', where: { runId: input.runId } }, receipt, id));
   if (claim) return resolveClaim(input, receipt!, claim);
   const seen = seenRun(input.runId);
-  const written = await commitComment(input, id, seen?.organization === input.organization && seen.commentCount !== undefined
-    ? { ...seen, commentCount: seen.commentCount }
-    : { organization: input.organization, commentCount: 0 });
+  const written = await commitComment(
+    input,
+    id,
+    seen?.organization === input.organization && seen.commentCount !== undefined
+      ? { ...seen, commentCount: seen.commentCount }
+      : { organization: input.organization, commentCount: 0 },
+  );
   if (written === 'run-not-found' && receipt) await releaseClaim(receipt, id);
   return written;
 }
@@ -169,7 +190,11 @@ const CLAIM_POLL_MS = 25;
  * once committed; the same receipt for another request, a Replay the caller refuses (422); a claim
  * whose writer's lease has passed, taken over and committed by this request.
  */
-async function resolveClaim(input: NewComment, receipt: Receipt, claim: Claim): Promise<Comment | 'run-not-found' | Replay<Comment>> {
+async function resolveClaim(
+  input: NewComment,
+  receipt: Receipt,
+  claim: Claim,
+): Promise<Comment | 'run-not-found' | Replay<Comment>> {
   const replay = (record: Comment): Replay<Comment> => ({ replayOf: { fingerprint: claim.fingerprint, record } });
   if (claim.fingerprint !== receipt.fingerprint) return replay(undefined as unknown as Comment);
   for (;;) {
@@ -188,7 +213,8 @@ async function resolveClaim(input: NewComment, receipt: Receipt, claim: Claim): 
     if (copy) return replay(copy);
     if (!run) return 'run-not-found';
     if (Date.now() < claim.leaseUntil) {
-      if (Date.now() + CLAIM_POLL_MS + 2 * STORE_TIMEOUTS.requestTimeoutMs > currentDeadline()) throw new Contended('run', { runId: input.runId }, 0, 0);
+      if (Date.now() + CLAIM_POLL_MS + 2 * STORE_TIMEOUTS.requestTimeoutMs > currentDeadline())
+        throw new Contended('run', { runId: input.runId }, 0, 0);
       await sleep(CLAIM_POLL_MS);
       continue;
     }
@@ -217,61 +243,78 @@ function commitComment(input: NewComment, id: string, expectedAtStart: Expected)
   return inTurn(input.runId, () => {
     let expected = expectedAtStart;
     const turn = newTurn();
-    return whileContended('run', { runId: input.runId }, async () => {
-      const dropped = expected.prior;
-      if (dropped && dropped.number > (expected.writtenThrough ?? 0)) {
-        if ((await writtenOut(dropped)) === 'wait') return LOST_ROUND;
-        expected = { ...expected, writtenThrough: dropped.number };
-      }
-      const number = expected.commentCount + 1;
-      const latest: Latest = { id, ...input, createdAt: timeAfter(expected.lastCommentAt), number };
-      const count = number === 1 ? '(attribute_not_exists(commentCount) OR commentCount = :expected)' : 'commentCount = :expected';
-      const fair = fairCommit(turn);
-      const outcome = await writeOnce({
-        Update: {
-          Key: keys.run(input.runId),
-          // The right-hand side reads the record as it was: its latest comment becomes the prior.
-          UpdateExpression: `SET commentCount = :number, lastCommentAt = :createdAt, #prior = if_not_exists(latest, :none), latest = :latest${fair.remove}`,
-          ConditionExpression: `organization = :organization AND ${count} AND ${fair.condition}`,
-          ExpressionAttributeNames: { '#prior': 'prior' }, // a reserved word
-          ExpressionAttributeValues: {
-            ':number': number, ':expected': number - 1, ':createdAt': latest.createdAt, ':latest': latest, ':none': null,
-            ':organization': input.organization, ...fair.values,
+    return whileContended(
+      'run',
+      { runId: input.runId },
+      async () => {
+        const dropped = expected.prior;
+        if (dropped && dropped.number > (expected.writtenThrough ?? 0)) {
+          if ((await writtenOut(dropped)) === 'wait') return LOST_ROUND;
+          expected = { ...expected, writtenThrough: dropped.number };
+        }
+        const number = expected.commentCount + 1;
+        const latest: Latest = { id, ...input, createdAt: timeAfter(expected.lastCommentAt), number };
+        const count =
+          number === 1
+            ? '(attribute_not_exists(commentCount) OR commentCount = :expected)'
+            : 'commentCount = :expected';
+        const fair = fairCommit(turn);
+        const outcome = await writeOnce({
+          Update: {
+            Key: keys.run(input.runId),
+            // The right-hand side reads the record as it was: its latest comment becomes the prior.
+            UpdateExpression: `SET commentCount = :number, lastCommentAt = :createdAt, #prior = if_not_exists(latest, :none), latest = :latest${fair.remove}`,
+            ConditionExpression: `organization = :organization AND ${count} AND ${fair.condition}`,
+            ExpressionAttributeNames: { '#prior': 'prior' }, // a reserved word
+            ExpressionAttributeValues: {
+              ':number': number,
+              ':expected': number - 1,
+              ':createdAt': latest.createdAt,
+              ':latest': latest,
+              ':none': null,
+              ':organization': input.organization,
+              ...fair.values,
+            },
           },
-        },
-      });
-      if (outcome === 'written') {
-        await afterCommit(() => applyComment(latest));
-        const writtenThrough = (expected.writtenThrough ?? 0) >= number - 1 ? number : expected.writtenThrough;
-        see(input.runId, {
-          organization: input.organization, commentCount: number, lastCommentAt: latest.createdAt,
-          latest, ...(expected.latest ? { prior: expected.latest } : {}), writtenThrough,
         });
-        return asComment(latest);
-      }
-      // Another Region was writing the record: the turn's holder goes again at once.
-      if (!isRefused(outcome)) return turn.held ? RETRY_NOW : LOST_ROUND;
-      const run = outcome.refused;
-      if (run?.organization !== input.organization) {
-        forget(input.runId);
-        return 'run-not-found' as const;
-      }
-      // A retry that took over this comment's receipt committed it meanwhile.
-      const mine = heldBy(run).find((held) => held.id === id);
-      if (mine) {
-        await afterCommit(() => applyComment(mine));
-        return asComment(mine);
-      }
-      expected = runFrom(run, expected);
-      see(input.runId, expected);
-      const turnNow = run as TurnNow;
-      // Still this writer's turn (an older writer took the number): the next one is its to take.
-      turn.held = turnNow.turnSince === turn.since;
-      if (turn.held) return RETRY_NOW;
-      // Waited long enough, and no older writer waiting: claim the next turn, and take it at once.
-      if (Date.now() - turn.since < CLAIM_AFTER_MS) return LOST_ROUND;
-      return (await claimTurn(keys.run(input.runId), input.organization, turn, turnNow)) ? RETRY_NOW : LOST_ROUND;
-    }, { extraMsPerAttempt: CLAIM_TIMEOUT_MS });
+        if (outcome === 'written') {
+          await afterCommit(() => applyComment(latest));
+          const writtenThrough = (expected.writtenThrough ?? 0) >= number - 1 ? number : expected.writtenThrough;
+          see(input.runId, {
+            organization: input.organization,
+            commentCount: number,
+            lastCommentAt: latest.createdAt,
+            latest,
+            ...(expected.latest ? { prior: expected.latest } : {}),
+            writtenThrough,
+          });
+          return asComment(latest);
+        }
+        // Another Region was writing the record: the turn's holder goes again at once.
+        if (!isRefused(outcome)) return turn.held ? RETRY_NOW : LOST_ROUND;
+        const run = outcome.refused;
+        if (run?.organization !== input.organization) {
+          forget(input.runId);
+          return 'run-not-found' as const;
+        }
+        // A retry that took over this comment's receipt committed it meanwhile.
+        const mine = heldBy(run).find((held) => held.id === id);
+        if (mine) {
+          await afterCommit(() => applyComment(mine));
+          return asComment(mine);
+        }
+        expected = runFrom(run, expected);
+        see(input.runId, expected);
+        const turnNow = run as TurnNow;
+        // Still this writer's turn (an older writer took the number): the next one is its to take.
+        turn.held = turnNow.turnSince === turn.since;
+        if (turn.held) return RETRY_NOW;
+        // Waited long enough, and no older writer waiting: claim the next turn, and take it at once.
+        if (Date.now() - turn.since < CLAIM_AFTER_MS) return LOST_ROUND;
+        return (await claimTurn(keys.run(input.runId), input.organization, turn, turnNow)) ? RETRY_NOW : LOST_ROUND;
+      },
+      { extraMsPerAttempt: CLAIM_TIMEOUT_MS },
+    );
   });
 }
 

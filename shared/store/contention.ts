@@ -22,7 +22,6 @@ export type { HotSpot } from '../observability/metrics';
  */
 const waits = new AsyncLocalStorage<{ started: number; lost: number; turn?: Turn }>();
 
-
 export { currentDeadline, withStoreDeadline } from './deadline';
 
 /**
@@ -90,7 +89,9 @@ const PAUSE_MAX_MS = 1_000;
  * below half a round, so writers near their end do not flood the item with attempts.
  */
 export async function whileContended<T>(
-  hotSpot: HotSpot, where: Record<string, string>, attempt: () => Promise<T | typeof LOST_ROUND | typeof RETRY_NOW>,
+  hotSpot: HotSpot,
+  where: Record<string, string>,
+  attempt: () => Promise<T | typeof LOST_ROUND | typeof RETRY_NOW>,
   /** The longest an attempt's calls can take beyond one store call at its slowest. */
   { extraMsPerAttempt = 0 } = {},
 ): Promise<T> {

@@ -11,7 +11,8 @@ const deadlines = new AsyncLocalStorage<number>();
 export const DEFAULT_BUDGET_MS = 9_500;
 
 /** Runs `work` with its store calls bounded by `deadline` (epoch ms). */
-export const withStoreDeadline = <T>(deadline: number, work: () => Promise<T>): Promise<T> => deadlines.run(deadline, work);
+export const withStoreDeadline = <T>(deadline: number, work: () => Promise<T>): Promise<T> =>
+  deadlines.run(deadline, work);
 
 /** This request's deadline, if a handler set one. */
 export const storeDeadline = (): number | undefined => deadlines.getStore();

@@ -14,7 +14,9 @@ export function isStoreUnavailable(error: unknown): boolean {
   // The request's deadline ended the call (client.ts): the store did not answer in time.
   if (error.name === 'AbortError') return true;
   const sdkError = error as SdkError & { $fault?: string };
-  return sdkError.$fault === 'server' || isThrottlingError(sdkError) || isTransientError(sdkError) || isServerError(sdkError);
+  return (
+    sdkError.$fault === 'server' || isThrottlingError(sdkError) || isTransientError(sdkError) || isServerError(sdkError)
+  );
 }
 
 /**
@@ -22,6 +24,8 @@ export function isStoreUnavailable(error: unknown): boolean {
  * writing the same item at this moment: nothing was written, and trying again succeeds once that
  * write is done. The store treats it as a lost round on a hot spot.
  */
-export const isReplicatedWriteConflict = (error: unknown) => error instanceof Error && error.name === 'ReplicatedWriteConflictException';
+export const isReplicatedWriteConflict = (error: unknown) =>
+  error instanceof Error && error.name === 'ReplicatedWriteConflictException';
 
-export const isConditionFailed = (error: unknown) => error instanceof Error && error.name === 'ConditionalCheckFailedException';
+export const isConditionFailed = (error: unknown) =>
+  error instanceof Error && error.name === 'ConditionalCheckFailedException';

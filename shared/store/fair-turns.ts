@@ -48,7 +48,9 @@ export const newTurn = (): Turn => ({ since: Date.now(), held: false });
 export function fairCommit(turn: Turn, alsoRemove: string[] = []) {
   const removed = [...alsoRemove, ...(turn.held ? ['turnSince', 'turnUntil'] : [])];
   return {
-    condition: turn.held ? 'turnSince = :since' : '(attribute_not_exists(turnSince) OR turnSince >= :since OR turnUntil < :now)',
+    condition: turn.held
+      ? 'turnSince = :since'
+      : '(attribute_not_exists(turnSince) OR turnSince >= :since OR turnUntil < :now)',
     remove: removed.length === 0 ? '' : ` REMOVE ${removed.join(', ')}`,
     values: { ':since': turn.since, ...(turn.held ? {} : { ':now': Date.now() }) } as Record<string, number>,
   };
@@ -59,19 +61,30 @@ export function fairCommit(turn: Turn, alsoRemove: string[] = []) {
  * got there first). `organization`: the record's, when it has one (a run's), so a claim never
  * makes a record of a run that is not there.
  */
-export async function claimTurn(record: Key, organization: string | undefined, turn: Turn, now: TurnNow): Promise<boolean> {
+export async function claimTurn(
+  record: Key,
+  organization: string | undefined,
+  turn: Turn,
+  now: TurnNow,
+): Promise<boolean> {
   const claimed = now.turnSince;
   if (claimed !== undefined && claimed < turn.since && (now.turnUntil ?? 0) >= Date.now()) return false;
   try {
-    await documentClient.send(new UpdateCommand({
-      TableName: tableName(),
-      Key: record,
-      UpdateExpression: 'SET turnSince = :since, turnUntil = :until',
-      ConditionExpression: `${organization === undefined ? 'attribute_exists(PK)' : 'organization = :organization'} AND (attribute_not_exists(turnSince) OR turnSince >= :since OR turnUntil < :now)`,
-      ExpressionAttributeValues: {
-        ':since': turn.since, ':until': Date.now() + TURN_LEASE_MS, ':now': Date.now(), ...(organization === undefined ? {} : { ':organization': organization }),
-      },
-    }), { abortSignal: AbortSignal.timeout(CLAIM_TIMEOUT_MS) });
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: record,
+        UpdateExpression: 'SET turnSince = :since, turnUntil = :until',
+        ConditionExpression: `${organization === undefined ? 'attribute_exists(PK)' : 'organization = :organization'} AND (attribute_not_exists(turnSince) OR turnSince >= :since OR turnUntil < :now)`,
+        ExpressionAttributeValues: {
+          ':since': turn.since,
+          ':until': Date.now() + TURN_LEASE_MS,
+          ':now': Date.now(),
+          ...(organization === undefined ? {} : { ':organization': organization }),
+        },
+      }),
+      { abortSignal: AbortSignal.timeout(CLAIM_TIMEOUT_MS) },
+    );
     turn.held = true;
     return true;
   } catch {

@@ -70,7 +70,10 @@ export const keys = {
   /** The run's own record doubles as the counter of its comments collection. */
   run: (runId: string): Key => ({ PK: runPartition(runId), SK: 'COMMENTS' }),
   /** The run's `sequence`-th comment (the first is 1). */
-  runComment: (runId: string, sequence: number): Key => ({ PK: runPartition(runId), SK: numbered('COMMENTS', sequence) }),
+  runComment: (runId: string, sequence: number): Key => ({
+    PK: runPartition(runId),
+    SK: numbered('COMMENTS', sequence),
+  }),
   runComments: (runId: string) => ({ PK: runPartition(runId), SKPrefix: 'COMMENTS' }),
   /** A run listed under its organization, for the operator's `run list`. */
   organizationRun: (organization: string, runId: string): Key => ({
@@ -97,7 +100,10 @@ export const keys = {
   reservedTagKeyById: (id: string): Key => ({ PK: `${PARTITION.reservedTagKey}${id}`, SK: 'RTK' }),
 
   /** The organization's current notification secret and, during a rotation's grace period, the previous one. */
-  notificationSecrets: (organization: string): Key => ({ PK: `${PARTITION.notificationSecrets}${organization}`, SK: 'SECRETS' }),
+  notificationSecrets: (organization: string): Key => ({
+    PK: `${PARTITION.notificationSecrets}${organization}`,
+    SK: 'SECRETS',
+  }),
   /** A create's receipt, its own partition: receipts spread over partitions instead of making one hot. */
   receipt: (receiptId: string): Key => ({ PK: `${PARTITION.receipt}${receiptId}`, SK: 'RECEIPT' }),
 };

@@ -58,28 +58,46 @@ export async function createNotificationSecret(organization: string): Promise<No
  * for a leaked secret). Conditional on the current secret being the one read, so two concurrent
  * rotations cannot both believe they won.
  */
-export async function rotateNotificationSecret(organization: string, graceHours = DEFAULT_GRACE_HOURS): Promise<NotificationSecrets | SecretRefusal> {
+export async function rotateNotificationSecret(
+  organization: string,
+  graceHours = DEFAULT_GRACE_HOURS,
+): Promise<NotificationSecrets | SecretRefusal> {
   const existing = await findNotificationSecrets(organization);
   if (!existing) return 'none';
   const rotated: NotificationSecrets = {
     organization,
     current: { secret: newSecret(), createdAt: now() },
-    previous: { secret: existing.current.secret, validUntil: new Date(Date.now() + graceHours * 3_600_000).toISOString() },
+    previous: {
+      secret: existing.current.secret,
+      validUntil: new Date(Date.now() + graceHours * 3_600_000).toISOString(),
+    },
   };
-  const written = await put(rotated, '#current.#secret = :read', { ':read': existing.current.secret }, { '#current': 'current', '#secret': 'secret' });
+  const written = await put(
+    rotated,
+    '#current.#secret = :read',
+    { ':read': existing.current.secret },
+    { '#current': 'current', '#secret': 'secret' },
+  );
   return written ? rotated : 'changed';
 }
 
 /** Writes the organization's secrets if `condition` holds; false when it does not. */
-async function put(secrets: NotificationSecrets, condition: string, values?: Record<string, unknown>, names?: Record<string, string>): Promise<boolean> {
+async function put(
+  secrets: NotificationSecrets,
+  condition: string,
+  values?: Record<string, unknown>,
+  names?: Record<string, string>,
+): Promise<boolean> {
   try {
-    await documentClient.send(new PutCommand({
-      TableName: tableName(),
-      Item: { ...keys.notificationSecrets(secrets.organization), entity: Entity.NotificationSecrets, ...secrets },
-      ConditionExpression: condition,
-      ...(values ? { ExpressionAttributeValues: values } : {}),
-      ...(names ? { ExpressionAttributeNames: names } : {}),
-    }));
+    await documentClient.send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.notificationSecrets(secrets.organization), entity: Entity.NotificationSecrets, ...secrets },
+        ConditionExpression: condition,
+        ...(values ? { ExpressionAttributeValues: values } : {}),
+        ...(names ? { ExpressionAttributeNames: names } : {}),
+      }),
+    );
     return true;
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return false;

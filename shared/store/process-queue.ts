@@ -9,6 +9,8 @@ export function inTurn<T>(spot: string, write: () => Promise<T>): Promise<T> {
   const mine = previous.then(write, write);
   const settled = mine.catch(() => undefined);
   queues.set(spot, settled);
-  void settled.then(() => { if (queues.get(spot) === settled) queues.delete(spot); });
+  void settled.then(() => {
+    if (queues.get(spot) === settled) queues.delete(spot);
+  });
   return mine;
 }

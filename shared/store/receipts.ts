@@ -82,13 +82,21 @@ export interface Spot {
  * receipt existed, or the one there named `replacing`, a record the caller found gone), else the
  * claim that holds it.
  */
-export async function claimReceipt(spot: Spot, receipt: Receipt, recordId: string, replacing?: string): Promise<Claim | undefined> {
+export async function claimReceipt(
+  spot: Spot,
+  receipt: Receipt,
+  recordId: string,
+  replacing?: string,
+): Promise<Claim | undefined> {
   return whileContended(spot.hotSpot, spot.where, async () => {
     const outcome = await writeOnce({
       Put: {
         Item: claimItem(receipt, recordId),
         ConditionExpression: `attribute_not_exists(PK) OR sweepAt < :now${replacing === undefined ? '' : ' OR recordId = :replacing'}`,
-        ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000), ...(replacing === undefined ? {} : { ':replacing': replacing }) },
+        ExpressionAttributeValues: {
+          ':now': Math.floor(Date.now() / 1000),
+          ...(replacing === undefined ? {} : { ':replacing': replacing }),
+        },
       },
     });
     if (outcome === 'written') return undefined;
@@ -106,7 +114,11 @@ export async function takeOverClaim(receipt: Receipt, claim: Claim): Promise<boo
       Key: keys.receipt(receipt.id),
       UpdateExpression: 'SET leaseUntil = :lease',
       ConditionExpression: 'recordId = :recordId AND leaseUntil = :seen',
-      ExpressionAttributeValues: { ':lease': currentDeadline() + lease.marginMs, ':recordId': claim.recordId, ':seen': claim.leaseUntil },
+      ExpressionAttributeValues: {
+        ':lease': currentDeadline() + lease.marginMs,
+        ':recordId': claim.recordId,
+        ':seen': claim.leaseUntil,
+      },
     },
   });
   return outcome === 'written';
@@ -118,7 +130,11 @@ export async function takeOverClaim(receipt: Receipt, claim: Claim): Promise<boo
  */
 export async function releaseClaim(receipt: Receipt, recordId: string): Promise<void> {
   const release: Write = {
-    Delete: { Key: keys.receipt(receipt.id), ConditionExpression: 'recordId = :recordId', ExpressionAttributeValues: { ':recordId': recordId } },
+    Delete: {
+      Key: keys.receipt(receipt.id),
+      ConditionExpression: 'recordId = :recordId',
+      ExpressionAttributeValues: { ':recordId': recordId },
+    },
   };
   try {
     await writeOnce(release);
@@ -132,4 +148,3 @@ export async function findClaim(receipt: Receipt): Promise<Claim | undefined> {
   const item = await getItem(keys.receipt(receipt.id));
   return item && !hasExpired(item) ? claimOf(item) : undefined;
 }
-

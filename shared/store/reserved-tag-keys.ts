@@ -4,10 +4,28 @@ import { Contended, currentDeadline, currentTurn, LOST_ROUND, RETRY_NOW, whileCo
 import { CLAIM_AFTER_MS, CLAIM_TIMEOUT_MS, claimTurn, fairCommit, type Turn, type TurnNow } from './fair-turns';
 import { STORE_TIMEOUTS } from './client';
 import { Entity, keys } from './keys';
-import { claimReceipt, findClaim, releaseClaim, takeOverClaim, type Claim, type Receipt, type Replay } from './receipts';
+import {
+  claimReceipt,
+  findClaim,
+  releaseClaim,
+  takeOverClaim,
+  type Claim,
+  type Receipt,
+  type Replay,
+} from './receipts';
 import { isRefused, writeOnce } from './single-write';
 import { hasExpired, nowSeconds } from './expiry';
-import { applyChange, headOf, memberSortKey, pendingChangeOf, pendingOf, readHead, windowAttribute, type Change, type Head } from './tag-key-log';
+import {
+  applyChange,
+  headOf,
+  memberSortKey,
+  pendingChangeOf,
+  pendingOf,
+  readHead,
+  windowAttribute,
+  type Change,
+  type Head,
+} from './tag-key-log';
 import { startOf, WINDOW_CAPACITY, WINDOW_MS, windowOf } from './tag-key-windows';
 import { afterCommit, repairing } from './write-outcome';
 import { whileItsWriterMayBeAtIt } from './write-out';
@@ -58,8 +76,13 @@ const seenHeads = new Map<string, SeenHead>();
 
 function remember(head: Head, appliedVersion = head.version - pendingOf(head).length): SeenHead {
   const before = seenHeads.get(head.organization);
-  const applied = before && before.head.version === head.version ? Math.max(before.appliedVersion, appliedVersion) : appliedVersion;
-  const seen = { head, appliedVersion: applied, observedAt: before && before.head.version === head.version ? before.observedAt : performance.now() };
+  const applied =
+    before && before.head.version === head.version ? Math.max(before.appliedVersion, appliedVersion) : appliedVersion;
+  const seen = {
+    head,
+    appliedVersion: applied,
+    observedAt: before && before.head.version === head.version ? before.observedAt : performance.now(),
+  };
   seenHeads.delete(head.organization);
   if (seenHeads.size >= MAX_SEEN_HEADS) seenHeads.delete(seenHeads.keys().next().value!);
   seenHeads.set(head.organization, seen);
@@ -87,7 +110,8 @@ function currentAt(key: ReservedTagKey, seen: SeenHead): boolean {
 
 /** The version of the change a key's member last carried; -1 when there is none. */
 const memberVersion = async (record: ReservedTagKey) =>
-  ((await getItem(keys.reservedTagKey(record.organization, record.createdAt, record.id)))?.v as number | undefined) ?? -1;
+  ((await getItem(keys.reservedTagKey(record.organization, record.createdAt, record.id)))?.v as number | undefined) ??
+  -1;
 
 /**
  * Writes out the changes the head holds of key `id`, in order. A delete alone: it undoes what
@@ -118,20 +142,27 @@ async function writeOut(head: Head, change: Change, patient: boolean): Promise<t
  * Writes out the head's prior change, the one the next commit drops from it, unless this process
  * knows it is out; every change before it is. 'wait' while its own writer may still be at it.
  */
-const settle = (seen: SeenHead) => repairing(async (): Promise<true | 'wait'> => {
-  const prior = seen.head.prior;
-  if (!prior || seen.appliedVersion >= prior.version) return true;
-  if ((await writeOut(seen.head, prior, true)) === 'wait') return 'wait';
-  remember(seen.head, prior.version);
-  return true;
-});
+const settle = (seen: SeenHead) =>
+  repairing(async (): Promise<true | 'wait'> => {
+    const prior = seen.head.prior;
+    if (!prior || seen.appliedVersion >= prior.version) return true;
+    if ((await writeOut(seen.head, prior, true)) === 'wait') return 'wait';
+    remember(seen.head, prior.version);
+    return true;
+  });
 
 /** The change that moves the head from `head` to the next version, and how the counts move. */
-function commitChange(head: Head, change: Omit<Change, 'version' | 'at'>, counts: { delta: 1 | -1 | 0; windowGoes?: boolean }, turn: Turn) {
+function commitChange(
+  head: Head,
+  change: Omit<Change, 'version' | 'at'>,
+  counts: { delta: 1 | -1 | 0; windowGoes?: boolean },
+  turn: Turn,
+) {
   const next: Change = { ...change, version: head.version + 1, at: Date.now() };
   const fair = fairCommit(turn, counts.windowGoes ? ['#window'] : []);
   const window = windowAttribute(change.record.createdAt);
-  const counted = counts.delta === 0 ? '' : counts.windowGoes ? ' ADD itemCount :delta' : ' ADD itemCount :delta, #window :delta';
+  const counted =
+    counts.delta === 0 ? '' : counts.windowGoes ? ' ADD itemCount :delta' : ' ADD itemCount :delta, #window :delta';
   return {
     change: next,
     write: {
@@ -142,7 +173,11 @@ function commitChange(head: Head, change: Omit<Change, 'version' | 'at'>, counts
         ConditionExpression: `${head.version === 0 ? 'attribute_not_exists(version)' : 'version = :expected'} AND ${fair.condition}`,
         ExpressionAttributeNames: { '#prior': 'prior', ...(counts.delta === 0 ? {} : { '#window': window }) }, // prior: a reserved word
         ExpressionAttributeValues: {
-          ':entity': Entity.ReservedTagKeyCounter, ':version': next.version, ':latest': next, ':none': null, ...fair.values,
+          ':entity': Entity.ReservedTagKeyCounter,
+          ':version': next.version,
+          ':latest': next,
+          ':none': null,
+          ...fair.values,
           ...(head.version === 0 ? {} : { ':expected': head.version }),
           ...(counts.delta === 0 ? {} : { ':delta': counts.delta }),
         },
@@ -158,7 +193,9 @@ function commitChange(head: Head, change: Omit<Change, 'version' | 'at'>, counts
  * take turns, oldest first, as a busy run's do).
  */
 async function commit(
-  seen: SeenHead, change: Omit<Change, 'version' | 'at'>, counts: { delta: 1 | -1 | 0; windowGoes?: boolean },
+  seen: SeenHead,
+  change: Omit<Change, 'version' | 'at'>,
+  counts: { delta: 1 | -1 | 0; windowGoes?: boolean },
 ): Promise<Change | typeof LOST_ROUND | typeof RETRY_NOW> {
   const turn = currentTurn();
   const { change: next, write } = commitChange(seen.head, change, counts, turn);
@@ -182,7 +219,10 @@ async function commit(
   });
   // Written out up to this change when every change before it was.
   const known = seenHeads.get(seen.head.organization);
-  const before = known?.head.version === seen.head.version ? Math.max(known.appliedVersion, seen.appliedVersion) : seen.appliedVersion;
+  const before =
+    known?.head.version === seen.head.version
+      ? Math.max(known.appliedVersion, seen.appliedVersion)
+      : seen.appliedVersion;
   remember(applied(seen.head, next), before >= seen.head.version ? next.version : before);
   // The key as this change left it is the key at the head just remembered.
   reads.set(committed.record, { at: performance.now(), v: committed.version });
@@ -195,10 +235,15 @@ function applied(head: Head, change: Change): Head {
   const window = windowOf(change.record.createdAt);
   const delta = change.kind === 'create' ? 1 : change.kind === 'delete' ? -1 : 0;
   const count = (windows.get(window) ?? 0) + delta;
-  if (count > 0) windows.set(window, count); else windows.delete(window);
+  if (count > 0) windows.set(window, count);
+  else windows.delete(window);
   return {
-    organization: head.organization, version: change.version, itemCount: head.itemCount + delta, windows,
-    latest: change, ...(head.latest ? { prior: head.latest } : {}),
+    organization: head.organization,
+    version: change.version,
+    itemCount: head.itemCount + delta,
+    windows,
+    latest: change,
+    ...(head.latest ? { prior: head.latest } : {}),
   };
 }
 
@@ -219,7 +264,12 @@ async function nameTaken(head: Head, key: string, exceptId?: string): Promise<bo
   const isOther = (id: string) => id !== exceptId;
   // The keys the head's changes made are as those changes left them, whatever their items say yet.
   const pending = pendingOf(head).map((change) => pendingChangeOf(head, change.record.id)!);
-  if (pending.some((change) => isOther(change.record.id) && change.kind !== 'delete' && change.record.key.toLowerCase() === lower)) return true;
+  if (
+    pending.some(
+      (change) => isOther(change.record.id) && change.kind !== 'delete' && change.record.key.toLowerCase() === lower,
+    )
+  )
+    return true;
   const guard = await getItem(keys.reservedTagKeyName(head.organization, key));
   const owner = guard?.id as string | undefined;
   if (owner === undefined || !isOther(owner) || pendingChangeOf(head, owner)) return false;
@@ -234,7 +284,8 @@ async function nameTaken(head: Head, key: string, exceptId?: string): Promise<bo
  * them). A page that would show a change the head holds before it is written out writes it first,
  * then reads again.
  */
-export const listReservedTagKeys = (organization: string, range: Range): Promise<Listed<ReservedTagKey>> => listKeys(organization, range, false);
+export const listReservedTagKeys = (organization: string, range: Range): Promise<Listed<ReservedTagKey>> =>
+  listKeys(organization, range, false);
 
 async function listKeys(organization: string, range: Range, rewritten: boolean): Promise<Listed<ReservedTagKey>> {
   const collection = keys.reservedTagKeys(organization);
@@ -282,7 +333,13 @@ async function listKeys(organization: string, range: Range, rewritten: boolean):
  * tombstones costs a few reads, not one each. Tombstones whose expiry has passed are removed by
  * the reader that meets them, as the sweeper would.
  */
-async function readLive(PK: string, items: Item[], asked: number, end: string, need: number): Promise<{ live: Item[]; coveredTo: string }> {
+async function readLive(
+  PK: string,
+  items: Item[],
+  asked: number,
+  end: string,
+  need: number,
+): Promise<{ live: Item[]; coveredTo: string }> {
   const isLive = (item: Item) => !item.deleted;
   const live = items.filter(isLive);
   const expired = items.filter((item) => item.deleted && hasExpired(item));
@@ -304,13 +361,14 @@ async function readLive(PK: string, items: Item[], asked: number, end: string, n
 }
 
 /** A tombstone past its expiry, unless it was written again meanwhile. */
-const removeExpiredTombstone = (item: Item) => writeOnce({
-  Delete: {
-    Key: { PK: item.PK as string, SK: item.SK as string },
-    ConditionExpression: 'attribute_exists(deleted) AND sweepAt < :now',
-    ExpressionAttributeValues: { ':now': nowSeconds() },
-  },
-});
+const removeExpiredTombstone = (item: Item) =>
+  writeOnce({
+    Delete: {
+      Key: { PK: item.PK as string, SK: item.SK as string },
+      ConditionExpression: 'attribute_exists(deleted) AND sweepAt < :now',
+      ExpressionAttributeValues: { ':now': nowSeconds() },
+    },
+  });
 
 /** A live key by id, as its copy holds it (the caller that changes it reads it at the head's version). */
 export async function findReservedTagKey(id: string): Promise<ReservedTagKey | undefined> {
@@ -331,25 +389,35 @@ const spotOf = (organization: string) => ({ hotSpot: 'organization' as const, wh
  * for (not renamed, changed or deleted since); otherwise the identical request is a new create
  * and takes the receipt over (Terraform replacing a key deletes it, then creates it again).
  */
-export async function insertReservedTagKey(organization: string, attributes: Required<ReservedTagKeyChanges>): Promise<ReservedTagKey | WriteRefusal>;
 export async function insertReservedTagKey(
-  organization: string, attributes: Required<ReservedTagKeyChanges>, receipt: Receipt,
+  organization: string,
+  attributes: Required<ReservedTagKeyChanges>,
+): Promise<ReservedTagKey | WriteRefusal>;
+export async function insertReservedTagKey(
+  organization: string,
+  attributes: Required<ReservedTagKeyChanges>,
+  receipt: Receipt,
 ): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>>;
 export async function insertReservedTagKey(
-  organization: string, attributes: Required<ReservedTagKeyChanges>, receipt?: Receipt,
+  organization: string,
+  attributes: Required<ReservedTagKeyChanges>,
+  receipt?: Receipt,
 ): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>> {
   return insertOnce(organization, attributes, receipt);
 }
 
 /** `replacing`: the key a replay window's receipt named and this identical request found changed or gone. */
 async function insertOnce(
-  organization: string, attributes: Required<ReservedTagKeyChanges>, receipt?: Receipt, replacing?: string,
+  organization: string,
+  attributes: Required<ReservedTagKeyChanges>,
+  receipt?: Receipt,
+  replacing?: string,
 ): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>> {
   const id = newId('rtk');
   // The first attempt's reads go out with the claim: they ask nothing of the receipt.
   const prepared = prepare(organization, attributes.key);
   prepared.catch(() => undefined);
-  const claim = receipt && await claimReceipt(spotOf(organization), receipt, id, replacing);
+  const claim = receipt && (await claimReceipt(spotOf(organization), receipt, id, replacing));
   if (claim) return resolveClaim(organization, attributes, receipt!, claim);
   const created = await createKey(organization, attributes, id, prepared);
   if (typeof created === 'string' && receipt) await releaseClaim(receipt, id);
@@ -365,9 +433,14 @@ const CLAIM_POLL_MS = 25;
  * claim whose creator's lease has passed, taken over and created by this request.
  */
 async function resolveClaim(
-  organization: string, attributes: Required<ReservedTagKeyChanges>, receipt: Receipt, claim: Claim,
+  organization: string,
+  attributes: Required<ReservedTagKeyChanges>,
+  receipt: Receipt,
+  claim: Claim,
 ): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>> {
-  const replay = (record: ReservedTagKey): Replay<ReservedTagKey> => ({ replayOf: { fingerprint: claim.fingerprint, record } });
+  const replay = (record: ReservedTagKey): Replay<ReservedTagKey> => ({
+    replayOf: { fingerprint: claim.fingerprint, record },
+  });
   if (claim.fingerprint !== receipt.fingerprint) return replay(undefined as unknown as ReservedTagKey);
   for (;;) {
     // An Idempotency-Key's replay is the first answer, which the copy keeps (deleted or not).
@@ -378,7 +451,9 @@ async function resolveClaim(
     // The head first, then the copy: a create committed before the head was read and no longer its
     // latest change has its copy written (the next commit wrote it out first).
     const seen = remember(await readHead(organization));
-    const created = pendingOf(seen.head).find((change) => change.kind === 'create' && change.record.id === claim.recordId);
+    const created = pendingOf(seen.head).find(
+      (change) => change.kind === 'create' && change.record.id === claim.recordId,
+    );
     if (created) {
       await afterCommit(() => writeOut(seen.head, created, false));
       // Unless a later change of the head's changed it: then its copy, now written, says what it is.
@@ -388,12 +463,14 @@ async function resolveClaim(
     if (copy) {
       if (receipt.keyed) return replay(keyRecord(copy.created as Item));
       const current = atHead(seen.head, copy.deleted ? undefined : keyRecord(copy));
-      if (current && current.key === attributes.key && current.disableOverrides === attributes.disableOverrides) return replay(current);
+      if (current && current.key === attributes.key && current.disableOverrides === attributes.disableOverrides)
+        return replay(current);
       // Renamed, changed or deleted since: this identical request is a new create.
       return insertOnce(organization, attributes, receipt, claim.recordId);
     }
     if (Date.now() < claim.leaseUntil) {
-      if (Date.now() + CLAIM_POLL_MS + 2 * STORE_TIMEOUTS.requestTimeoutMs > currentDeadline()) throw new Contended('organization', { organization }, 0, 0);
+      if (Date.now() + CLAIM_POLL_MS + 2 * STORE_TIMEOUTS.requestTimeoutMs > currentDeadline())
+        throw new Contended('organization', { organization }, 0, 0);
       await sleep(CLAIM_POLL_MS);
       continue;
     }
@@ -444,40 +521,57 @@ async function prepare(organization: string, key: string): Promise<Prepared> {
  * creates in 100 ms, is retried in the next).
  */
 function createKey(
-  organization: string, attributes: Required<ReservedTagKeyChanges>, id: string, prepared?: Promise<Prepared>,
+  organization: string,
+  attributes: Required<ReservedTagKeyChanges>,
+  id: string,
+  prepared?: Promise<Prepared>,
 ): Promise<ReservedTagKey | WriteRefusal> {
-  return whileContended('organization', { organization }, async () => {
-    const { seen, taken, settled } = await (prepared ?? prepare(organization, attributes.key));
-    prepared = undefined;
-    // A retry that took over this key's receipt created it meanwhile.
-    const mine = pendingOf(seen.head).find((change) => change.kind === 'create' && change.record.id === id);
-    if (mine) return mine.record;
-    // A 422 needs nothing written out: the change that took the name is committed, and readers finish it.
-    if (taken) return (await stillAt(seen)) ? 'name-taken' as const : RETRY_NOW;
-    if ((await settled) === 'wait') return LOST_ROUND;
-    const createdAt = now();
-    if ((seen.head.windows.get(windowOf(createdAt)) ?? 0) >= WINDOW_CAPACITY) {
-      await sleep(WINDOW_MS - (Date.now() % WINDOW_MS));
-      return RETRY_NOW;
-    }
-    const record: ReservedTagKey = { id, organization, ...attributes, createdAt, updatedAt: createdAt };
-    const committed = await commit(seen, { kind: 'create', record }, { delta: 1 });
-    if (typeof committed === 'object') return committed.record;
-    // Refused for a change that took this name (the head the refusal carried): the answer is known.
-    const refusedBy = seenHeads.get(organization);
-    const winner = refusedBy?.head.latest;
-    if (refusedBy && winner && winner.kind !== 'delete' && winner.record.id !== id && winner.record.key.toLowerCase() === attributes.key.toLowerCase()) {
-      return 'name-taken' as const;
-    }
-    return committed;
-  }, { extraMsPerAttempt: CLAIM_TIMEOUT_MS });
+  return whileContended(
+    'organization',
+    { organization },
+    async () => {
+      const { seen, taken, settled } = await (prepared ?? prepare(organization, attributes.key));
+      prepared = undefined;
+      // A retry that took over this key's receipt created it meanwhile.
+      const mine = pendingOf(seen.head).find((change) => change.kind === 'create' && change.record.id === id);
+      if (mine) return mine.record;
+      // A 422 needs nothing written out: the change that took the name is committed, and readers finish it.
+      if (taken) return (await stillAt(seen)) ? ('name-taken' as const) : RETRY_NOW;
+      if ((await settled) === 'wait') return LOST_ROUND;
+      const createdAt = now();
+      if ((seen.head.windows.get(windowOf(createdAt)) ?? 0) >= WINDOW_CAPACITY) {
+        await sleep(WINDOW_MS - (Date.now() % WINDOW_MS));
+        return RETRY_NOW;
+      }
+      const record: ReservedTagKey = { id, organization, ...attributes, createdAt, updatedAt: createdAt };
+      const committed = await commit(seen, { kind: 'create', record }, { delta: 1 });
+      if (typeof committed === 'object') return committed.record;
+      // Refused for a change that took this name (the head the refusal carried): the answer is known.
+      const refusedBy = seenHeads.get(organization);
+      const winner = refusedBy?.head.latest;
+      if (
+        refusedBy &&
+        winner &&
+        winner.kind !== 'delete' &&
+        winner.record.id !== id &&
+        winner.record.key.toLowerCase() === attributes.key.toLowerCase()
+      ) {
+        return 'name-taken' as const;
+      }
+      return committed;
+    },
+    { extraMsPerAttempt: CLAIM_TIMEOUT_MS },
+  );
 }
 
 /**
  * The key at the head this process knows, its latest change written out: the key as read when it
  * was read after the head was observed, else read again (with the head's latest change over it).
  */
-async function atKnownHead(current: ReservedTagKey, also: (seen: SeenHead) => Promise<unknown> = async () => undefined) {
+async function atKnownHead(
+  current: ReservedTagKey,
+  also: (seen: SeenHead) => Promise<unknown> = async () => undefined,
+) {
   const seen = await knownHead(current.organization);
   const [read, settled] = await Promise.all([
     currentAt(current, seen) ? current : findReservedTagKey(current.id),
@@ -491,7 +585,10 @@ async function atKnownHead(current: ReservedTagKey, also: (seen: SeenHead) => Pr
  * Sets the attributes that change. 'gone': deleted, or changed by another write meanwhile (read it
  * again); 'name-taken' when the new name is another key's. A change to nothing writes nothing.
  */
-export async function updateStoredReservedTagKey(current: ReservedTagKey, changes: ReservedTagKeyChanges): Promise<ReservedTagKey | WriteRefusal> {
+export async function updateStoredReservedTagKey(
+  current: ReservedTagKey,
+  changes: ReservedTagKeyChanges,
+): Promise<ReservedTagKey | WriteRefusal> {
   let taken = false;
   // The new name's guard is read with the key, at the same head (another key's name, whatever this key's is now).
   const { seen, key, wait } = await atKnownHead(current, async (at) => {
@@ -503,7 +600,11 @@ export async function updateStoredReservedTagKey(current: ReservedTagKey, change
   if (updated.key === key.key && updated.disableOverrides === key.disableOverrides) return key;
   const renamed = updated.key.toLowerCase() !== key.key.toLowerCase();
   if (renamed && taken) return (await stillAt(seen)) ? 'name-taken' : 'gone';
-  const committed = await commit(seen, { kind: 'update', record: updated, ...(renamed ? { previousKey: key.key } : {}) }, { delta: 0 });
+  const committed = await commit(
+    seen,
+    { kind: 'update', record: updated, ...(renamed ? { previousKey: key.key } : {}) },
+    { delta: 0 },
+  );
   return typeof committed === 'object' ? committed.record : 'gone';
 }
 

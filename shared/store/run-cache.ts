@@ -35,7 +35,7 @@ export function see(runId: string, run: SeenRun): void {
 export const forget = (runId: string) => seenRuns.delete(runId);
 
 /** A comment the record holds (`latest` or `prior`); null or absent when there is none. */
-const held = (value: unknown): Latest | undefined => (value ? value as Latest : undefined);
+const held = (value: unknown): Latest | undefined => (value ? (value as Latest) : undefined);
 
 /**
  * A run as its record was read. Only the two comments the record holds can be unwritten, so every

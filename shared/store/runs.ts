@@ -83,7 +83,10 @@ export async function insertRun(input: NewRun): Promise<Registration | Registere
   const run: RunRecord = { ...input, createdAt: input.createdAt ?? now() };
   const outcome = await whileContended('run', { runId: run.runId }, async () => {
     const attempt = await writeOnce({
-      Put: { Item: { ...keys.run(run.runId), entity: Entity.Run, ...run, commentCount: 0 }, ConditionExpression: 'attribute_not_exists(PK)' },
+      Put: {
+        Item: { ...keys.run(run.runId), entity: Entity.Run, ...run, commentCount: 0 },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
     });
     return attempt === LOST_ROUND ? LOST_ROUND : attempt;
   });
@@ -94,9 +97,16 @@ export async function insertRun(input: NewRun): Promise<Registration | Registere
 
 /** The run's listing under its organization: derived from its record, so written as many times as needed. */
 function writeListing(run: RunRecord): Promise<boolean> {
-  return writeDerived('run', { runId: run.runId }, {
-    Put: { Item: { ...keys.organizationRun(run.organization, run.runId), entity: Entity.RunOfOrganization, ...run }, ConditionExpression: 'attribute_not_exists(PK)' },
-  });
+  return writeDerived(
+    'run',
+    { runId: run.runId },
+    {
+      Put: {
+        Item: { ...keys.organizationRun(run.organization, run.runId), entity: Entity.RunOfOrganization, ...run },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    },
+  );
 }
 
 /** Registers a run under a fresh id (the local seed's, the tests'): no other organization can hold it. */
@@ -107,7 +117,10 @@ export async function registerNewRun(organization: string, workspace?: string): 
 }
 
 /** An existing run, as the registration of `input`: the same organization, or refused. */
-export function sameOrganization(existing: RunRecord, input: Pick<NewRun, 'organization'>): Registration | RegisteredElsewhere {
+export function sameOrganization(
+  existing: RunRecord,
+  input: Pick<NewRun, 'organization'>,
+): Registration | RegisteredElsewhere {
   return existing.organization === input.organization ? { run: existing, created: false } : 'registered-elsewhere';
 }
 

@@ -1,6 +1,11 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {
-  DeleteCommand, PutCommand, UpdateCommand, type DeleteCommandInput, type PutCommandInput, type UpdateCommandInput,
+  DeleteCommand,
+  PutCommand,
+  UpdateCommand,
+  type DeleteCommandInput,
+  type PutCommandInput,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName, withinDeadline } from './client';
 import type { Item } from './collection';
@@ -23,7 +28,8 @@ export interface Refused {
   refused: Item | undefined;
 }
 
-export const isRefused = (outcome: unknown): outcome is Refused => typeof outcome === 'object' && outcome !== null && 'refused' in outcome;
+export const isRefused = (outcome: unknown): outcome is Refused =>
+  typeof outcome === 'object' && outcome !== null && 'refused' in outcome;
 
 function commandOf(write: Write) {
   const common = { TableName: tableName(), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const };

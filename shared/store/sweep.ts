@@ -53,7 +53,9 @@ export type SweepReport = {
 export class SweepFailed extends Error {
   readonly report: SweepReport;
   constructor(cause: unknown, report: SweepReport) {
-    super(`sweep stopped: ${(cause as Error)?.name ?? 'Error'}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    super(`sweep stopped: ${(cause as Error)?.name ?? 'Error'}: ${(cause as Error)?.message ?? String(cause)}`, {
+      cause,
+    });
     this.name = 'SweepFailed';
     this.report = report;
   }
@@ -81,25 +83,36 @@ export async function sweepExpired(limits: SweepLimits, now = nowSeconds()): Pro
 
   const mayStart = (): boolean => {
     if (failure !== undefined) return false;
-    if (limits.remainingMs() < margin) { report.stoppedBy ??= 'time'; return false; }
-    if (attempted >= limits.maxDeletes) { report.stoppedBy ??= 'max-deletes'; return false; }
+    if (limits.remainingMs() < margin) {
+      report.stoppedBy ??= 'time';
+      return false;
+    }
+    if (attempted >= limits.maxDeletes) {
+      report.stoppedBy ??= 'max-deletes';
+      return false;
+    }
     return true;
   };
-  const count = (shard: string, outcome: keyof SweepCounts) => { report.shards[shard]![outcome] += 1; report.total[outcome] += 1; };
+  const count = (shard: string, outcome: keyof SweepCounts) => {
+    report.shards[shard]![outcome] += 1;
+    report.total[outcome] += 1;
+  };
 
   try {
     while (pending.size > 0 && mayStart()) {
       for (const [shard, startKey] of pending) {
         if (!mayStart()) break;
-        const page = await documentClient.send(new QueryCommand({
-          TableName: tableName(),
-          IndexName: EXPIRY_INDEX,
-          KeyConditionExpression: '#shard = :shard AND #expiresAt < :now',
-          ExpressionAttributeNames: { '#shard': EXPIRY_KEYS.shard, '#expiresAt': EXPIRY_KEYS.sweepAt },
-          ExpressionAttributeValues: { ':shard': shard, ':now': now },
-          Limit: Math.min(pageSize, limits.maxDeletes - attempted),
-          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-        }));
+        const page = await documentClient.send(
+          new QueryCommand({
+            TableName: tableName(),
+            IndexName: EXPIRY_INDEX,
+            KeyConditionExpression: '#shard = :shard AND #expiresAt < :now',
+            ExpressionAttributeNames: { '#shard': EXPIRY_KEYS.shard, '#expiresAt': EXPIRY_KEYS.sweepAt },
+            ExpressionAttributeValues: { ':shard': shard, ':now': now },
+            Limit: Math.min(pageSize, limits.maxDeletes - attempted),
+            ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+          }),
+        );
         report.queries += 1;
         const items = page.Items ?? [];
         for (const _ of items) count(shard, 'found');
@@ -132,17 +145,23 @@ export async function sweepExpired(limits: SweepLimits, now = nowSeconds()): Pro
 }
 
 /** Deletes the item unless it was written again with a later expiry (kept) or is gone already. */
-async function deleteIfExpired(PK: string, SK: string, now: number): Promise<'deleted' | 'kept' | 'gone' | 'conflicted'> {
+async function deleteIfExpired(
+  PK: string,
+  SK: string,
+  now: number,
+): Promise<'deleted' | 'kept' | 'gone' | 'conflicted'> {
   try {
-    await documentClient.send(new DeleteCommand({
-      TableName: tableName(),
-      Key: { PK, SK },
-      ConditionExpression: '#expiresAt < :now',
-      ExpressionAttributeNames: { '#expiresAt': EXPIRY_KEYS.sweepAt },
-      ExpressionAttributeValues: { ':now': now },
-      // Tells a refused delete of an item written again (kept) from one of an item already gone, at no cost.
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-    }));
+    await documentClient.send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: { PK, SK },
+        ConditionExpression: '#expiresAt < :now',
+        ExpressionAttributeNames: { '#expiresAt': EXPIRY_KEYS.sweepAt },
+        ExpressionAttributeValues: { ':now': now },
+        // Tells a refused delete of an item written again (kept) from one of an item already gone, at no cost.
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
     return 'deleted';
   } catch (error) {
     const name = (error as Error).name;

@@ -23,13 +23,15 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
       { AttributeName: TABLE_KEYS.partitionKey, KeyType: 'HASH' },
       { AttributeName: TABLE_KEYS.sortKey, KeyType: 'RANGE' },
     ],
-    GlobalSecondaryIndexes: [{
-      IndexName: EXPIRY_INDEX,
-      KeySchema: [
-        { AttributeName: EXPIRY_KEYS.shard, KeyType: 'HASH' },
-        { AttributeName: EXPIRY_KEYS.sweepAt, KeyType: 'RANGE' },
-      ],
-      Projection: { ProjectionType: 'KEYS_ONLY' },
-    }],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: EXPIRY_INDEX,
+        KeySchema: [
+          { AttributeName: EXPIRY_KEYS.shard, KeyType: 'HASH' },
+          { AttributeName: EXPIRY_KEYS.sweepAt, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
+    ],
   };
 }

@@ -61,7 +61,8 @@ export interface Head {
 export const pendingOf = (head: Head): Change[] => [head.prior, head.latest].filter((change) => change !== undefined);
 
 /** The newest change the head holds of key `id`: the key as it is at the head's version. */
-export const pendingChangeOf = (head: Head, id: string): Change | undefined => pendingOf(head).findLast((change) => change.record.id === id);
+export const pendingChangeOf = (head: Head, id: string): Change | undefined =>
+  pendingOf(head).findLast((change) => change.record.id === id);
 
 const WINDOW_ATTRIBUTE = /^w(\d+)$/;
 export const windowAttribute = (createdAt: string) => `w${windowOf(createdAt)}`;
@@ -82,7 +83,8 @@ export function headOf(organization: string, item: Item | undefined): Head {
   };
 }
 
-export const readHead = async (organization: string) => headOf(organization, await getItem(keys.reservedTagKeyCounter(organization)));
+export const readHead = async (organization: string) =>
+  headOf(organization, await getItem(keys.reservedTagKeyCounter(organization)));
 
 const guardKey = (organization: string, key: string) => keys.reservedTagKeyName(organization, key);
 const memberKey = (record: ReservedTagKey) => keys.reservedTagKey(record.organization, record.createdAt, record.id);
@@ -106,25 +108,53 @@ export async function applyChange(change: Change): Promise<void> {
   const set = (extra: Record<string, unknown>) => {
     const all = { ...fields, ...extra, v: version };
     return {
-      UpdateExpression: `SET ${Object.keys(all).map((name) => `#${name} = :${name}`).join(', ')}`,
+      UpdateExpression: `SET ${Object.keys(all)
+        .map((name) => `#${name} = :${name}`)
+        .join(', ')}`,
       ExpressionAttributeNames: Object.fromEntries(Object.keys(all).map((name) => [`#${name}`, name])),
-      ExpressionAttributeValues: { ...Object.fromEntries(Object.entries(all).map(([name, value]) => [`:${name}`, value])), ...v },
+      ExpressionAttributeValues: {
+        ...Object.fromEntries(Object.entries(all).map(([name, value]) => [`:${name}`, value])),
+        ...v,
+      },
     };
   };
-  const guard = () => write({
-    Put: { Item: { ...guardKey(record.organization, record.key), entity: Entity.ReservedTagKeyName, id: record.id, v: version }, ConditionExpression: OLDER, ExpressionAttributeValues: v },
-  });
-  const releaseGuard = (key: string) => write({
-    Delete: { Key: guardKey(record.organization, key), ConditionExpression: 'id = :id AND v < :v', ExpressionAttributeValues: { ':id': record.id, ...v } },
-  });
+  const guard = () =>
+    write({
+      Put: {
+        Item: {
+          ...guardKey(record.organization, record.key),
+          entity: Entity.ReservedTagKeyName,
+          id: record.id,
+          v: version,
+        },
+        ConditionExpression: OLDER,
+        ExpressionAttributeValues: v,
+      },
+    });
+  const releaseGuard = (key: string) =>
+    write({
+      Delete: {
+        Key: guardKey(record.organization, key),
+        ConditionExpression: 'id = :id AND v < :v',
+        ExpressionAttributeValues: { ':id': record.id, ...v },
+      },
+    });
   const item = { entity: Entity.ReservedTagKey, ...record, v: version };
   switch (change.kind) {
     case 'create':
       await Promise.all([
         guard(),
-        write({ Put: { Item: { ...keys.reservedTagKeyById(record.id), ...item, created: record }, ConditionExpression: OLDER, ExpressionAttributeValues: v } }),
+        write({
+          Put: {
+            Item: { ...keys.reservedTagKeyById(record.id), ...item, created: record },
+            ConditionExpression: OLDER,
+            ExpressionAttributeValues: v,
+          },
+        }),
       ]);
-      await write({ Put: { Item: { ...memberKey(record), ...item }, ConditionExpression: OLDER, ExpressionAttributeValues: v } });
+      await write({
+        Put: { Item: { ...memberKey(record), ...item }, ConditionExpression: OLDER, ExpressionAttributeValues: v },
+      });
       return;
     case 'update':
       await Promise.all([
@@ -143,9 +173,21 @@ export async function applyChange(change: Change): Promise<void> {
       const member = memberKey(record);
       await Promise.all([
         releaseGuard(record.key),
-        write({ Update: { Key: copy, ConditionExpression: EXISTING_OLDER, ...set({ deleted: true, ...expiring(copy.PK, nowSeconds() + COPY_TOMBSTONE_SECONDS) }) } }),
+        write({
+          Update: {
+            Key: copy,
+            ConditionExpression: EXISTING_OLDER,
+            ...set({ deleted: true, ...expiring(copy.PK, nowSeconds() + COPY_TOMBSTONE_SECONDS) }),
+          },
+        }),
       ]);
-      await write({ Update: { Key: member, ConditionExpression: EXISTING_OLDER, ...set({ deleted: true, ...expiring(member.PK, nowSeconds() + MEMBER_TOMBSTONE_SECONDS) }) } });
+      await write({
+        Update: {
+          Key: member,
+          ConditionExpression: EXISTING_OLDER,
+          ...set({ deleted: true, ...expiring(member.PK, nowSeconds() + MEMBER_TOMBSTONE_SECONDS) }),
+        },
+      });
     }
   }
 }

@@ -11,7 +11,10 @@ export const WINDOW_CAPACITY = 100;
 export const windowOf = (createdAt: string) => Math.floor(Date.parse(createdAt) / WINDOW_MS);
 
 /** The window the `offset`-th live key (from 0) was created in, and how many live keys of that window come before it. */
-export function startOf(windows: ReadonlyMap<number, number>, offset: number): { window: number; skip: number } | undefined {
+export function startOf(
+  windows: ReadonlyMap<number, number>,
+  offset: number,
+): { window: number; skip: number } | undefined {
   let before = 0;
   for (const [window, count] of [...windows].sort(([a], [b]) => a - b)) {
     if (offset < before + count) return { window, skip: offset - before };

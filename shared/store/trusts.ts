@@ -14,7 +14,12 @@ export async function createTrust(input: NewTrust): Promise<Trust> {
     new PutCommand({
       TableName: tableName(),
       // Claims as a Map: a claim named `constructor` must stay a member, not be taken for Object's.
-      Item: { ...keys.trust(trust.issuer, trust.trustId), entity: Entity.Trust, ...trust, claims: new Map(Object.entries(trust.claims)) },
+      Item: {
+        ...keys.trust(trust.issuer, trust.trustId),
+        entity: Entity.Trust,
+        ...trust,
+        claims: new Map(Object.entries(trust.claims)),
+      },
       ConditionExpression: 'attribute_not_exists(PK)',
     }),
   );
@@ -39,7 +44,9 @@ export async function listTrusts(organization?: string): Promise<Trust[]> {
 export async function deleteTrust(trustId: string): Promise<Trust | 'not-found'> {
   const trust = (await listTrusts()).find((t) => t.trustId === trustId);
   if (!trust) return 'not-found';
-  await documentClient.send(new DeleteCommand({ TableName: tableName(), Key: keys.trust(trust.issuer, trust.trustId) }));
+  await documentClient.send(
+    new DeleteCommand({ TableName: tableName(), Key: keys.trust(trust.issuer, trust.trustId) }),
+  );
   return trust;
 }
 

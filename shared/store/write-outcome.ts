@@ -23,7 +23,11 @@ function certainlyNotApplied(error: AttemptError): boolean {
   if (status !== undefined) return status < 500;
   if (NEVER_CONNECTED.has(error.code ?? '')) return true;
   // @smithy/node-http-handler's connectionTimeout: a TimeoutError without ETIMEDOUT (requestTimeout's has it).
-  return error.name === 'TimeoutError' && error.code === undefined && /did not establish a connection/.test(error.message ?? '');
+  return (
+    error.name === 'TimeoutError' &&
+    error.code === undefined &&
+    /did not establish a connection/.test(error.message ?? '')
+  );
 }
 
 const OUTCOME_UNKNOWN = '$writeOutcomeUnknown';
@@ -42,7 +46,12 @@ export function markWriteAttempts(client: DynamoDBClient): void {
       try {
         return await next(args);
       } catch (error) {
-        if (WRITES.has(context.commandName ?? '') && typeof error === 'object' && error !== null && !certainlyNotApplied(error as AttemptError)) {
+        if (
+          WRITES.has(context.commandName ?? '') &&
+          typeof error === 'object' &&
+          error !== null &&
+          !certainlyNotApplied(error as AttemptError)
+        ) {
           (error as Record<string, unknown>)[OUTCOME_UNKNOWN] = true;
         }
         throw error;

@@ -27,7 +27,10 @@ export const LOOPBACK_ISSUERS_ENV = 'WORKLOAD_IDENTITY_LOOPBACK_ISSUERS';
 const loopbackAllowed = () => process.env[LOOPBACK_ISSUERS_ENV] === 'allowed';
 
 /** An issuer's discovery under way or done, kept per function instance; a failed one is dropped. */
-interface Discovery { keys: Promise<JWTVerifyGetKey>; startedAt: number }
+interface Discovery {
+  keys: Promise<JWTVerifyGetKey>;
+  startedAt: number;
+}
 const discoveries = new Map<string, Discovery>();
 
 /** The key set of `issuer`; discovery runs once per instance and hour, concurrent callers share it. */
@@ -37,7 +40,9 @@ export function keysOf(issuer: string): Promise<JWTVerifyGetKey> {
   const keys = discover(issuer);
   discoveries.set(issuer, { keys, startedAt: Date.now() });
   // A failed discovery is not kept: the next request tries again (each attempt bounded by FETCH_TIMEOUT_MS).
-  keys.catch(() => { if (discoveries.get(issuer)?.keys === keys) discoveries.delete(issuer); });
+  keys.catch(() => {
+    if (discoveries.get(issuer)?.keys === keys) discoveries.delete(issuer);
+  });
   return keys;
 }
 
@@ -87,8 +92,12 @@ class IssuerKeySet {
   /** Fetches the keys; callers meanwhile share the fetch. On failure the keys held stay as they were. */
   reload(): Promise<void> {
     this.pending ??= fetchJson(this.issuer, this.jwksUri)
-      .then((jwks) => { this.held = { getKey: keySetOf(this.issuer, jwks), fetchedAt: Date.now() }; })
-      .finally(() => { this.pending = undefined; });
+      .then((jwks) => {
+        this.held = { getKey: keySetOf(this.issuer, jwks), fetchedAt: Date.now() };
+      })
+      .finally(() => {
+        this.pending = undefined;
+      });
     return this.pending;
   }
 }
@@ -128,7 +137,10 @@ function getBounded(url: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const get = url.startsWith('https:') ? httpsGet : httpGet;
     const request = get(url, { agent: false, headers: { accept: 'application/json' } }, (response: IncomingMessage) => {
-      const refuse = (why: string) => { request.destroy(); reject(new Refused(why)); };
+      const refuse = (why: string) => {
+        request.destroy();
+        reject(new Refused(why));
+      };
       const tooLarge = () => refuse(`is larger than ${MAX_DOCUMENT_BYTES} bytes`);
       if (response.statusCode !== 200) return refuse(`answered ${response.statusCode}`);
       if (Number(response.headers['content-length'] ?? 0) > MAX_DOCUMENT_BYTES) return tooLarge();
@@ -142,7 +154,10 @@ function getBounded(url: string): Promise<string> {
       response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
       response.on('error', reject);
     });
-    const deadline = setTimeout(() => request.destroy(Object.assign(new Error('timed out'), { name: 'TimeoutError' })), FETCH_TIMEOUT_MS);
+    const deadline = setTimeout(
+      () => request.destroy(Object.assign(new Error('timed out'), { name: 'TimeoutError' })),
+      FETCH_TIMEOUT_MS,
+    );
     request.on('error', reject);
     request.on('close', () => clearTimeout(deadline));
   });

@@ -39,11 +39,14 @@ export function issuerFault(issuer: string, { loopback }: { loopback: boolean })
   } catch {
     return `the issuer must be a URL (https://…), not ${issuer}`;
   }
-  if (url.search || url.hash || issuer.includes('#') || issuer.includes('?')) return 'the issuer must have no query or fragment';
+  if (url.search || url.hash || issuer.includes('#') || issuer.includes('?'))
+    return 'the issuer must have no query or fragment';
   if (url.username || url.password) return 'the issuer must carry no user or password';
   if (url.protocol === 'https:') return undefined;
   if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) {
-    return loopback ? undefined : 'an http:// issuer is accepted only by the local stack (stage local): a deployed stage needs https://';
+    return loopback
+      ? undefined
+      : 'an http:// issuer is accepted only by the local stack (stage local): a deployed stage needs https://';
   }
   return `the issuer must be an https:// URL, not ${issuer}`;
 }

@@ -18,7 +18,18 @@ export const MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
 export const MAX_JWT_LENGTH = 8 * 1024;
 
 /** Asymmetric signatures only (RFC 8725 §3.1): never `none`, never an HMAC whose key could be a public one. */
-export const ALLOWED_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+export const ALLOWED_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+] as const;
 
 /** Three base64url parts: a JWS in compact form, the only shape of a JWT this service reads. */
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
@@ -39,10 +50,18 @@ export type JwtRefusal = 'too-long' | 'unreadable' | 'untrusted-issuer' | 'expir
  * `sub` of an accepted token is its `created-by`), each cut short, as read (unverified when the
  * signature was what failed). Never the token, never another claim's value.
  */
-export interface TokenClaims { iss?: string; aud?: string | string[]; sub?: string }
+export interface TokenClaims {
+  iss?: string;
+  aud?: string | string[];
+  sub?: string;
+}
 
 /** One trust of the token's issuer that did not accept it: the checks it failed, as claim names, never values. */
-export interface TrustMismatch { trustId: string; organization: string; failed: string[] }
+export interface TrustMismatch {
+  trustId: string;
+  organization: string;
+  failed: string[];
+}
 
 export type WorkloadIdentityRefusal = {
   refused: JwtRefusal;
@@ -79,7 +98,11 @@ export function checkWorkloadIdentity(jwt: string, at = new Date()): Promise<Wor
  * checkWorkloadIdentity over the trusts `trustsOf` gives: the authorizer's judgement, and the
  * operator CLI's `trust check` (one organization's trusts), with one verifier between them.
  */
-export async function judgeWorkloadIdentity(jwt: string, trustsOf: TrustsOfIssuer, at = new Date()): Promise<WorkloadIdentityCheck> {
+export async function judgeWorkloadIdentity(
+  jwt: string,
+  trustsOf: TrustsOfIssuer,
+  at = new Date(),
+): Promise<WorkloadIdentityCheck> {
   if (jwt.length > MAX_JWT_LENGTH) return { refused: 'too-long' };
   let unverified: JWTPayload;
   try {
@@ -110,17 +133,30 @@ export async function judgeWorkloadIdentity(jwt: string, trustsOf: TrustsOfIssue
     // The keys could not be had: not the token's fault, never an allow.
     if (error instanceof IssuerUnavailable) throw error;
     if (error instanceof errors.JOSEError) {
-      return { refused: error instanceof errors.JWTExpired ? 'expired' : 'invalid', claims, failed: [failedCheck(error)] };
+      return {
+        refused: error instanceof errors.JWTExpired ? 'expired' : 'invalid',
+        claims,
+        failed: [failedCheck(error)],
+      };
     }
     throw error;
   }
   const { exp, iat, sub } = payload as Required<Pick<JWTPayload, 'exp' | 'iat' | 'sub'>>;
   if (exp - iat > MAX_TOKEN_LIFETIME_SECONDS) return { refused: 'invalid', claims, failed: ['lifetime'] };
-  if (typeof sub !== 'string' || sub === '' || UNPRINTABLE.test(sub)) return { refused: 'invalid', claims, failed: ['sub'] };
+  if (typeof sub !== 'string' || sub === '' || UNPRINTABLE.test(sub))
+    return { refused: 'invalid', claims, failed: ['sub'] };
 
   const granted = trusts.flatMap((trust) => grantOf(trust, payload));
   if (granted.length === 0) {
-    return { refused: 'no-trust-matches', claims, trusts: trusts.map((t) => ({ trustId: t.trustId, organization: t.organization, failed: mismatchesOf(t, payload) })) };
+    return {
+      refused: 'no-trust-matches',
+      claims,
+      trusts: trusts.map((t) => ({
+        trustId: t.trustId,
+        organization: t.organization,
+        failed: mismatchesOf(t, payload),
+      })),
+    };
   }
   return { principal: principalOf(sub, exp, granted), trustIds: granted.map((g) => g.trust.trustId) };
 }
@@ -145,12 +181,22 @@ function loggableClaims(payload: JWTPayload): TokenClaims {
   const iss = loggable(payload.iss);
   const sub = loggable(payload.sub);
   const aud = Array.isArray(payload.aud)
-    ? payload.aud.slice(0, MAX_LOGGED_AUDIENCES).map(loggable).filter((a): a is string => a !== undefined)
+    ? payload.aud
+        .slice(0, MAX_LOGGED_AUDIENCES)
+        .map(loggable)
+        .filter((a): a is string => a !== undefined)
     : loggable(payload.aud);
-  return { ...(iss !== undefined ? { iss } : {}), ...(aud !== undefined ? { aud } : {}), ...(sub !== undefined ? { sub } : {}) };
+  return {
+    ...(iss !== undefined ? { iss } : {}),
+    ...(aud !== undefined ? { aud } : {}),
+    ...(sub !== undefined ? { sub } : {}),
+  };
 }
 
-interface Grant { trust: Trust; run?: string }
+interface Grant {
+  trust: Trust;
+  run?: string;
+}
 
 /**
  * The checks of one trust this (verified) token fails, as names: `aud`, each pinned claim that is
@@ -202,4 +248,6 @@ function principalOf(subject: string, exp: number, granted: Grant[]): Principal 
 }
 
 const wider = (a: Grant, b: Grant) =>
-  (a.run === undefined) !== (b.run === undefined) ? a.run === undefined : ROLE_RANK[a.trust.role] > ROLE_RANK[b.trust.role];
+  (a.run === undefined) !== (b.run === undefined)
+    ? a.run === undefined
+    : ROLE_RANK[a.trust.role] > ROLE_RANK[b.trust.role];

@@ -1,6 +1,13 @@
 import {
-  BatchWriteItemCommand, DeleteItemCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand,
-  TransactGetItemsCommand, TransactWriteItemsCommand, UpdateItemCommand,
+  BatchWriteItemCommand,
+  DeleteItemCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  TransactGetItemsCommand,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { DynamoDbCall } from '../support/round-trips';
 
@@ -11,8 +18,14 @@ import type { DynamoDbCall } from '../support/round-trips';
  * again.
  */
 const COMMANDS = {
-  BatchWriteItemCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, TransactGetItemsCommand,
-  TransactWriteItemsCommand, UpdateItemCommand,
+  BatchWriteItemCommand,
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  TransactGetItemsCommand,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
 } as const;
 
 const client = new DynamoDBClient({});
@@ -21,7 +34,9 @@ export const handler = async (calls: DynamoDbCall[]) => {
   for (const { command, input, refused } of calls) {
     const Command = COMMANDS[command as keyof typeof COMMANDS] as (new (input: unknown) => GetItemCommand) | undefined;
     if (!Command) throw new Error(`the bare replay does not send ${command}`);
-    await client.send(new Command(input)).catch((error: unknown) => { if (!refused) throw error; });
+    await client.send(new Command(input)).catch((error: unknown) => {
+      if (!refused) throw error;
+    });
   }
   return { statusCode: 204, body: '' };
 };

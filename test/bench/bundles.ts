@@ -15,19 +15,27 @@ import { Stack } from '#infra/local/aws/cloudformation';
  * it takes through require(), infra/cdk/constructs/bundling.ts), as a function is bundled by default.
  */
 export async function bundle(
-  entry: string, variant: { alias?: Record<string, string>; plugins?: Plugin[]; esbuildDefault?: true } = {},
+  entry: string,
+  variant: { alias?: Record<string, string>; plugins?: Plugin[]; esbuildDefault?: true } = {},
 ): Promise<{ file: string; bytes: number }> {
   const outdir = mkdtempSync(join(tmpdir(), 'tfc-bench-bundle-'));
   const outfile = join(outdir, 'index.mjs');
   await build({
-    ...ESBUILD_OPTIONS, alias: { ...(variant.esbuildDefault ? {} : ESBUILD_OPTIONS.alias), ...variant.alias }, plugins: variant.plugins ?? [],
-    entryPoints: [entry], outfile, logLevel: 'error',
+    ...ESBUILD_OPTIONS,
+    alias: { ...(variant.esbuildDefault ? {} : ESBUILD_OPTIONS.alias), ...variant.alias },
+    plugins: variant.plugins ?? [],
+    entryPoints: [entry],
+    outfile,
+    logLevel: 'error',
   });
   return { file: outfile, bytes: statSync(outfile).size };
 }
 
 /** What a cold start's module initialization costs: elapsed time, and the CPU time it used. */
-export interface InitCost { wallMs: number; cpuMs: number }
+export interface InitCost {
+  wallMs: number;
+  cpuMs: number;
+}
 
 /**
  * Module initialization of a bundle, as a cold start pays it: a fresh Node process, started
@@ -36,8 +44,9 @@ export interface InitCost { wallMs: number; cpuMs: number }
  * on it, which other processes on a busy machine disturb less than the elapsed time.
  */
 export function initCost(file: string, environment: Record<string, string>): InitCost {
-  const script = `const cpu = process.cpuUsage(); const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)});`
-    + ' const used = process.cpuUsage(cpu); console.log(performance.now() - t, (used.user + used.system) / 1000);';
+  const script =
+    `const cpu = process.cpuUsage(); const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)});` +
+    ' const used = process.cpuUsage(cpu); console.log(performance.now() - t, (used.user + used.system) / 1000);';
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
     env: { PATH: process.env.PATH, ...environment, POWERTOOLS_LOG_LEVEL: 'SILENT' },
     encoding: 'utf8',
@@ -74,7 +83,10 @@ const answer = String(result?.statusCode ?? result?.policyDocument?.Statement?.[
 console.log(JSON.stringify({ init, total, answer }));
 process.exit(0); // the SDK's keep-alive connection would hold the process open`;
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
-    env: { PATH: process.env.PATH, ...environment }, input: JSON.stringify(event), encoding: 'utf8', maxBuffer: 16 * 1024 * 1024,
+    env: { PATH: process.env.PATH, ...environment },
+    input: JSON.stringify(event),
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
   });
   return JSON.parse(out.trim().split('\n').at(-1)!) as ColdStartCost;
 }
@@ -101,7 +113,9 @@ export const lambdaRuntimeEnvironment = (name: string, codeDirectory: string): R
  * Every function of the synthesized stack by its handler file (`functions/<name>.ts`, from its
  * description): the bundle as deployed and the environment it starts with.
  */
-export function deployedFunctions(assembly: Assembly): Map<string, { file: string; bytes: number; environment: Record<string, string> }> {
+export function deployedFunctions(
+  assembly: Assembly,
+): Map<string, { file: string; bytes: number; environment: Record<string, string> }> {
   const stack = new Stack(assembly.directory, assembly.stackName);
   const found = new Map<string, { file: string; bytes: number; environment: Record<string, string> }>();
   for (const [logicalId, resource] of stack.resourcesOf('AWS::Lambda::Function')) {
@@ -109,9 +123,16 @@ export function deployedFunctions(assembly: Assembly): Map<string, { file: strin
     if (!name) continue;
     const codeDirectory = stack.assetDirectory(resource.Properties.Code);
     const file = join(codeDirectory, 'index.mjs');
-    const template = Object.fromEntries(Object.entries((resource.Properties.Environment?.Variables ?? {}) as Record<string, unknown>)
-      .map(([key, value]) => [key, typeof value === 'string' ? value : 'bench'])); // a table Ref → any table name
-    found.set(name, { file, bytes: statSync(file).size, environment: { ...lambdaRuntimeEnvironment(logicalId, codeDirectory), ...template } });
+    const template = Object.fromEntries(
+      Object.entries((resource.Properties.Environment?.Variables ?? {}) as Record<string, unknown>).map(
+        ([key, value]) => [key, typeof value === 'string' ? value : 'bench'],
+      ),
+    ); // a table Ref → any table name
+    found.set(name, {
+      file,
+      bytes: statSync(file).size,
+      environment: { ...lambdaRuntimeEnvironment(logicalId, codeDirectory), ...template },
+    });
   }
   return found;
 }

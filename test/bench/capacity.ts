@@ -28,14 +28,33 @@ export interface Capacity {
 }
 
 interface ConsumedCapacity {
-  CapacityUnits?: number; WriteCapacityUnits?: number; ReadCapacityUnits?: number;
+  CapacityUnits?: number;
+  WriteCapacityUnits?: number;
+  ReadCapacityUnits?: number;
   Table?: { CapacityUnits?: number; WriteCapacityUnits?: number; ReadCapacityUnits?: number };
-  GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number; WriteCapacityUnits?: number; ReadCapacityUnits?: number }>;
+  GlobalSecondaryIndexes?: Record<
+    string,
+    { CapacityUnits?: number; WriteCapacityUnits?: number; ReadCapacityUnits?: number }
+  >;
 }
 
-const READS = new Set(['GetItemCommand', 'QueryCommand', 'BatchGetItemCommand', 'ScanCommand', 'TransactGetItemsCommand']);
+const READS = new Set([
+  'GetItemCommand',
+  'QueryCommand',
+  'BatchGetItemCommand',
+  'ScanCommand',
+  'TransactGetItemsCommand',
+]);
 
-export const emptyCapacity = (): Capacity => ({ tableWrite: 0, tableRead: 0, indexWrite: {}, indexRead: {}, calls: 0, indexReported: 0, perCall: [] });
+export const emptyCapacity = (): Capacity => ({
+  tableWrite: 0,
+  tableRead: 0,
+  indexWrite: {},
+  indexRead: {},
+  calls: 0,
+  indexReported: 0,
+  perCall: [],
+});
 
 let recording: Capacity | undefined;
 
@@ -47,10 +66,18 @@ let recording: Capacity | undefined;
 const middleware: SerializeMiddleware<any, any> = (next, context) => async (args) => {
   const into = recording;
   if (!into) return next(args);
-  const input: Record<string, unknown> = { ...(args.input as Record<string, unknown>), ReturnConsumedCapacity: 'INDEXES' };
+  const input: Record<string, unknown> = {
+    ...(args.input as Record<string, unknown>),
+    ReturnConsumedCapacity: 'INDEXES',
+  };
   try {
     const result = await next({ ...args, input });
-    add(into, String(context.commandName), (result.output as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] }).ConsumedCapacity, writesExpiryEntry(input));
+    add(
+      into,
+      String(context.commandName),
+      (result.output as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] }).ConsumedCapacity,
+      writesExpiryEntry(input),
+    );
     return result;
   } finally {
     delete input.ReturnConsumedCapacity;
@@ -58,7 +85,12 @@ const middleware: SerializeMiddleware<any, any> = (next, context) => async (args
 };
 
 /** Adds one answer's ConsumedCapacity (one, or a list for batch calls) to `into`. */
-export function add(into: Capacity, command: string, consumed: ConsumedCapacity | ConsumedCapacity[] | undefined, expiryEntry = false): void {
+export function add(
+  into: Capacity,
+  command: string,
+  consumed: ConsumedCapacity | ConsumedCapacity[] | undefined,
+  expiryEntry = false,
+): void {
   const read = READS.has(command);
   const units = (c?: { CapacityUnits?: number; WriteCapacityUnits?: number; ReadCapacityUnits?: number }) =>
     (read ? c?.ReadCapacityUnits : c?.WriteCapacityUnits) ?? c?.CapacityUnits ?? 0;
@@ -75,10 +107,17 @@ export function add(into: Capacity, command: string, consumed: ConsumedCapacity 
       bucket[index] = (bucket[index] ?? 0) + units(i);
     }
   }
-  if (read) into.tableRead += tableUnits; else into.tableWrite += tableUnits;
+  if (read) into.tableRead += tableUnits;
+  else into.tableWrite += tableUnits;
   into.calls += 1;
   if (reported) into.indexReported += 1;
-  into.perCall.push({ command: command.replace(/Command$/, ''), write: read ? 0 : tableUnits, read: read ? tableUnits : 0, indexWrite: read ? 0 : indexUnits, expiryEntry });
+  into.perCall.push({
+    command: command.replace(/Command$/, ''),
+    write: read ? 0 : tableUnits,
+    read: read ? tableUnits : 0,
+    indexWrite: read ? 0 : indexUnits,
+    expiryEntry,
+  });
 }
 
 /**
@@ -90,8 +129,10 @@ export function writesExpiryEntry(input: Record<string, unknown>): boolean {
   const item = input.Item as Record<string, unknown> | undefined;
   if (item) return EXPIRY_KEYS.shard in item;
   const names = Object.values((input.ExpressionAttributeNames ?? {}) as Record<string, string>);
-  return typeof input.UpdateExpression === 'string'
-    && (names.includes(EXPIRY_KEYS.shard) || new RegExp(`\\b${EXPIRY_KEYS.shard}\\b`).test(input.UpdateExpression));
+  return (
+    typeof input.UpdateExpression === 'string' &&
+    (names.includes(EXPIRY_KEYS.shard) || new RegExp(`\\b${EXPIRY_KEYS.shard}\\b`).test(input.UpdateExpression))
+  );
 }
 
 let installed = false;
@@ -99,7 +140,11 @@ let installed = false;
 /** The capacity `fn`'s DynamoDB calls consumed, with its result. One recording at a time. */
 export async function recordCapacity<T>(fn: () => Promise<T>): Promise<{ result: T; capacity: Capacity }> {
   if (!installed) {
-    (documentClient.middlewareStack as MiddlewareStack<any, any>).add(middleware, { step: 'serialize', name: 'benchCapacityRecorder', priority: 'high' });
+    (documentClient.middlewareStack as MiddlewareStack<any, any>).add(middleware, {
+      step: 'serialize',
+      name: 'benchCapacityRecorder',
+      priority: 'high',
+    });
     installed = true;
   }
   const capacity = emptyCapacity();

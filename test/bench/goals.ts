@@ -11,8 +11,11 @@ export const GOALS = {
    * judged: against DynamoDB Local it measures Java's speed as much as the handler's.
    */
   warmCpuOverMs: 0.4,
-  initRatio: 1.15, initCpuRatio: 1.1, bundleBytes: 426 * 1024,
-  coldStartRatio: 1.0, coldStartCpuRatio: 1.0,
+  initRatio: 1.15,
+  initCpuRatio: 1.1,
+  bundleBytes: 426 * 1024,
+  coldStartRatio: 1.0,
+  coldStartCpuRatio: 1.0,
 };
 export type Goals = typeof GOALS;
 
@@ -52,7 +55,13 @@ export interface Figures {
  * A figure only some functions have (test/bench/extras.ts), with the goal it is held to if any:
  * the authorizer's JWT verification per cache miss, what a JWKS fetch adds to its cold start.
  */
-export interface ExtraFigure { function: string; measurement: string; value: number; unit: string; goal?: number }
+export interface ExtraFigure {
+  function: string;
+  measurement: string;
+  value: number;
+  unit: string;
+  goal?: number;
+}
 
 /** A missed goal's figure with the digit that shows it is over (1.153 is not "1.15 > 1.15"). */
 const over = (v: number) => v.toFixed(3);
@@ -60,24 +69,55 @@ const over = (v: number) => v.toFixed(3);
 export const kb = (bytes: number) => (bytes / 1024).toFixed(0);
 
 export function missedGoals(
-  figures: Figures[], goals = GOALS, functionGoals = FUNCTION_GOALS, extras: ExtraFigure[] = [], writeUnitGoals = WRITE_UNIT_GOALS,
+  figures: Figures[],
+  goals = GOALS,
+  functionGoals = FUNCTION_GOALS,
+  extras: ExtraFigure[] = [],
+  writeUnitGoals = WRITE_UNIT_GOALS,
 ): string[] {
   return [
     ...figures.flatMap((r) => {
       const g = { ...goals, ...functionGoals[r.function] };
       return [
         ...(r.roundTrips > r.budget ? [`${r.function}: ${r.roundTrips} DynamoDB calls > budget ${r.budget}`] : []),
-        ...(r.warmCpuOverMs !== null && r.warmCpuOverMs > g.warmCpuOverMs ? [`${r.function}: handler CPU ${over(r.warmCpuOverMs)} ms per request above the bare SDK (goal ≤ ${g.warmCpuOverMs} ms)`] : []),
-        ...(writeUnitGoals[r.function] !== undefined && r.writeUnits != null && r.writeUnits > writeUnitGoals[r.function]!
-          ? [`${r.function}: ${r.writeUnits} write units per request (goal ≤ ${writeUnitGoals[r.function]})`] : []),
-        ...(writeUnitGoals[r.function] !== undefined && r.writeUnits === null ? [`${r.function}: write units not measured (goal ≤ ${writeUnitGoals[r.function]})`] : []),
-        ...(r.initRatio > g.initRatio ? [`${r.function}: init ${over(r.initRatio)}× the floor built alike in elapsed time (goal ≤ ${g.initRatio})`] : []),
-        ...(r.initCpuRatio > g.initCpuRatio ? [`${r.function}: init ${over(r.initCpuRatio)}× the floor built alike in CPU time (goal ≤ ${g.initCpuRatio})`] : []),
-        ...(r.bundleBytes > g.bundleBytes ? [`${r.function}: bundle ${kb(r.bundleBytes)} KB (goal ≤ ${g.bundleBytes / 1024} KB)`] : []),
-        ...(r.coldStartRatio > g.coldStartRatio ? [`${r.function}: import + first invocation ${over(r.coldStartRatio)}× the floor as esbuild builds it in elapsed time (goal ≤ ${g.coldStartRatio})`] : []),
-        ...(r.coldStartCpuRatio > g.coldStartCpuRatio ? [`${r.function}: import + first invocation ${over(r.coldStartCpuRatio)}× the floor as esbuild builds it in CPU time (goal ≤ ${g.coldStartCpuRatio})`] : []),
+        ...(r.warmCpuOverMs !== null && r.warmCpuOverMs > g.warmCpuOverMs
+          ? [
+              `${r.function}: handler CPU ${over(r.warmCpuOverMs)} ms per request above the bare SDK (goal ≤ ${g.warmCpuOverMs} ms)`,
+            ]
+          : []),
+        ...(writeUnitGoals[r.function] !== undefined &&
+        r.writeUnits != null &&
+        r.writeUnits > writeUnitGoals[r.function]!
+          ? [`${r.function}: ${r.writeUnits} write units per request (goal ≤ ${writeUnitGoals[r.function]})`]
+          : []),
+        ...(writeUnitGoals[r.function] !== undefined && r.writeUnits === null
+          ? [`${r.function}: write units not measured (goal ≤ ${writeUnitGoals[r.function]})`]
+          : []),
+        ...(r.initRatio > g.initRatio
+          ? [`${r.function}: init ${over(r.initRatio)}× the floor built alike in elapsed time (goal ≤ ${g.initRatio})`]
+          : []),
+        ...(r.initCpuRatio > g.initCpuRatio
+          ? [
+              `${r.function}: init ${over(r.initCpuRatio)}× the floor built alike in CPU time (goal ≤ ${g.initCpuRatio})`,
+            ]
+          : []),
+        ...(r.bundleBytes > g.bundleBytes
+          ? [`${r.function}: bundle ${kb(r.bundleBytes)} KB (goal ≤ ${g.bundleBytes / 1024} KB)`]
+          : []),
+        ...(r.coldStartRatio > g.coldStartRatio
+          ? [
+              `${r.function}: import + first invocation ${over(r.coldStartRatio)}× the floor as esbuild builds it in elapsed time (goal ≤ ${g.coldStartRatio})`,
+            ]
+          : []),
+        ...(r.coldStartCpuRatio > g.coldStartCpuRatio
+          ? [
+              `${r.function}: import + first invocation ${over(r.coldStartCpuRatio)}× the floor as esbuild builds it in CPU time (goal ≤ ${g.coldStartCpuRatio})`,
+            ]
+          : []),
       ];
     }),
-    ...extras.filter((e) => e.goal !== undefined && e.value > e.goal).map((e) => `${e.function}: ${e.measurement} ${over(e.value)} ${e.unit} (goal ≤ ${e.goal})`),
+    ...extras
+      .filter((e) => e.goal !== undefined && e.value > e.goal)
+      .map((e) => `${e.function}: ${e.measurement} ${over(e.value)} ${e.unit} (goal ≤ ${e.goal})`),
   ];
 }

@@ -15,6 +15,8 @@ export function lambdaContext(awsRequestId) {
     logGroupName: 'bench',
     logStreamName: 'bench',
     getRemainingTimeInMillis: () => deadline - Date.now(),
-    done() {}, fail() {}, succeed() {},
+    done() {},
+    fail() {},
+    succeed() {},
   };
 }

@@ -18,25 +18,32 @@ const KEYS = { created: 2_000, deleted: 400 };
 const WRITERS = 4;
 
 // Imported when called: the product's client must see the DynamoDB endpoint first.
-const support = async () => ({ ...(await import('../support/call-route')), ...(await import('../support/read-costs')) });
+const support = async () => ({
+  ...(await import('../support/call-route')),
+  ...(await import('../support/read-costs')),
+});
 const store = async () => ({
-  ...(await import('#shared/store/runs')), ...(await import('#shared/store/comments')), ...(await import('#shared/store/reserved-tag-keys')),
+  ...(await import('#shared/store/runs')),
+  ...(await import('#shared/store/comments')),
+  ...(await import('#shared/store/reserved-tag-keys')),
 });
 
 /** A run of `total` comments, written `WRITERS` at a time through the store's own insert. */
 async function seedRun(organization: string, total: number, bodyBytes: number): Promise<string> {
   const { registerNewRun, insertComment } = await store();
   const { newId } = await import('#shared/ids');
-  const { runId } = (await registerNewRun(organization));
+  const { runId } = await registerNewRun(organization);
   const body = 'x'.repeat(bodyBytes);
   let next = 0;
-  await Promise.all(Array.from({ length: WRITERS }, async () => {
-    while (next < total) {
-      next++;
-      const written = await insertComment({ runId, organization, body, createdBy: 'user-bench' });
-      if (typeof written === 'string') throw new Error(`seeding comments: ${written}`);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: WRITERS }, async () => {
+      while (next < total) {
+        next++;
+        const written = await insertComment({ runId, organization, body, createdBy: 'user-bench' });
+        if (typeof written === 'string') throw new Error(`seeding comments: ${written}`);
+      }
+    }),
+  );
   return runId;
 }
 
@@ -49,10 +56,20 @@ async function seedKeys(organization: string): Promise<void> {
     if (typeof key === 'string') throw new Error(`seeding key ${i}: ${key}`);
     created.push(key);
   }
-  for (let i = 0; i < KEYS.deleted; i++) await deleteStoredReservedTagKey(created[Math.floor((i * KEYS.created) / KEYS.deleted)]!);
+  for (let i = 0; i < KEYS.deleted; i++)
+    await deleteStoredReservedTagKey(created[Math.floor((i * KEYS.created) / KEYS.deleted)]!);
 }
 
-export interface ListRow { list: string; status: number; items: number; calls: string; itemsRead: number; readUnits: number; p50: number; p99: number }
+export interface ListRow {
+  list: string;
+  status: number;
+  items: number;
+  calls: string;
+  itemsRead: number;
+  readUnits: number;
+  p50: number;
+  p99: number;
+}
 
 async function measure(list: string, functionName: string, path: string, principal: Principal): Promise<ListRow> {
   const { callRoute, recordReads, itemsRead, readUnits } = await support();
@@ -68,10 +85,18 @@ async function measure(list: string, functionName: string, path: string, princip
   const counts = new Map<string, number>();
   for (const c of calls) counts.set(c.command, (counts.get(c.command) ?? 0) + 1);
   return {
-    list, status: result.status, items: result.status === 200 ? result.json.data.length : 0,
-    calls: [...counts].sort(([a], [b]) => a.localeCompare(b)).map(([command, n]) => (n === 1 ? command : `${command}×${n}`)).join(' + ') || '—',
-    itemsRead: itemsRead(calls), readUnits: readUnits(calls),
-    p50: ms[Math.floor(ms.length / 2)]!, p99: ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))]!,
+    list,
+    status: result.status,
+    items: result.status === 200 ? result.json.data.length : 0,
+    calls:
+      [...counts]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([command, n]) => (n === 1 ? command : `${command}×${n}`))
+        .join(' + ') || '—',
+    itemsRead: itemsRead(calls),
+    readUnits: readUnits(calls),
+    p50: ms[Math.floor(ms.length / 2)]!,
+    p99: ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))]!,
   };
 }
 
@@ -79,14 +104,20 @@ async function measure(list: string, functionName: string, path: string, princip
 export async function benchLists(log: (line: string) => void = () => {}): Promise<{ rows: ListRow[]; table: string }> {
   const organization = 'bench-lists';
   const reader: Principal = { subject: 'user-bench', tokenId: 'at-bench-reader', grants: { [organization]: 'reader' } };
-  const stranger: Principal = { subject: 'user-stranger', tokenId: 'at-bench-stranger', grants: { 'another-org': 'owner' } };
+  const stranger: Principal = {
+    subject: 'user-stranger',
+    tokenId: 'at-bench-stranger',
+    grants: { 'another-org': 'owner' },
+  };
   let started = performance.now();
   const [bigRun, longRun] = await Promise.all([
     seedRun(organization, BIG_BODIES.comments, BIG_BODIES.bodyBytes),
     seedRun(organization, LONG_RUN.comments, LONG_RUN.bodyBytes),
     seedKeys(organization),
   ]);
-  log(`lists: seeded ${BIG_BODIES.comments} + ${LONG_RUN.comments} comments and ${KEYS.created} keys (${KEYS.deleted} deleted) in ${Math.round(performance.now() - started)} ms`);
+  log(
+    `lists: seeded ${BIG_BODIES.comments} + ${LONG_RUN.comments} comments and ${KEYS.created} keys (${KEYS.deleted} deleted) in ${Math.round(performance.now() - started)} ms`,
+  );
   started = performance.now();
   const page = (number: number, size: number) => `?page%5Bnumber%5D=${number}&page%5Bsize%5D=${size}`;
   const comments = (runId: string) => `/runs/${runId}/comments`;
@@ -109,19 +140,37 @@ export async function benchLists(log: (line: string) => void = () => {}): Promis
     [`${keyList}, page 1 size 100`, 'reserved-tag-keys/list', tagKeys + page(1, 100), reader],
     [`${keyList}, page ${live / 20} size 20`, 'reserved-tag-keys/list', tagKeys + page(live / 20, 20), reader],
     [`${keyList}, page ${live / 100} size 100`, 'reserved-tag-keys/list', tagKeys + page(live / 100, 100), reader],
-    [`${keyList}, page ${live / 100 + 1} size 100 (past the end)`, 'reserved-tag-keys/list', tagKeys + page(live / 100 + 1, 100), reader],
+    [
+      `${keyList}, page ${live / 100 + 1} size 100 (past the end)`,
+      'reserved-tag-keys/list',
+      tagKeys + page(live / 100 + 1, 100),
+      reader,
+    ],
   ];
   const rows: ListRow[] = [];
-  for (const [list, functionName, path, principal] of scenarios) rows.push(await measure(list, functionName, path, principal));
+  for (const [list, functionName, path, principal] of scenarios)
+    rows.push(await measure(list, functionName, path, principal));
   log(`lists: measured ${scenarios.length} lists × ${SAMPLES} in ${Math.round(performance.now() - started)} ms`);
 
   const header = ['list', 'status', 'items', 'DynamoDB calls', 'items read', 'read units', 'p50 ms', 'p99 ms'];
-  const cells = rows.map((r) => [r.list, String(r.status), String(r.items), r.calls, String(r.itemsRead), r.readUnits.toFixed(1), r.p50.toFixed(1), r.p99.toFixed(1)]);
+  const cells = rows.map((r) => [
+    r.list,
+    String(r.status),
+    String(r.items),
+    r.calls,
+    String(r.itemsRead),
+    r.readUnits.toFixed(1),
+    r.p50.toFixed(1),
+    r.p99.toFixed(1),
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) => c.map((v, i) => (i === 0 || i === 3 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
+  const line = (c: string[]) =>
+    c.map((v, i) => (i === 0 || i === 3 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
   const table = [
     `Lists: ${SAMPLES} requests each after 2 warm-ups, handlers in-process over DynamoDB Local; items read and read units as DynamoDB reports them`,
-    line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line),
+    line(header),
+    widths.map((w) => '-'.repeat(w)).join('  '),
+    ...cells.map(line),
   ].join('\n');
   return { rows, table };
 }

@@ -7,6 +7,8 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
  */
 export const client = DynamoDBDocumentClient.from(new DynamoDBClient({}));
 export const handler = async () => {
-  await client.send(new GetCommand({ TableName: process.env.TABLE_NAME, Key: { PK: 'bench-floor', SK: 'bench-floor' } }));
+  await client.send(
+    new GetCommand({ TableName: process.env.TABLE_NAME, Key: { PK: 'bench-floor', SK: 'bench-floor' } }),
+  );
   return { statusCode: 204, body: '' };
 };

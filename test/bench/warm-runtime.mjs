@@ -17,12 +17,16 @@ const end = ClientRequest.prototype.end;
 ClientRequest.prototype.end = function (body, ...rest) {
   const request = { target: this.getHeader('x-amz-target'), body, status: 0 };
   sent.push(request);
-  this.once('response', (response) => { request.status = response.statusCode; });
+  this.once('response', (response) => {
+    request.status = response.statusCode;
+  });
   return end.call(this, body, ...rest);
 };
 
 const { handler } = await import(pathToFileURL(join(process.env.LAMBDA_TASK_ROOT, 'index.mjs')).href);
-const bare = process.env.BENCH_BARE_REPLAY ? await import(pathToFileURL(process.env.BENCH_BARE_REPLAY).href) : undefined;
+const bare = process.env.BENCH_BARE_REPLAY
+  ? await import(pathToFileURL(process.env.BENCH_BARE_REPLAY).href)
+  : undefined;
 let invocation = 0;
 
 process.on('message', async ({ event, replay }) => {

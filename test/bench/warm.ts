@@ -2,7 +2,12 @@ import { fork, type ChildProcess } from 'node:child_process';
 import type { DynamoDbCall } from '../support/round-trips';
 
 /** One invocation in a warm sandbox: the handler's elapsed time, its answer, the DynamoDB requests it sent. */
-export interface WarmAnswer { ms: number; statusCode: number; body: string; calls: DynamoDbCall[] }
+export interface WarmAnswer {
+  ms: number;
+  statusCode: number;
+  body: string;
+  calls: DynamoDbCall[];
+}
 
 const RUNTIME = new URL('./warm-runtime.mjs', import.meta.url);
 
@@ -19,12 +24,20 @@ export class WarmSandbox {
   private constructor(child: ChildProcess, name: string) {
     this.child = child;
     this.name = name;
-    child.stderr!.on('data', (chunk: Buffer) => { this.stderr.push(chunk.toString()); if (this.stderr.length > 50) this.stderr.shift(); });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      this.stderr.push(chunk.toString());
+      if (this.stderr.length > 50) this.stderr.shift();
+    });
   }
 
   /** Started with `environment` (LAMBDA_TASK_ROOT names the bundle's directory); resolves once its init has ended. */
   static async start(name: string, environment: Record<string, string>): Promise<WarmSandbox> {
-    const child = fork(RUNTIME, [], { env: environment, execArgv: [], stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'json' });
+    const child = fork(RUNTIME, [], {
+      env: environment,
+      execArgv: [],
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'json',
+    });
     const sandbox = new WarmSandbox(child, name);
     await sandbox.next();
     return sandbox;
@@ -50,7 +63,8 @@ export class WarmSandbox {
 
   private next<T>(): Promise<T> {
     return new Promise((resolve, reject) => {
-      const exited = (code: number | null) => reject(new Error(`warm sandbox of ${this.name} exited (${code}): ${this.stderr.join('')}`));
+      const exited = (code: number | null) =>
+        reject(new Error(`warm sandbox of ${this.name} exited (${code}): ${this.stderr.join('')}`));
       this.child.once('exit', exited);
       this.child.once('message', (message: T) => {
         this.child.off('exit', exited);

@@ -60,15 +60,29 @@ describe('npm run admin -- run …', () => {
 
   it('lists the runs of an organization, as JSON and as text', async () => {
     const runIds = [newId('run'), newId('run')];
-    await Promise.all(runIds.map((runId) => admin('run', 'register', runId, '--org', 'listed-org', '--workspace', 'app')));
+    await Promise.all(
+      runIds.map((runId) => admin('run', 'register', runId, '--org', 'listed-org', '--workspace', 'app')),
+    );
     const listed = json(await admin('run', 'list', '--org', 'listed-org', '--json'));
     expect(listed.runs.map((r: { runId: string }) => r.runId)).toEqual([...runIds].sort());
-    expect(listed.runs[0]).toEqual({ runId: expect.any(String), organization: 'listed-org', workspace: 'app', createdAt: expect.stringMatching(ISO) });
+    expect(listed.runs[0]).toEqual({
+      runId: expect.any(String),
+      organization: 'listed-org',
+      workspace: 'app',
+      createdAt: expect.stringMatching(ISO),
+    });
 
     const text = await admin('run', 'list', '--org', 'listed-org');
-    expect(text.stdout.trim().split('\n').map((line) => line.split(/\s{2,}/))).toEqual([
+    expect(
+      text.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split(/\s{2,}/)),
+    ).toEqual([
       ['RUN ID', 'ORGANIZATION', 'WORKSPACE', 'CREATED (UTC)'],
-      ...[...runIds].sort().map((runId) => [runId, 'listed-org', 'app', expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d$/)]),
+      ...[...runIds]
+        .sort()
+        .map((runId) => [runId, 'listed-org', 'app', expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d$/)]),
     ]);
     expect((await admin('run', 'list', '--org', 'empty-org')).stdout.trim()).toBe('No runs.');
   });
@@ -78,10 +92,18 @@ describe('npm run admin -- notifications …', () => {
   const url = 'https://tfe.example.com';
   /** A verification notification signed with `secret`, as HCP Terraform sends it when a configuration is enabled. */
   const verify = async (organization: string, secret: string) => {
-    const body = JSON.stringify({ payload_version: 1, notification_configuration_id: 'nc-AeUQ2zfKZzW9TiGZ', run_id: null, organization_name: null, notifications: [{ trigger: 'verification' }] });
+    const body = JSON.stringify({
+      payload_version: 1,
+      notification_configuration_id: 'nc-AeUQ2zfKZzW9TiGZ',
+      run_id: null,
+      organization_name: null,
+      notifications: [{ trigger: 'verification' }],
+    });
     const signature = createHmac('sha512', secret).update(body).digest('hex');
     const response = await fetch(`${api.baseUrl}/api/v2/run-notifications/${organization}`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json', 'X-TFE-Notification-Signature': signature }, body,
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-TFE-Notification-Signature': signature },
+      body,
     });
     return response.status;
   };
@@ -91,8 +113,10 @@ describe('npm run admin -- notifications …', () => {
     expect(created.code).toBe(0);
     const settings = json(created);
     expect(settings).toMatchObject({
-      organization: 'notify-org', url: `${url}/api/v2/run-notifications/notify-org`,
-      triggers: expect.arrayContaining(['run:created']), token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      organization: 'notify-org',
+      url: `${url}/api/v2/run-notifications/notify-org`,
+      triggers: expect.arrayContaining(['run:created']),
+      token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
     });
     expect(await verify('notify-org', settings.token)).toBe(204);
 
@@ -100,24 +124,34 @@ describe('npm run admin -- notifications …', () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toContain(`Webhook URL:  ${url}/api/v2/run-notifications/notify-org`);
     expect(`${text.stdout}${text.stderr}`).not.toContain(settings.token);
-    expect(JSON.stringify(json(await admin('notifications', 'show', '--org', 'notify-org', '--url', url, '--json')))).not.toContain(settings.token);
+    expect(
+      JSON.stringify(json(await admin('notifications', 'show', '--org', 'notify-org', '--url', url, '--json'))),
+    ).not.toContain(settings.token);
 
     const again = await admin('notifications', 'create', '--org', 'notify-org', '--url', url, '--json');
-    expect([again.code, json(again)]).toEqual([2, { error: 'organization notify-org already has a notification secret; rotate it instead' }]);
+    expect([again.code, json(again)]).toEqual([
+      2,
+      { error: 'organization notify-org already has a notification secret; rotate it instead' },
+    ]);
   });
 
   it('rotates: a new secret at once, the old one until the grace period ends', async () => {
     const old = json(await admin('notifications', 'create', '--org', 'rotate-org', '--url', url, '--json')).token;
-    const rotated = json(await admin('notifications', 'rotate', '--org', 'rotate-org', '--url', url, '--grace-hours', '2', '--json'));
+    const rotated = json(
+      await admin('notifications', 'rotate', '--org', 'rotate-org', '--url', url, '--grace-hours', '2', '--json'),
+    );
     expect(rotated.token).not.toBe(old);
     expect(Date.parse(rotated.previousSecretValidUntil) - Date.now()).toBeGreaterThan(2 * 3_600_000 - 60_000);
     expect([await verify('rotate-org', rotated.token), await verify('rotate-org', old)]).toEqual([204, 204]);
-    const leaked = json(await admin('notifications', 'rotate', '--org', 'rotate-org', '--url', url, '--grace-hours', '0', '--json'));
+    const leaked = json(
+      await admin('notifications', 'rotate', '--org', 'rotate-org', '--url', url, '--grace-hours', '0', '--json'),
+    );
     expect([await verify('rotate-org', leaked.token), await verify('rotate-org', rotated.token)]).toEqual([204, 401]);
     // Said as it is: no grace period, and no "accepted until" for a secret refused already.
     const said = (await admin('notifications', 'show', '--org', 'rotate-org', '--url', url)).stdout;
     expect(said).not.toContain('accepted until');
-    const again = (await admin('notifications', 'rotate', '--org', 'rotate-org', '--url', url, '--grace-hours', '0')).stdout;
+    const again = (await admin('notifications', 'rotate', '--org', 'rotate-org', '--url', url, '--grace-hours', '0'))
+      .stdout;
     expect(again).toContain('the old one is refused from now on');
     expect(again).not.toMatch(/accepted until|grace period/);
   });
@@ -129,7 +163,7 @@ describe('npm run admin -- notifications …', () => {
     ]);
     expect(cases.map((c) => [c.code, json(c)])).toEqual([
       [2, { error: 'organization no-secret-org has no notification secret; create one first' }],
-      [2, { error: '--url is required with TABLE_NAME: the stage\'s TfeAddress output' }],
+      [2, { error: "--url is required with TABLE_NAME: the stage's TfeAddress output" }],
     ]);
   });
 });

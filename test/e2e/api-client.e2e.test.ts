@@ -16,11 +16,15 @@ import { TYPES_FILE } from '#infra/openapi/main';
  */
 const { api } = useLocalStack();
 
-const section = readFileSync(join(PROJECT_ROOT, 'docs/api.md'), 'utf8').split('\n## ').find((s) => s.startsWith('The OpenAPI document, and generated clients'))!;
+const section = readFileSync(join(PROJECT_ROOT, 'docs/api.md'), 'utf8')
+  .split('\n## ')
+  .find((s) => s.startsWith('The OpenAPI document, and generated clients'))!;
 const snippet = /```ts\n([\s\S]*?)```/.exec(section)![1]!;
 
 let token: string;
-beforeAll(async () => { token = await tokenFor({ 'example-org': 'owner' }); });
+beforeAll(async () => {
+  token = await tokenFor({ 'example-org': 'owner' });
+});
 
 describe("api.md's TypeScript client", () => {
   it('says how to run it: saved as client.ts in an ESM project, with npx tsx client.ts', () => {
@@ -35,10 +39,15 @@ describe("api.md's TypeScript client", () => {
     // What `npx openapi-typescript docs/openapi.json -o tfc-api.ts` writes (openapi.test.ts checks the committed copy is).
     writeFileSync(join(dir, 'tfc-api.ts'), readFileSync(join(PROJECT_ROOT, TYPES_FILE), 'utf8'));
     writeFileSync(join(dir, 'client.ts'), snippet);
-    const result = await runToEnd([join(PROJECT_ROOT, 'node_modules/.bin/tsx'), join(dir, 'client.ts')], { API: `${api.baseUrl}/api/v2`, TOKEN: token });
+    const result = await runToEnd([join(PROJECT_ROOT, 'node_modules/.bin/tsx'), join(dir, 'client.ts')], {
+      API: `${api.baseUrl}/api/v2`,
+      TOKEN: token,
+    });
     expectWith(result.code, result.output).toBe(0);
     const [created, ...services] = result.output.trim().split('\n');
     expectWith(created, result.output).toMatch(/^rtk-[A-Za-z0-9]{16}$/);
-    expect(services.join(' ').replace(/\s+/g, ' ')).toMatch(/\{ 'tfe\.v2': '\/api\/v2\/', 'tfe\.v2\.1': '\/api\/v2\/', 'tfe\.v2\.2': '\/api\/v2\/' \}/);
+    expect(services.join(' ').replace(/\s+/g, ' ')).toMatch(
+      /\{ 'tfe\.v2': '\/api\/v2\/', 'tfe\.v2\.1': '\/api\/v2\/', 'tfe\.v2\.2': '\/api\/v2\/' \}/,
+    );
   }, 60_000);
 });

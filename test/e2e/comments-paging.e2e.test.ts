@@ -21,15 +21,24 @@ beforeAll(async () => {
   const started = performance.now();
   const written: Comment[] = [];
   const next = { index: 0 };
-  await Promise.all(Array.from({ length: WRITERS }, async () => {
-    while (next.index < TOTAL) {
-      const i = next.index++;
-      const comment = await insertComment({ runId, organization: 'acme', body: `comment ${i}`, createdBy: 'user-load' });
-      if (typeof comment === 'string') throw new Error(`comment refused: ${comment}`);
-      written.push(comment);
-    }
-  }));
-  console.log(`seeded ${TOTAL} comments through insertComment (${WRITERS} writers) in ${Math.round(performance.now() - started)} ms`);
+  await Promise.all(
+    Array.from({ length: WRITERS }, async () => {
+      while (next.index < TOTAL) {
+        const i = next.index++;
+        const comment = await insertComment({
+          runId,
+          organization: 'acme',
+          body: `comment ${i}`,
+          createdBy: 'user-load',
+        });
+        if (typeof comment === 'string') throw new Error(`comment refused: ${comment}`);
+        written.push(comment);
+      }
+    }),
+  );
+  console.log(
+    `seeded ${TOTAL} comments through insertComment (${WRITERS} writers) in ${Math.round(performance.now() - started)} ms`,
+  );
   const sortKey = (c: Comment) => `${c.createdAt}#${c.id}`;
   expectedIds = written.sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : 1)).map((c) => c.id);
 }, 120_000);
@@ -46,15 +55,21 @@ describe(`a run with ${TOTAL} comments`, () => {
       expect(response.status).toBe(200);
       const document: any = await response.json();
       expect(document.meta.pagination).toEqual({
-        'current-page': number, 'page-size': size, 'prev-page': number > 1 ? number - 1 : null,
-        'next-page': number < pages ? number + 1 : null, 'total-pages': pages, 'total-count': TOTAL,
+        'current-page': number,
+        'page-size': size,
+        'prev-page': number > 1 ? number - 1 : null,
+        'next-page': number < pages ? number + 1 : null,
+        'total-pages': pages,
+        'total-count': TOTAL,
       });
       expect(document.data).toHaveLength(size);
       seen.push(...document.data.map((c: { id: string }) => c.id));
       url = document.links.next;
     }
     const ms = performance.now() - started;
-    console.log(`paged ${TOTAL} comments at page[size]=${size}: ${pages} requests in ${Math.round(ms)} ms (${(ms / pages).toFixed(1)} ms/page)`);
+    console.log(
+      `paged ${TOTAL} comments at page[size]=${size}: ${pages} requests in ${Math.round(ms)} ms (${(ms / pages).toFixed(1)} ms/page)`,
+    );
     expect(seen).toEqual(expectedIds);
     expect(new Set(seen).size).toBe(TOTAL);
   });
@@ -71,8 +86,15 @@ describe('concurrent creates on one run', () => {
     const member = await tokenFor({ acme: 'member' });
     const busyRun = (await registerNewRun('acme')).runId;
     const CREATES = 20;
-    const createAll = (runId: string) => Promise.all(Array.from({ length: CREATES }, (_, i) =>
-      api.post(`/runs/${runId}/comments`, { token: member, body: { data: { type: 'comments', attributes: { body: `at once ${i}` } } } })));
+    const createAll = (runId: string) =>
+      Promise.all(
+        Array.from({ length: CREATES }, (_, i) =>
+          api.post(`/runs/${runId}/comments`, {
+            token: member,
+            body: { data: { type: 'comments', attributes: { body: `at once ${i}` } } },
+          }),
+        ),
+      );
     // Warm instances first: 20 cold starts of the function and of the authorizer at once on this
     // small machine starve each other of CPU, which says nothing about the store.
     await createAll((await registerNewRun('acme')).runId);

@@ -18,38 +18,53 @@ let reader: string;
 beforeAll(async () => {
   [token, reader] = await Promise.all([tokenFor({ acme: 'member' }), tokenFor({ acme: 'reader' })]);
   // Warm the authorizer cache, so what is counted below is the handler's work alone.
-  for (const t of [token, reader]) expect((await api.get(`/runs/${newId('run')}/comments`, { token: t })).status).toBe(404);
+  for (const t of [token, reader])
+    expect((await api.get(`/runs/${newId('run')}/comments`, { token: t })).status).toBe(404);
 });
 
 describe('DynamoDB round trips per request (authorizer cache warm)', () => {
   it('create: the claim of its receipt, one commit on the run’s record, its copy then its member; one read more while the run is unknown to the function', async () => {
     const runId = (await registerNewRun('acme')).runId;
     const path = `/runs/${runId}/comments`;
-    expect(await commandsOf(() => api.post(path, { token, body: commentDocument('cold') })))
-      .toEqual({ status: 201, commands: ['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'PutItemCommand', 'PutItemCommand'] });
-    expect(await commandsOf(() => api.post(path, { token, body: commentDocument('warm') })))
-      .toEqual({ status: 201, commands: ['PutItemCommand', 'UpdateItemCommand', 'PutItemCommand', 'PutItemCommand'] });
+    expect(await commandsOf(() => api.post(path, { token, body: commentDocument('cold') }))).toEqual({
+      status: 201,
+      commands: ['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'PutItemCommand', 'PutItemCommand'],
+    });
+    expect(await commandsOf(() => api.post(path, { token, body: commentDocument('warm') }))).toEqual({
+      status: 201,
+      commands: ['PutItemCommand', 'UpdateItemCommand', 'PutItemCommand', 'PutItemCommand'],
+    });
   });
 
   it('list: 1 Query for page 1 with total count and the run’s organization; a later page, the run’s record and that page', async () => {
     const runId = (await registerNewRun('acme')).runId;
     for (let i = 0; i < 3; i++) await api.post(`/runs/${runId}/comments`, { token, body: commentDocument(`#${i}`) });
-    expect(await commandsOf(() => api.get(`/runs/${runId}/comments`, { token }))).toEqual({ status: 200, commands: ['QueryCommand'] });
+    expect(await commandsOf(() => api.get(`/runs/${runId}/comments`, { token }))).toEqual({
+      status: 200,
+      commands: ['QueryCommand'],
+    });
     // Issued together: either may reach DynamoDB first.
     const later = await commandsOf(() => api.get(`/runs/${runId}/comments?page[number]=2&page[size]=2`, { token }));
-    expect({ ...later, commands: later.commands.sort() }).toEqual({ status: 200, commands: ['GetItemCommand', 'QueryCommand'] });
+    expect({ ...later, commands: later.commands.sort() }).toEqual({
+      status: 200,
+      commands: ['GetItemCommand', 'QueryCommand'],
+    });
   });
 
   it('show: 1 GetItem', async () => {
     const runId = (await registerNewRun('acme')).runId;
     const { json } = await api.post(`/runs/${runId}/comments`, { token, body: commentDocument('show me') });
-    expect(await commandsOf(() => api.get(`/comments/${json.data.id}`, { token }))).toEqual({ status: 200, commands: ['GetItemCommand'] });
+    expect(await commandsOf(() => api.get(`/comments/${json.data.id}`, { token }))).toEqual({
+      status: 200,
+      commands: ['GetItemCommand'],
+    });
   });
 
   it('a reader’s refused create reads the run once and writes nothing', async () => {
     const runId = (await registerNewRun('acme')).runId;
-    expect(await commandsOf(() => api.post(`/runs/${runId}/comments`, { token: reader, body: commentDocument('no') })))
-      .toEqual({ status: 403, commands: ['GetItemCommand'] });
+    expect(
+      await commandsOf(() => api.post(`/runs/${runId}/comments`, { token: reader, body: commentDocument('no') })),
+    ).toEqual({ status: 403, commands: ['GetItemCommand'] });
   });
 
   it('ids of the wrong shape: 404 without asking the store', async () => {

@@ -68,14 +68,26 @@ describe("go-tfe v1.110.0's requests", () => {
     expect(listed.json).toEqual({
       data: [comment],
       links: { self: url, first: url, prev: null, next: null, last: url },
-      meta: { pagination: { 'current-page': 1, 'page-size': 100, 'prev-page': null, 'next-page': null, 'total-pages': 1, 'total-count': 1 } },
+      meta: {
+        pagination: {
+          'current-page': 1,
+          'page-size': 100,
+          'prev-page': null,
+          'next-page': null,
+          'total-pages': 1,
+          'total-count': 1,
+        },
+      },
     });
   });
 
   it('lists up to 100 comments, oldest first, when no page parameter is sent', async () => {
     const runId = await newRun();
     const bodies = Array.from({ length: 23 }, (_, i) => `comment ${i + 1}`);
-    for (const body of bodies) expect((await api.post(`/runs/${runId}/comments`, { token: owner, body: commentDocument(body) })).status).toBe(201);
+    for (const body of bodies)
+      expect((await api.post(`/runs/${runId}/comments`, { token: owner, body: commentDocument(body) })).status).toBe(
+        201,
+      );
     const listed = await api.get(`/runs/${runId}/comments`, { token: reader });
     expect(listed.json.data.map((c: any) => c.attributes.body)).toEqual(bodies);
     expect(listed.json.meta.pagination).toMatchObject({ 'page-size': 100, 'total-count': 23, 'total-pages': 1 });
@@ -91,7 +103,11 @@ describe('comment body', () => {
     const id = created.json.data.id;
     const shown = await api.get(`/comments/${id}`, { token: reader });
     const listed = await api.get(`/runs/${runId}/comments`, { token: reader });
-    for (const returned of [created.json.data.attributes.body, shown.json.data.attributes.body, listed.json.data[0].attributes.body]) {
+    for (const returned of [
+      created.json.data.attributes.body,
+      shown.json.data.attributes.body,
+      listed.json.data[0].attributes.body,
+    ]) {
       expect(Buffer.from(returned, 'utf8').equals(Buffer.from(body, 'utf8'))).toBe(true);
     }
   });
@@ -114,7 +130,11 @@ describe('comment body', () => {
     ['over 16,384 bytes', commentDocument('€'.repeat(5461) + 'xy'), 'Body is too long (maximum is 16384 bytes)'],
     ['with a NUL', commentDocument('before\u0000after'), 'Body contains invalid characters'],
     ['with an escape sequence', commentDocument('\u001b[31mred'), 'Body contains invalid characters'],
-    ['with a lone surrogate', '{"data":{"type":"comments","attributes":{"body":"half \\ud83d emoji"}}}', 'Body contains invalid characters'],
+    [
+      'with a lone surrogate',
+      '{"data":{"type":"comments","attributes":{"body":"half \\ud83d emoji"}}}',
+      'Body contains invalid characters',
+    ],
   ])('is refused when %s, and nothing is written', async (_case, document, detail) => {
     const runId = await newRun();
     const response = await api.post(`/runs/${runId}/comments`, { token: owner, body: document });
@@ -146,9 +166,16 @@ describe('comment body', () => {
   it('accepts application/json; refuses another data.type (409) and broken JSON (400)', async () => {
     const runId = await newRun();
     const path = `/runs/${runId}/comments`;
-    const asJson = await api.post(path, { token: owner, body: commentDocument('plain json'), headers: { 'Content-Type': 'application/json' } });
+    const asJson = await api.post(path, {
+      token: owner,
+      body: commentDocument('plain json'),
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(asJson.status).toBe(201);
-    const wrongType = await api.post(path, { token: owner, body: { data: { type: 'runs', attributes: { body: 'x' } } } });
+    const wrongType = await api.post(path, {
+      token: owner,
+      body: { data: { type: 'runs', attributes: { body: 'x' } } },
+    });
     expect(wrongType.json).toEqual(errorBody(409, 'conflict', 'data.type must be "comments"'));
     const broken = await api.post(path, { token: owner, body: '{"data":' });
     expect(broken.json).toEqual(errorBody(400, 'bad request', 'request body is not valid JSON'));
@@ -161,11 +188,15 @@ describe('authorization through the run’s organization', () => {
   let commentId: string;
   beforeAll(async () => {
     runId = await newRun();
-    commentId = (await api.post(`/runs/${runId}/comments`, { token: owner, body: commentDocument('by the owner') })).json.data.id;
+    commentId = (await api.post(`/runs/${runId}/comments`, { token: owner, body: commentDocument('by the owner') }))
+      .json.data.id;
   });
 
   it('lets owner and member create, and records who wrote it', async () => {
-    for (const [token, subject] of [[owner, 'user-olivia'], [member, 'user-max']] as const) {
+    for (const [token, subject] of [
+      [owner, 'user-olivia'],
+      [member, 'user-max'],
+    ] as const) {
       const created = await api.post(`/runs/${runId}/comments`, { token, body: commentDocument(`from ${subject}`) });
       expect(created.status).toBe(201);
       expect(created.json.data.relationships['created-by']).toEqual({ data: { id: subject, type: 'users' } });
@@ -177,7 +208,9 @@ describe('authorization through the run’s organization', () => {
     expect((await api.get(`/comments/${commentId}`, { token: reader })).status).toBe(200);
     const refused = await api.post(`/runs/${runId}/comments`, { token: reader, body: commentDocument('let me in') });
     expect(refused.status).toBe(403);
-    expect(refused.json).toEqual(errorBody(403, 'forbidden', `this action requires the member role in organization ${ORG}; the token has reader`));
+    expect(refused.json).toEqual(
+      errorBody(403, 'forbidden', `this action requires the member role in organization ${ORG}; the token has reader`),
+    );
     const after = await api.get(`/runs/${runId}/comments`, { token: reader });
     expect(after.json.meta.pagination['total-count']).toBe(before);
   });
@@ -188,19 +221,30 @@ describe('authorization through the run’s organization', () => {
     const request = (method: 'GET' | 'POST', path: string, token: string) =>
       api.request(method, path, { token, body: method === 'POST' ? commentDocument('x') : undefined });
     const answers = async (token: string, cases: Array<['GET' | 'POST', string]>) =>
-      Promise.all(cases.map(async ([method, path]) => {
-        const response = await request(method, path, token);
-        return { method, path, status: response.status, body: response.json };
-      }));
+      Promise.all(
+        cases.map(async ([method, path]) => {
+          const response = await request(method, path, token);
+          return { method, path, status: response.status, body: response.json };
+        }),
+      );
     const allNotFound = (cases: Array<['GET' | 'POST', string]>) =>
       cases.map(([method, path]) => ({ method, path, status: 404, body: notFound }));
 
-    const existing: Array<['GET' | 'POST', string]> = [['GET', `/runs/${runId}/comments`], ['POST', `/runs/${runId}/comments`], ['GET', `/comments/${commentId}`]];
+    const existing: Array<['GET' | 'POST', string]> = [
+      ['GET', `/runs/${runId}/comments`],
+      ['POST', `/runs/${runId}/comments`],
+      ['GET', `/comments/${commentId}`],
+    ];
     const missing: Array<['GET' | 'POST', string]> = [
-      ['GET', `/runs/${unknownRun}/comments`], ['POST', `/runs/${unknownRun}/comments`], ['GET', `/comments/${unknownComment}`],
-      ['GET', '/runs/nonexistent/comments'], ['POST', '/runs/nonexistent/comments'], ['GET', '/comments/nonexistent'],
+      ['GET', `/runs/${unknownRun}/comments`],
+      ['POST', `/runs/${unknownRun}/comments`],
+      ['GET', `/comments/${unknownComment}`],
+      ['GET', '/runs/nonexistent/comments'],
+      ['POST', '/runs/nonexistent/comments'],
+      ['GET', '/comments/nonexistent'],
       // A real id of the other kind is still the wrong shape.
-      ['GET', `/comments/${runId}`], ['GET', `/runs/${commentId}/comments`],
+      ['GET', `/comments/${runId}`],
+      ['GET', `/runs/${commentId}/comments`],
     ];
     expect(await answers(stranger, existing)).toEqual(allNotFound(existing));
     expect(await answers(stranger, missing)).toEqual(allNotFound(missing));
@@ -223,11 +267,13 @@ describe('pagination', () => {
   let all: any[];
   beforeAll(async () => {
     runId = await newRun();
-    for (let i = 1; i <= 5; i++) await api.post(`/runs/${runId}/comments`, { token: owner, body: commentDocument(`#${i}`) });
+    for (let i = 1; i <= 5; i++)
+      await api.post(`/runs/${runId}/comments`, { token: owner, body: commentDocument(`#${i}`) });
     all = (await api.get(`/runs/${runId}/comments`, { token: owner })).json.data;
   });
 
-  const link = (number: number, size: number) => `${api.baseUrl}/api/v2/runs/${runId}/comments?page%5Bnumber%5D=${number}&page%5Bsize%5D=${size}`;
+  const link = (number: number, size: number) =>
+    `${api.baseUrl}/api/v2/runs/${runId}/comments?page%5Bnumber%5D=${number}&page%5Bsize%5D=${size}`;
 
   it('pages with meta and absolute links, brackets encoded or not', async () => {
     for (const query of ['page%5Bnumber%5D=2&page%5Bsize%5D=2', 'page[number]=2&page[size]=2']) {
@@ -235,20 +281,43 @@ describe('pagination', () => {
       expect(response.json).toEqual({
         data: all.slice(2, 4),
         links: { self: link(2, 2), first: link(1, 2), prev: link(1, 2), next: link(3, 2), last: link(3, 2) },
-        meta: { pagination: { 'current-page': 2, 'page-size': 2, 'prev-page': 1, 'next-page': 3, 'total-pages': 3, 'total-count': 5 } },
+        meta: {
+          pagination: {
+            'current-page': 2,
+            'page-size': 2,
+            'prev-page': 1,
+            'next-page': 3,
+            'total-pages': 3,
+            'total-count': 5,
+          },
+        },
       });
     }
   });
 
   it('uses the contract default of 20 once any page parameter is sent', async () => {
     const response = await api.get(`/runs/${runId}/comments?page[number]=1`, { token: reader });
-    expect(response.json.meta.pagination).toEqual({ 'current-page': 1, 'page-size': 20, 'prev-page': null, 'next-page': null, 'total-pages': 1, 'total-count': 5 });
+    expect(response.json.meta.pagination).toEqual({
+      'current-page': 1,
+      'page-size': 20,
+      'prev-page': null,
+      'next-page': null,
+      'total-pages': 1,
+      'total-count': 5,
+    });
   });
 
   it('returns an empty page past the end with correct meta', async () => {
     const response = await api.get(`/runs/${runId}/comments?page[number]=9&page[size]=2`, { token: reader });
     expect(response.json.data).toEqual([]);
-    expect(response.json.meta.pagination).toEqual({ 'current-page': 9, 'page-size': 2, 'prev-page': 8, 'next-page': null, 'total-pages': 3, 'total-count': 5 });
+    expect(response.json.meta.pagination).toEqual({
+      'current-page': 9,
+      'page-size': 2,
+      'prev-page': 8,
+      'next-page': null,
+      'total-pages': 3,
+      'total-count': 5,
+    });
   });
 
   it('refuses bad page parameters with 422', async () => {

@@ -38,12 +38,14 @@ beforeAll(async () => {
 
 /** Every request at once: each kind of request ROUNDS times, each with its own token. */
 async function sendConcurrently(baseUrl: string) {
-  return Promise.all(tokens.map(async ({ tokenId, token }, i) => {
-    const target = failing[i % failing.length]!;
-    const response = await fetch(`${baseUrl}${target.path()}`, { headers: { Authorization: `Bearer ${token}` } });
-    await response.arrayBuffer();
-    return { ...target, tokenId, status: response.status, requestId: response.headers.get('x-request-id') };
-  }));
+  return Promise.all(
+    tokens.map(async ({ tokenId, token }, i) => {
+      const target = failing[i % failing.length]!;
+      const response = await fetch(`${baseUrl}${target.path()}`, { headers: { Authorization: `Bearer ${token}` } });
+      await response.arrayBuffer();
+      return { ...target, tokenId, status: response.status, requestId: response.headers.get('x-request-id') };
+    }),
+  );
 }
 
 type Entry = Record<string, unknown>;
@@ -55,8 +57,17 @@ function expectOwnErrorLines(answers: Awaited<ReturnType<typeof sendConcurrently
     const own = errors.filter((e) => e.request_id === answer.requestId);
     expect(own).toHaveLength(1);
     // Lambda's function name: the handler file in the dev gateway, the deployed name (from the construct id) in the stack.
-    const functionName = new RegExp(`^${answer.function}$|${answer.function.split(/[/-]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}Function`);
-    expect(own[0]).toMatchObject({ route: answer.route, tokenId: answer.tokenId, function_name: expect.stringMatching(functionName) });
+    const functionName = new RegExp(
+      `^${answer.function}$|${answer.function
+        .split(/[/-]/)
+        .map((w) => w[0]!.toUpperCase() + w.slice(1))
+        .join('')}Function`,
+    );
+    expect(own[0]).toMatchObject({
+      route: answer.route,
+      tokenId: answer.tokenId,
+      function_name: expect.stringMatching(functionName),
+    });
   }
 }
 
@@ -68,15 +79,20 @@ describe('through the local stack (each function in its own process)', () => {
     const [{ App }, { ApiStack }] = await Promise.all([import('aws-cdk-lib'), import('#infra/cdk/stack')]);
     const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8'));
     // The three functions without their table grants: every store call they make is denied, an unexpected failure.
-    const denied = routes.filter((r) => failing.some((f) => f.function === r.function)).map((r) => ({ ...r, table: { ...r.table, actions: [] } }));
+    const denied = routes
+      .filter((r) => failing.some((f) => f.function === r.function))
+      .map((r) => ({ ...r, table: { ...r.table, actions: [] } }));
     outdir = join(PROJECT_ROOT, 'cdk.out', 'fixtures', `error-logs-${process.pid}`);
     const app = new App({ outdir, context: { ...cdkJson.context, stage: 'local' } });
     new ApiStack(app, 'error-logs', { stage: 'local', routes: denied });
     app.synth();
     local = await startLocalStack({
       assembly: { directory: outdir, stackName: 'error-logs', synthesized: true },
-      dynamoDbEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!, tableName: process.env.TABLE_NAME!,
-      log: (_, line) => { lines.push(line); },
+      dynamoDbEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
+      tableName: process.env.TABLE_NAME!,
+      log: (_, line) => {
+        lines.push(line);
+      },
     });
   }, 180_000);
   afterAll(async () => {
@@ -87,10 +103,18 @@ describe('through the local stack (each function in its own process)', () => {
   it('logs each unexpected failure with its own route, token id and request id', async () => {
     // Each token through the authorizer once first (its answer is then cached): on this small machine a
     // dozen authorizer cold starts at once can outlast the store client's timeout and answer 503.
-    for (const { token } of tokens) await (await fetch(`${local.url}/api/v2/organizations/${ORG}/reserved-tag-keys`, { headers: { Authorization: `Bearer ${token}` } })).arrayBuffer();
+    for (const { token } of tokens)
+      await (
+        await fetch(`${local.url}/api/v2/organizations/${ORG}/reserved-tag-keys`, {
+          headers: { Authorization: `Bearer ${token}` },
+        })
+      ).arrayBuffer();
     const answers = await sendConcurrently(local.url);
     await new Promise((resolve) => setTimeout(resolve, 500)); // the last lines on their way from the child processes
-    expectOwnErrorLines(answers, lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Entry));
+    expectOwnErrorLines(
+      answers,
+      lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Entry),
+    );
   }, 60_000);
 });
 
@@ -104,7 +128,9 @@ describe('through the dev gateway (every function in this one process)', () => {
     // through the global console (its JSON indented), where this test reads the error lines.
     process.env.POWERTOOLS_LOG_LEVEL = 'ERROR';
     process.env.POWERTOOLS_DEV = 'true';
-    console.error = (line: string) => { entries.push(JSON.parse(line) as Entry); };
+    console.error = (line: string) => {
+      entries.push(JSON.parse(line) as Entry);
+    };
     const { startInProcessStack } = await import('#infra/local/local-stack');
     gateway = await startInProcessStack({ tableName: table });
   });
@@ -118,7 +144,9 @@ describe('through the dev gateway (every function in this one process)', () => {
 
   it('logs each unexpected failure with its own function, route, token id and request id', async () => {
     for (const { token } of tokens) {
-      const response = await fetch(`${gateway.url}/api/v2/organizations/${ORG}/reserved-tag-keys`, { headers: { Authorization: `Bearer ${token}` } });
+      const response = await fetch(`${gateway.url}/api/v2/organizations/${ORG}/reserved-tag-keys`, {
+        headers: { Authorization: `Bearer ${token}` },
+      });
       expect(response.status).toBe(200); // the authorizer's answer is cached for each token
     }
     process.env.TABLE_NAME = `gone-${newId('run').slice(4)}`; // every function's next store call fails

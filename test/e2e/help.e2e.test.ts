@@ -14,11 +14,18 @@ describe('--help', () => {
     [['run', 'cost', '--', '--help'], 'Usage: npm run cost'],
     [['run', 'openapi', '--', '--help'], 'Usage: npm run openapi'],
     [['run', 'lint:cfn', '--', '--help'], 'Usage: npm run lint:cfn'],
-  ])('npm %j exits 0 with its usage', async (args, usage) => {
-    const { code, output } = await runToEnd(['npm', ...args], { TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined });
-    expectWith(code, output).toBe(0);
-    expect(output).toContain(usage);
-  }, 60_000);
+  ])(
+    'npm %j exits 0 with its usage',
+    async (args, usage) => {
+      const { code, output } = await runToEnd(['npm', ...args], {
+        TABLE_NAME: undefined,
+        AWS_ENDPOINT_URL_DYNAMODB: undefined,
+      });
+      expectWith(code, output).toBe(0);
+      expect(output).toContain(usage);
+    },
+    60_000,
+  );
 });
 
 describe('npm run cost', () => {
@@ -29,7 +36,9 @@ describe('npm run cost', () => {
     expect(help.output).not.toContain('wrote docs/cost.md');
     const unknown = await runToEnd(['npm', 'run', '--silent', 'cost', '--', '--chek'], {});
     expectWith(unknown.code, unknown.output).toBe(2);
-    expect(unknown.output.trim().split('\n')).toEqual([expect.stringMatching(/^cost: Unknown option '--chek'.*--help says more\.$/)]);
+    expect(unknown.output.trim().split('\n')).toEqual([
+      expect.stringMatching(/^cost: Unknown option '--chek'.*--help says more\.$/),
+    ]);
     expect({ text: readFileSync('docs/cost.md', 'utf8'), mtime: statSync('docs/cost.md').mtimeMs }).toEqual(before);
   }, 60_000);
 });

@@ -20,15 +20,24 @@ const { api: stack, logs } = useLocalStack();
  * a method takes at once) is waited out for its Retry-After and sent again; every other answer is
  * the caller's.
  */
-const asClient = <A extends unknown[]>(send: (...args: A) => Promise<ApiResponse>) => async (...args: A) => {
-  for (let tries = 1; ; tries++) {
-    const answer = await send(...args);
-    // The gateway's throttle says 1 s; a WAF rate limit (60 s) means the test itself sent too much.
-    if (answer.status !== 429 || tries === 20 || Number(answer.headers.get('retry-after')) > 5) return answer;
-    await new Promise((resolve) => setTimeout(resolve, Number(answer.headers.get('retry-after') ?? 1) * 1000 * (0.5 + Math.random())));
-  }
+const asClient =
+  <A extends unknown[]>(send: (...args: A) => Promise<ApiResponse>) =>
+  async (...args: A) => {
+    for (let tries = 1; ; tries++) {
+      const answer = await send(...args);
+      // The gateway's throttle says 1 s; a WAF rate limit (60 s) means the test itself sent too much.
+      if (answer.status !== 429 || tries === 20 || Number(answer.headers.get('retry-after')) > 5) return answer;
+      await new Promise((resolve) =>
+        setTimeout(resolve, Number(answer.headers.get('retry-after') ?? 1) * 1000 * (0.5 + Math.random())),
+      );
+    }
+  };
+const api = {
+  get: stack.get,
+  post: asClient(stack.post),
+  patch: asClient(stack.patch),
+  delete: asClient(stack.delete),
 };
-const api = { get: stack.get, post: asClient(stack.post), patch: asClient(stack.patch), delete: asClient(stack.delete) };
 
 const ORG = 'hot-org';
 /** A token per test (and per writer where they write for long): the WAF allows one token 30 req/s over a minute. */
@@ -47,7 +56,10 @@ const comment = (body: string) => ({ data: { type: 'comments', attributes: { bod
 const keyDocument = (key: string) => ({ data: { type: 'reserved-tag-keys', attributes: { key } } });
 const nameTaken = errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key');
 const statuses = (answers: ApiResponse[]) =>
-  answers.reduce<Record<number, number>>((counts, { status }) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {});
+  answers.reduce<Record<number, number>>(
+    (counts, { status }) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }),
+    {},
+  );
 
 /** Every comment of the run through the API, page by page: what a client sees afterwards. */
 async function listAll(runId: string) {
@@ -71,8 +83,18 @@ async function listAll(runId: string) {
 async function expectExactlyCreated(runId: string, created: ApiResponse[], mayHaveWritten: string[] = []) {
   const { listed, total } = await listAll(runId);
   const createdIds = created.map((c) => c.json.data.id as string);
-  expect(listed.filter((c) => createdIds.includes(c.id)).map((c) => c.id).sort()).toEqual([...createdIds].sort());
-  expect(listed.filter((c) => !createdIds.includes(c.id)).map((c) => c.attributes.body).filter((body) => !mayHaveWritten.includes(body))).toEqual([]);
+  expect(
+    listed
+      .filter((c) => createdIds.includes(c.id))
+      .map((c) => c.id)
+      .sort(),
+  ).toEqual([...createdIds].sort());
+  expect(
+    listed
+      .filter((c) => !createdIds.includes(c.id))
+      .map((c) => c.attributes.body)
+      .filter((body) => !mayHaveWritten.includes(body)),
+  ).toEqual([]);
   expect(total).toBe(listed.length);
   const times = listed.map((c) => c.attributes['created-at']);
   expect(times).toEqual([...times].sort());
@@ -114,62 +136,107 @@ describe('many writers on one run', () => {
   it('60 simultaneous creates: 201, or 503 with Retry-After that wrote nothing; never a 504; the run lists exactly the 201s', async () => {
     const runId = await newRun();
     const logged = logs.length;
-    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) =>
-      api.post(`/runs/${runId}/comments`, { token: owner, body: comment(`simultaneous ${i}`) })));
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        api.post(`/runs/${runId}/comments`, { token: owner, body: comment(`simultaneous ${i}`) }),
+      ),
+    );
     const counts = statuses(answers);
-    console.log('60 simultaneous comment creates on one run:', counts,
-      [...new Set(answers.filter((a) => a.status !== 201).map((a) => a.json.errors[0].detail))]);
+    console.log('60 simultaneous comment creates on one run:', counts, [
+      ...new Set(answers.filter((a) => a.status !== 201).map((a) => a.json.errors[0].detail)),
+    ]);
     for (const answer of answers.filter((a) => a.status !== 201)) expectRetryLater(answer);
     // A "busy" 503 wrote nothing. The other 503s (none on an idle machine) are a store too slow to
     // answer (DynamoDB Local starved by 60 Lambda instances on two cores): the generic one, which
     // wrote nothing either, or "outcome unknown" for a write that was sent, which may have landed.
-    const unknown = answers.map((a, i) => ({ a, body: `simultaneous ${i}` }))
-      .filter(({ a }) => a.status === 503 && /outcome is unknown/.test(a.json.errors[0].detail ?? '')).map(({ body }) => body);
-    await expectExactlyCreated(runId, answers.filter((a) => a.status === 201), unknown);
+    const unknown = answers
+      .map((a, i) => ({ a, body: `simultaneous ${i}` }))
+      .filter(({ a }) => a.status === 503 && /outcome is unknown/.test(a.json.errors[0].detail ?? ''))
+      .map(({ body }) => body);
+    await expectExactlyCreated(
+      runId,
+      answers.filter((a) => a.status === 201),
+      unknown,
+    );
     // Every give-up is visible: a log line naming the run, and the HotSpot metrics by hotSpot.
-    const busy = answers.filter((a) => a.status === 503 && /busy with other writes/.test(a.json.errors[0].detail ?? '')).length;
+    const busy = answers.filter(
+      (a) => a.status === 503 && /busy with other writes/.test(a.json.errors[0].detail ?? ''),
+    ).length;
     for (const answer of answers.filter((a) => a.status === 503)) {
       expect(answer.json.errors[0].detail ?? 'generic').toMatch(/busy with other writes|outcome is unknown|generic/);
     }
-    const lines = logs.slice(logged).map((line) => line.replace(/^\[[^\]]+\] /, '')).filter((line) => line.startsWith('{'));
-    const gaveUp = lines.map((line) => JSON.parse(line)).filter((entry) => entry.message === 'gave up waiting on a busy hot spot');
+    const lines = logs
+      .slice(logged)
+      .map((line) => line.replace(/^\[[^\]]+\] /, ''))
+      .filter((line) => line.startsWith('{'));
+    const gaveUp = lines
+      .map((line) => JSON.parse(line))
+      .filter((entry) => entry.message === 'gave up waiting on a busy hot spot');
     expect(gaveUp).toHaveLength(busy);
-    for (const entry of gaveUp) expect(entry).toMatchObject({ level: 'WARN', hotSpot: 'run', runId, attempts: expect.any(Number) });
+    for (const entry of gaveUp)
+      expect(entry).toMatchObject({ level: 'WARN', hotSpot: 'run', runId, attempts: expect.any(Number) });
     const waits = lines.map((line) => JSON.parse(line)).filter((entry) => entry.HotSpotWaits !== undefined);
     expect(waits.filter((entry) => entry.HotSpotGaveUp === 1)).toHaveLength(busy);
-    for (const entry of waits) expect(entry).toMatchObject({ hotSpot: 'run', HotSpotAttempts: expect.any(Number), HotSpotWaitTime: expect.any(Number) });
+    for (const entry of waits)
+      expect(entry).toMatchObject({
+        hotSpot: 'run',
+        HotSpotAttempts: expect.any(Number),
+        HotSpotWaitTime: expect.any(Number),
+      });
   }, 120_000);
 
-  it.each([[1, 3], [4, 4], [16, Number(process.env.HOT_SPOT_SECONDS ?? 10)]])(
-    '%i writers creating continuously for %i s: 201s (or 503s that wrote nothing), every comment listed once in creation order', async (writers, seconds) => {
+  it.each([
+    [1, 3],
+    [4, 4],
+    [16, Number(process.env.HOT_SPOT_SECONDS ?? 10)],
+  ])(
+    '%i writers creating continuously for %i s: 201s (or 503s that wrote nothing), every comment listed once in creation order',
+    async (writers, seconds) => {
       const runId = await newRun();
       const tokens = await Promise.all(Array.from({ length: writers }, newOwner));
       const until = Date.now() + seconds * 1000;
       const answers: ApiResponse[] = [];
-      await Promise.all(tokens.map(async (token, writer) => {
-        for (let n = 0; Date.now() < until; n++) {
-          answers.push(await api.post(`/runs/${runId}/comments`, { token, body: comment(`writer ${writer} #${n}`) }));
-        }
-      }));
-      console.log(`${writers} continuous writers on one run for ${seconds} s:`, statuses(answers),
-        answers.filter((a) => a.status !== 201).map((a) => `${a.status} ${a.json?.errors?.[0]?.detail}`));
+      await Promise.all(
+        tokens.map(async (token, writer) => {
+          for (let n = 0; Date.now() < until; n++) {
+            answers.push(await api.post(`/runs/${runId}/comments`, { token, body: comment(`writer ${writer} #${n}`) }));
+          }
+        }),
+      );
+      console.log(
+        `${writers} continuous writers on one run for ${seconds} s:`,
+        statuses(answers),
+        answers.filter((a) => a.status !== 201).map((a) => `${a.status} ${a.json?.errors?.[0]?.detail}`),
+      );
       // 201, or (the run busier than a request can wait for, on this 2-core machine under the rest
       // of the test run) the contract's 503 with Retry-After that wrote nothing.
       expect(answers.filter((a) => a.status === 201).length).toBeGreaterThan(0);
       for (const answer of answers.filter((a) => a.status !== 201)) expectWroteNothing(answer);
-      await expectExactlyCreated(runId, answers.filter((a) => a.status === 201));
-    }, 120_000);
+      await expectExactlyCreated(
+        runId,
+        answers.filter((a) => a.status === 201),
+      );
+    },
+    120_000,
+  );
 });
 
 describe('many writers on one organization', () => {
   /** `n` distinct casings of `name`: the i-th upper-cases the letters where i has a bit set. */
-  const casings = (name: string, n: number) => Array.from({ length: n }, (_, i) =>
-    [...name].map((ch, j) => ((i >> j) & 1 ? ch.toUpperCase() : ch)).join(''));
+  const casings = (name: string, n: number) =>
+    Array.from({ length: n }, (_, i) => [...name].map((ch, j) => ((i >> j) & 1 ? ch.toUpperCase() : ch)).join(''));
 
   it('20 simultaneous creates of one name in 20 casings: one 201, nineteen 422 "Key has already been taken"', async () => {
-    const answers = await Promise.all(casings('costcenter', 20).map((key) =>
-      api.post(`/organizations/${ORG}/reserved-tag-keys`, { token: owner, body: keyDocument(key) })));
-    console.log('20 casings of one name:', statuses(answers), answers.filter((a) => a.status === 503).map((a) => a.json.errors[0].detail));
+    const answers = await Promise.all(
+      casings('costcenter', 20).map((key) =>
+        api.post(`/organizations/${ORG}/reserved-tag-keys`, { token: owner, body: keyDocument(key) }),
+      ),
+    );
+    console.log(
+      '20 casings of one name:',
+      statuses(answers),
+      answers.filter((a) => a.status === 503).map((a) => a.json.errors[0].detail),
+    );
     // Nineteen lose the race: 422, never a 503. The winner is 201, or, when the store did not
     // confirm its write in time (DynamoDB Local beside other test files on a loaded machine), the
     // 503 that says its outcome is unknown: its key then exists all the same (checked below).
@@ -186,10 +253,15 @@ describe('many writers on one organization', () => {
   }, 60_000);
 
   it('20 simultaneous creates of one name with 20 distinct Idempotency-Keys: one 201, nineteen 422', async () => {
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-      api.post(`/organizations/${ORG}/reserved-tag-keys`, {
-        token: owner, body: keyDocument('owner-team'), headers: { 'Idempotency-Key': `race-${i}-${Date.now()}` },
-      })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api.post(`/organizations/${ORG}/reserved-tag-keys`, {
+          token: owner,
+          body: keyDocument('owner-team'),
+          headers: { 'Idempotency-Key': `race-${i}-${Date.now()}` },
+        }),
+      ),
+    );
     console.log('20 Idempotency-Keys, one name:', statuses(answers));
     expect(statuses(answers)).toEqual({ 201: 1, 422: 19 });
     for (const answer of answers.filter((a) => a.status === 422)) expect(answer.json).toEqual(nameTaken);
@@ -198,11 +270,17 @@ describe('many writers on one organization', () => {
 
   it('20 simultaneous renames to one name in 20 casings: one 200, nineteen 422', async () => {
     // Set-up, not under test: 20 keys, each created as a client would, retrying after a 503's Retry-After.
-    const created = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-      createRetrying(`/organizations/${ORG}/reserved-tag-keys`, keyDocument(`rename-me-${i}`))));
+    const created = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        createRetrying(`/organizations/${ORG}/reserved-tag-keys`, keyDocument(`rename-me-${i}`)),
+      ),
+    );
     expect(statuses(created)).toEqual({ 201: 20 });
-    const answers = await Promise.all(casings('application', 20).map((key, i) =>
-      api.patch(`/reserved-tag-keys/${created[i]!.json.data.id}`, { token: owner, body: keyDocument(key) })));
+    const answers = await Promise.all(
+      casings('application', 20).map((key, i) =>
+        api.patch(`/reserved-tag-keys/${created[i]!.json.data.id}`, { token: owner, body: keyDocument(key) }),
+      ),
+    );
     console.log('20 renames to one name:', statuses(answers));
     // One 200 and the rest 422; a rename that could not get a turn in time answers 503, having written nothing.
     for (const answer of answers.filter((a) => a.status !== 200 && a.status !== 422)) expectWroteNothing(answer);
@@ -215,21 +293,38 @@ describe('many writers on one organization', () => {
   }, 60_000);
 
   it('a burst of creates, updates and deletes: true answers (a 503 only with Retry-After, having written nothing), and the organization equals a serial order of the acknowledged ones', async () => {
-    const seeded = await Promise.all(Array.from({ length: 8 }, (_, i) =>
-      createRetrying(`/organizations/${ORG}/reserved-tag-keys`, keyDocument(`burst-seed-${i}`))));
+    const seeded = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        createRetrying(`/organizations/${ORG}/reserved-tag-keys`, keyDocument(`burst-seed-${i}`)),
+      ),
+    );
     expect(statuses(seeded)).toEqual({ 201: 8 });
     const ids = seeded.map((s) => s.json.data.id as string);
     const before = await organizationState(ORG);
     const answers = await Promise.all([
       // The last 4 repeat a name with other attributes: not a replay of an identical create.
-      ...Array.from({ length: 16 }, (_, i) => api.post(`/organizations/${ORG}/reserved-tag-keys`, {
-        token: owner,
-        body: { data: { type: 'reserved-tag-keys', attributes: { key: `burst-new-${i % 12}`, 'disable-overrides': i >= 12 } } },
-      })),
-      ...ids.slice(0, 4).map((id, i) => api.patch(`/reserved-tag-keys/${id}`, { token: owner, body: keyDocument(`burst-renamed-${i}`) })),
-      ...ids.slice(0, 4).map((id) => api.patch(`/organizations/${ORG}/reserved-tag-keys/${id}`, {
-        token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { 'disable-overrides': true } } },
-      })),
+      ...Array.from({ length: 16 }, (_, i) =>
+        api.post(`/organizations/${ORG}/reserved-tag-keys`, {
+          token: owner,
+          body: {
+            data: {
+              type: 'reserved-tag-keys',
+              attributes: { key: `burst-new-${i % 12}`, 'disable-overrides': i >= 12 },
+            },
+          },
+        }),
+      ),
+      ...ids
+        .slice(0, 4)
+        .map((id, i) =>
+          api.patch(`/reserved-tag-keys/${id}`, { token: owner, body: keyDocument(`burst-renamed-${i}`) }),
+        ),
+      ...ids.slice(0, 4).map((id) =>
+        api.patch(`/organizations/${ORG}/reserved-tag-keys/${id}`, {
+          token: owner,
+          body: { data: { type: 'reserved-tag-keys', attributes: { 'disable-overrides': true } } },
+        }),
+      ),
       ...ids.slice(2, 8).map((id) => api.delete(`/reserved-tag-keys/${id}`, { token: owner })),
     ]);
     const counts = statuses(answers);
@@ -238,7 +333,9 @@ describe('many writers on one organization', () => {
     // that waited its turn as long as it could and wrote nothing (30 changes of one organization at
     // once on this machine: every change commits on the organization's head, one at a time).
     // A 503 either wrote nothing, or says its outcome is unknown (its change committed, or not).
-    const unknown = answers.map((a, i) => ({ a, i })).filter(({ a }) => a.status >= 500 && /outcome is unknown/.test(a.json?.errors?.[0]?.detail));
+    const unknown = answers
+      .map((a, i) => ({ a, i }))
+      .filter(({ a }) => a.status >= 500 && /outcome is unknown/.test(a.json?.errors?.[0]?.detail));
     for (const answer of answers.filter((a) => a.status >= 500)) {
       if (/outcome is unknown/.test(answer.json?.errors?.[0]?.detail)) expectRetryLater(answer);
       else expectWroteNothing(answer);
@@ -254,11 +351,14 @@ describe('many writers on one organization', () => {
     const deleted = answers.slice(24).filter((a) => a.status === 204).length;
     const unknownCreates = unknown.filter(({ i }) => i < 16).length;
     const unknownDeletes = unknown.filter(({ i }) => i >= 24).length;
-    expect(after.keys.length).toBeGreaterThanOrEqual(before.keys.length + (creates[201] ?? 0) - deleted - unknownDeletes);
+    expect(after.keys.length).toBeGreaterThanOrEqual(
+      before.keys.length + (creates[201] ?? 0) - deleted - unknownDeletes,
+    );
     expect(after.keys.length).toBeLessThanOrEqual(before.keys.length + (creates[201] ?? 0) + unknownCreates - deleted);
     // The names answered 201 exist, once each; a create answered 503 made nothing.
     const names = new Set(after.keys.map((k) => k.key));
-    for (const answer of answers.slice(0, 16).filter((a) => a.status === 201)) expect(names.has(answer.json.data.attributes.key)).toBe(true);
+    for (const answer of answers.slice(0, 16).filter((a) => a.status === 201))
+      expect(names.has(answer.json.data.attributes.key)).toBe(true);
     expect(logs.filter((line) => /unhandled error/.test(line))).toEqual([]);
   }, 60_000);
 });
@@ -266,8 +366,14 @@ describe('many writers on one organization', () => {
 describe('documents nested deep', () => {
   const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
   it.each([
-    ['in attributes', (depth: number) => `{"data":{"type":"comments","attributes":{"body":"hi","deep":${nested(depth)}}}}`],
-    ['beside data', (depth: number) => `{"data":{"type":"comments","attributes":{"body":"hi"}},"meta":${nested(depth)}}`],
+    [
+      'in attributes',
+      (depth: number) => `{"data":{"type":"comments","attributes":{"body":"hi","deep":${nested(depth)}}}}`,
+    ],
+    [
+      'beside data',
+      (depth: number) => `{"data":{"type":"comments","attributes":{"body":"hi"}},"meta":${nested(depth)}}`,
+    ],
   ])('a comment create nested 10,000 levels %s is a 400 that says so, and writes nothing', async (_where, body) => {
     const runId = await newRun();
     const answer = await api.post(`/runs/${runId}/comments`, { token: owner, body: body(10_000) });

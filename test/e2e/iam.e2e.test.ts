@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DynamoDBClient, GetItemCommand, QueryCommand, TransactGetItemsCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBClient,
+  GetItemCommand,
+  QueryCommand,
+  TransactGetItemsCommand,
+  TransactWriteItemsCommand,
+} from '@aws-sdk/client-dynamodb';
 import { ensureAssembly, type Assembly } from '#infra/local/assembly';
 import { LOCAL_REGION, localTableArn, Stack } from '#infra/local/aws/cloudformation';
 import { IamPolicies, startDynamoDbProxy, type DynamoDbProxy } from '#infra/local/aws/iam';
@@ -26,7 +32,9 @@ beforeAll(async () => {
     partitionKeyOf: () => 'PK',
   });
 });
-afterAll(async () => { await proxy?.close(); });
+afterAll(async () => {
+  await proxy?.close();
+});
 
 /** The role of the function whose construct id starts with `prefix` (e.g. `CommentsShowFunction`). */
 function clientOf(prefix: string): DynamoDBClient {
@@ -34,21 +42,35 @@ function clientOf(prefix: string): DynamoDBClient {
   const role = fn.Properties.Role['Fn::GetAtt'][0] as string;
   const credentials = proxy.credentialsFor(role);
   return new DynamoDBClient({
-    endpoint: proxy.endpoint, region: LOCAL_REGION, maxAttempts: 1,
-    credentials: { accessKeyId: credentials.AWS_ACCESS_KEY_ID!, secretAccessKey: credentials.AWS_SECRET_ACCESS_KEY!, sessionToken: credentials.AWS_SESSION_TOKEN! },
+    endpoint: proxy.endpoint,
+    region: LOCAL_REGION,
+    maxAttempts: 1,
+    credentials: {
+      accessKeyId: credentials.AWS_ACCESS_KEY_ID!,
+      secretAccessKey: credentials.AWS_SECRET_ACCESS_KEY!,
+      sessionToken: credentials.AWS_SESSION_TOKEN!,
+    },
   });
 }
 
-const getItem = (pk: string, sk: string) => new GetItemCommand({ TableName: tableName, Key: { PK: { S: pk }, SK: { S: sk } } });
+const getItem = (pk: string, sk: string) =>
+  new GetItemCommand({ TableName: tableName, Key: { PK: { S: pk }, SK: { S: sk } } });
 const denied = { name: 'AccessDeniedException' };
 
 describe('the local table plays a global table in multi-Region strong consistency (default settings)', () => {
   it('refuses TransactWriteItems and TransactGetItems of items the role may touch, as an MRSC replica does, and writes nothing', async () => {
     const create = clientOf('CommentsCreateFunction');
-    const refused = { name: 'ValidationException', message: expect.stringMatching(/not supported.*multi-Region strongly consistent/) };
+    const refused = {
+      name: 'ValidationException',
+      message: expect.stringMatching(/not supported.*multi-Region strongly consistent/),
+    };
     const item = { PK: { S: 'RUN#run-mrscrefusal00000' }, SK: { S: 'COMMENTS#000000000001' } };
-    await expect(create.send(new TransactWriteItemsCommand({ TransactItems: [{ Put: { TableName: tableName, Item: item } }] }))).rejects.toMatchObject(refused);
-    await expect(create.send(new TransactGetItemsCommand({ TransactItems: [{ Get: { TableName: tableName, Key: item } }] }))).rejects.toMatchObject(refused);
+    await expect(
+      create.send(new TransactWriteItemsCommand({ TransactItems: [{ Put: { TableName: tableName, Item: item } }] })),
+    ).rejects.toMatchObject(refused);
+    await expect(
+      create.send(new TransactGetItemsCommand({ TransactItems: [{ Get: { TableName: tableName, Key: item } }] })),
+    ).rejects.toMatchObject(refused);
     const { Item } = await create.send(getItem(item.PK.S, item.SK.S));
     expect(Item).toBeUndefined();
   });
@@ -66,36 +88,86 @@ describe('IAM from the template, enforced on every DynamoDB call', () => {
     const authorizer = clientOf('AuthorizerFunction');
     await expect(authorizer.send(getItem('TOKENS', 'TOKEN#at-0000000000000000'))).resolves.toBeDefined();
     await expect(authorizer.send(getItem('RUN#run-0000000000000000', 'COMMENTS'))).rejects.toMatchObject(denied);
-    const queryOf = (pk: string) => new QueryCommand({ TableName: tableName, KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': { S: pk } } });
+    const queryOf = (pk: string) =>
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': { S: pk } },
+      });
     await expect(authorizer.send(queryOf('TOKENS'))).rejects.toMatchObject(denied); // GetItem only: no Query listing the tokens
     await expect(authorizer.send(queryOf('TRUSTS'))).resolves.toBeDefined();
-    await expect(authorizer.send(getItem('TRUSTS', 'ISSUER#https://x#trust-0000000000000000'))).rejects.toMatchObject(denied);
+    await expect(authorizer.send(getItem('TRUSTS', 'ISSUER#https://x#trust-0000000000000000'))).rejects.toMatchObject(
+      denied,
+    );
   });
 
   it('denies a read-only function any write, and the reserved tag key functions any other key space', async () => {
     const { PutItemCommand } = await import('@aws-sdk/client-dynamodb');
     const show = clientOf('CommentsShowFunction');
-    await expect(show.send(new PutItemCommand({ TableName: tableName, Item: { PK: { S: 'COMMENT#wsc-0000000000000000' }, SK: { S: 'X' } } }))).rejects.toMatchObject(denied);
+    await expect(
+      show.send(
+        new PutItemCommand({
+          TableName: tableName,
+          Item: { PK: { S: 'COMMENT#wsc-0000000000000000' }, SK: { S: 'X' } },
+        }),
+      ),
+    ).rejects.toMatchObject(denied);
     const list = clientOf('ReservedTagKeysListFunction');
-    await expect(list.send(new QueryCommand({ TableName: tableName, KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': 'PK' }, ExpressionAttributeValues: { ':pk': { S: 'ORG#acme' } } }))).resolves.toBeDefined();
-    await expect(list.send(new QueryCommand({ TableName: tableName, KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': { S: 'RUN#run-0000000000000000' } } }))).rejects.toMatchObject(denied);
+    await expect(
+      list.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: '#pk = :pk',
+          ExpressionAttributeNames: { '#pk': 'PK' },
+          ExpressionAttributeValues: { ':pk': { S: 'ORG#acme' } },
+        }),
+      ),
+    ).resolves.toBeDefined();
+    await expect(
+      list.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: 'PK = :pk',
+          ExpressionAttributeValues: { ':pk': { S: 'RUN#run-0000000000000000' } },
+        }),
+      ),
+    ).rejects.toMatchObject(denied);
     // A list writes out an organization's latest change when it meets it unwritten: in that key space only.
-    await expect(list.send(new PutItemCommand({ TableName: tableName, Item: { PK: { S: 'RUN#run-0000000000000000' }, SK: { S: 'X' } } }))).rejects.toMatchObject(denied);
-    await expect(list.send(new PutItemCommand({ TableName: tableName, Item: { PK: { S: 'TOKENS' }, SK: { S: 'X' } } }))).rejects.toMatchObject(denied);
+    await expect(
+      list.send(
+        new PutItemCommand({ TableName: tableName, Item: { PK: { S: 'RUN#run-0000000000000000' }, SK: { S: 'X' } } }),
+      ),
+    ).rejects.toMatchObject(denied);
+    await expect(
+      list.send(new PutItemCommand({ TableName: tableName, Item: { PK: { S: 'TOKENS' }, SK: { S: 'X' } } })),
+    ).rejects.toMatchObject(denied);
   });
 
   it('refuses a signer that is no role of the template', async () => {
-    const stranger = new DynamoDBClient({ endpoint: proxy.endpoint, region: LOCAL_REGION, maxAttempts: 1, credentials: { accessKeyId: 'AKIASTRANGER', secretAccessKey: 'x' } });
-    await expect(stranger.send(getItem('TOKENS', 'TOKEN#at-0000000000000000'))).rejects.toMatchObject({ name: 'UnrecognizedClientException' });
+    const stranger = new DynamoDBClient({
+      endpoint: proxy.endpoint,
+      region: LOCAL_REGION,
+      maxAttempts: 1,
+      credentials: { accessKeyId: 'AKIASTRANGER', secretAccessKey: 'x' },
+    });
+    await expect(stranger.send(getItem('TOKENS', 'TOKEN#at-0000000000000000'))).rejects.toMatchObject({
+      name: 'UnrecognizedClientException',
+    });
   });
 });
 
 describe('a grant removed from the synthesized stack', () => {
   it('makes that function fail locally where the full stack serves', async () => {
-    const [{ App }, { ApiStack }, { routes }, { startLocalStack }, { insertComment }, { registerRun }, { tokenFor }] = await Promise.all([
-      import('aws-cdk-lib'), import('#infra/cdk/stack'), import('#shared/routes'), import('#infra/local/local-stack'),
-      import('#shared/store/comments'), import('#shared/store/runs'), import('../support/api'),
-    ]);
+    const [{ App }, { ApiStack }, { routes }, { startLocalStack }, { insertComment }, { registerRun }, { tokenFor }] =
+      await Promise.all([
+        import('aws-cdk-lib'),
+        import('#infra/cdk/stack'),
+        import('#shared/routes'),
+        import('#infra/local/local-stack'),
+        import('#shared/store/comments'),
+        import('#shared/store/runs'),
+        import('../support/api'),
+      ]);
     const { readFileSync, rmSync } = await import('node:fs');
     const { join } = await import('node:path');
     const { PROJECT_ROOT } = await import('#infra/local/assembly');
@@ -106,14 +178,21 @@ describe('a grant removed from the synthesized stack', () => {
     const app = new App({ outdir, context: { ...cdkJson.context, stage: 'local' } });
     new ApiStack(app, 'no-grant', { stage: 'local', routes: [{ ...show, table: { ...show.table, actions: [] } }] });
     app.synth();
-    const local = await startLocalStack({ assembly: { directory: outdir, stackName: 'no-grant', synthesized: true }, dynamoDbEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!, tableName, log: () => undefined });
+    const local = await startLocalStack({
+      assembly: { directory: outdir, stackName: 'no-grant', synthesized: true },
+      dynamoDbEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
+      tableName,
+      log: () => undefined,
+    });
     try {
       const runId = `run-${'x'.repeat(16)}`;
       await registerRun({ runId, organization: 'iam-org' });
       const comment = await insertComment({ runId, organization: 'iam-org', body: 'visible?', createdBy: 'user-x' });
       if (typeof comment === 'string') throw new Error(`comment refused: ${comment}`);
       const token = await tokenFor({ 'iam-org': 'reader' });
-      const response = await fetch(`${local.url}/api/v2/comments/${comment.id}`, { headers: { Authorization: `Bearer ${token}` } });
+      const response = await fetch(`${local.url}/api/v2/comments/${comment.id}`, {
+        headers: { Authorization: `Bearer ${token}` },
+      });
       expect(response.status).toBe(500);
       expect(local.dynamoDbCalls.filter((c) => !c.allowed).map((c) => c.operation)).toEqual(['GetItem']);
     } finally {

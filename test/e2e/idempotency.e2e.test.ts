@@ -20,11 +20,16 @@ let member: string;
 let otherMember: string;
 let owner: string;
 beforeAll(async () => {
-  [member, otherMember, owner] = await Promise.all([tokenFor({ acme: 'member' }), tokenFor({ acme: 'member' }, 'user-other'), tokenFor({ acme: 'owner' })]);
+  [member, otherMember, owner] = await Promise.all([
+    tokenFor({ acme: 'member' }),
+    tokenFor({ acme: 'member' }, 'user-other'),
+    tokenFor({ acme: 'owner' }),
+  ]);
 });
 
 const newRun = async () => (await registerNewRun('acme')).runId;
-const commentsOf = async (runId: string) => (await api.get(`/runs/${runId}/comments`, { token: member })).json.data as Array<{ id: string }>;
+const commentsOf = async (runId: string) =>
+  (await api.get(`/runs/${runId}/comments`, { token: member })).json.data as Array<{ id: string }>;
 const keyed = (key: string) => ({ 'Idempotency-Key': key });
 
 const replayedHeader = (response: ApiResponse) => response.headers.get('idempotent-replayed');
@@ -32,8 +37,16 @@ const replayedHeader = (response: ApiResponse) => response.headers.get('idempote
 describe('Idempotency-Key on a comment create', () => {
   it('returns the first response to a retry with the same key and body, and makes no second comment', async () => {
     const runId = await newRun();
-    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('Approved'), headers: keyed('k-1') });
-    const retry = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('Approved'), headers: keyed('k-1') });
+    const first = await api.post(`/runs/${runId}/comments`, {
+      token: member,
+      body: commentDocument('Approved'),
+      headers: keyed('k-1'),
+    });
+    const retry = await api.post(`/runs/${runId}/comments`, {
+      token: member,
+      body: commentDocument('Approved'),
+      headers: keyed('k-1'),
+    });
     expect(first.status).toBe(201);
     expect(retry.status).toBe(201);
     expect(retry.json).toEqual(first.json);
@@ -42,22 +55,47 @@ describe('Idempotency-Key on a comment create', () => {
 
   it('says a replayed answer is one (Idempotent-Replayed: true, as Stripe); a first answer carries no such header', async () => {
     const runId = await newRun();
-    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('plan approved'), headers: keyed('k-replayed') });
-    const retry = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('plan approved'), headers: keyed('k-replayed') });
+    const first = await api.post(`/runs/${runId}/comments`, {
+      token: member,
+      body: commentDocument('plan approved'),
+      headers: keyed('k-replayed'),
+    });
+    const retry = await api.post(`/runs/${runId}/comments`, {
+      token: member,
+      body: commentDocument('plan approved'),
+      headers: keyed('k-replayed'),
+    });
     expect([first.status, replayedHeader(first)]).toEqual([201, null]);
     expect([retry.status, replayedHeader(retry)]).toEqual([201, 'true']);
     const { actual, expected } = expectContractHeaders(retry);
     expect(actual).toEqual(expected);
     // As docs/api.md's Safe retries says it.
-    expect(readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8')).toContain(`\`${REPLAYED_HEADER}: true\``);
+    expect(readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8')).toContain(
+      `\`${REPLAYED_HEADER}: true\``,
+    );
   });
 
   it('judges a create with its own new key by that key alone: the same text twice on purpose makes two comments', async () => {
     const runId = await newRun();
-    const keyless = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('plan approved') });
-    const a = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('plan approved'), headers: keyed('bot-run-1') });
-    const b = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('plan approved'), headers: keyed('bot-run-2') });
-    expect([keyless, a, b].map((r) => [r.status, replayedHeader(r)])).toEqual([[201, null], [201, null], [201, null]]);
+    const keyless = await api.post(`/runs/${runId}/comments`, {
+      token: member,
+      body: commentDocument('plan approved'),
+    });
+    const a = await api.post(`/runs/${runId}/comments`, {
+      token: member,
+      body: commentDocument('plan approved'),
+      headers: keyed('bot-run-1'),
+    });
+    const b = await api.post(`/runs/${runId}/comments`, {
+      token: member,
+      body: commentDocument('plan approved'),
+      headers: keyed('bot-run-2'),
+    });
+    expect([keyless, a, b].map((r) => [r.status, replayedHeader(r)])).toEqual([
+      [201, null],
+      [201, null],
+      [201, null],
+    ]);
     expect(new Set([keyless, a, b].map((r) => r.json.data.id)).size).toBe(3);
     expect(await commentsOf(runId)).toHaveLength(3);
   });
@@ -65,24 +103,49 @@ describe('Idempotency-Key on a comment create', () => {
   it('refuses the same key with another body (422) and writes nothing', async () => {
     const runId = await newRun();
     await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('one'), headers: keyed('k-2') });
-    const other = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('two'), headers: keyed('k-2') });
+    const other = await api.post(`/runs/${runId}/comments`, {
+      token: member,
+      body: commentDocument('two'),
+      headers: keyed('k-2'),
+    });
     expect(other.status).toBe(422);
-    expect(other.json).toEqual(errorBody(422, 'invalid attribute', 'Idempotency-Key has already been used for a different request (another body or path)'));
+    expect(other.json).toEqual(
+      errorBody(
+        422,
+        'invalid attribute',
+        'Idempotency-Key has already been used for a different request (another body or path)',
+      ),
+    );
     expect(await commentsOf(runId)).toHaveLength(1);
   });
 
   it('scopes a key to its token: another token with the same key makes its own comment', async () => {
     const runId = await newRun();
-    const a = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('same'), headers: keyed('shared-key') });
-    const b = await api.post(`/runs/${runId}/comments`, { token: otherMember, body: commentDocument('same'), headers: keyed('shared-key') });
+    const a = await api.post(`/runs/${runId}/comments`, {
+      token: member,
+      body: commentDocument('same'),
+      headers: keyed('shared-key'),
+    });
+    const b = await api.post(`/runs/${runId}/comments`, {
+      token: otherMember,
+      body: commentDocument('same'),
+      headers: keyed('shared-key'),
+    });
     expect([a.status, b.status]).toEqual([201, 201]);
     expect(b.json.data.id).not.toBe(a.json.data.id);
   });
 
   it('makes one comment of concurrent requests with one key, each answered with it', async () => {
     const runId = await newRun();
-    const responses = await Promise.all(Array.from({ length: 4 }, () =>
-      api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('at once'), headers: keyed('k-concurrent') })));
+    const responses = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        api.post(`/runs/${runId}/comments`, {
+          token: member,
+          body: commentDocument('at once'),
+          headers: keyed('k-concurrent'),
+        }),
+      ),
+    );
     expect(responses.map((r) => r.status)).toEqual([201, 201, 201, 201]);
     expect(new Set(responses.map((r) => r.json.data.id)).size).toBe(1);
     expect(await commentsOf(runId)).toHaveLength(1);
@@ -90,21 +153,41 @@ describe('Idempotency-Key on a comment create', () => {
 
   it('does not remember a refused create: the corrected retry with the same key runs', async () => {
     const runId = await newRun();
-    const refused = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('   '), headers: keyed('k-3') });
+    const refused = await api.post(`/runs/${runId}/comments`, {
+      token: member,
+      body: commentDocument('   '),
+      headers: keyed('k-3'),
+    });
     expect(refused.status).toBe(422);
     // Another body under the same key: no record was kept, so no mismatch either.
-    const corrected = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('fixed'), headers: keyed('k-3') });
+    const corrected = await api.post(`/runs/${runId}/comments`, {
+      token: member,
+      body: commentDocument('fixed'),
+      headers: keyed('k-3'),
+    });
     expect(corrected.status).toBe(201);
   });
 
   it('takes any printable ASCII key, inner spaces included; spaces around it are not part of it (HTTP strips them)', async () => {
     const runId = await newRun();
-    const first = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('spaced'), headers: keyed('retry 1 of job 42') });
+    const first = await api.post(`/runs/${runId}/comments`, {
+      token: member,
+      body: commentDocument('spaced'),
+      headers: keyed('retry 1 of job 42'),
+    });
     expect(first.status).toBe(201);
-    const retry = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('spaced'), headers: keyed('  retry 1 of job 42 ') });
+    const retry = await api.post(`/runs/${runId}/comments`, {
+      token: member,
+      body: commentDocument('spaced'),
+      headers: keyed('  retry 1 of job 42 '),
+    });
     expect(retry.status).toBe(201);
     expect(retry.json.data.id).toBe(first.json.data.id);
-    const everyCharacter = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('all'), headers: keyed(String.fromCharCode(...Array.from({ length: 95 }, (_, i) => 0x20 + i)).trim()) });
+    const everyCharacter = await api.post(`/runs/${runId}/comments`, {
+      token: member,
+      body: commentDocument('all'),
+      headers: keyed(String.fromCharCode(...Array.from({ length: 95 }, (_, i) => 0x20 + i)).trim()),
+    });
     expect(everyCharacter.status).toBe(201);
     expect(await commentsOf(runId)).toHaveLength(2);
   });
@@ -112,8 +195,15 @@ describe('Idempotency-Key on a comment create', () => {
   it('refuses a key that is not 1 to 255 printable ASCII characters (400)', async () => {
     const runId = await newRun();
     for (const key of ['k'.repeat(256), 'tab\there', 'clé', '   ']) {
-      const response = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('x'), headers: keyed(key) });
-      expect([JSON.stringify(key), response.json]).toEqual([JSON.stringify(key), errorBody(400, 'bad request', 'Idempotency-Key must be 1 to 255 printable ASCII characters')]);
+      const response = await api.post(`/runs/${runId}/comments`, {
+        token: member,
+        body: commentDocument('x'),
+        headers: keyed(key),
+      });
+      expect([JSON.stringify(key), response.json]).toEqual([
+        JSON.stringify(key),
+        errorBody(400, 'bad request', 'Idempotency-Key must be 1 to 255 printable ASCII characters'),
+      ]);
     }
     expect(await commentsOf(runId)).toEqual([]);
   });
@@ -121,10 +211,20 @@ describe('Idempotency-Key on a comment create', () => {
   it('costs a first create one claim of its receipt before its commit, and a replay the refused claim and one read', async () => {
     const runId = await newRun();
     const path = `/runs/${runId}/comments`;
-    const first = await roundTrips(() => api.post(path, { token: member, body: commentDocument('counted'), headers: keyed('k-4') }));
+    const first = await roundTrips(() =>
+      api.post(path, { token: member, body: commentDocument('counted'), headers: keyed('k-4') }),
+    );
     // The run (unknown to the function), the receipt's claim, the commit on the run's record, then the copy and the member.
-    expect(first.commands).toEqual(['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'PutItemCommand', 'PutItemCommand']);
-    const replay = await roundTrips(() => api.post(path, { token: member, body: commentDocument('counted'), headers: keyed('k-4') }));
+    expect(first.commands).toEqual([
+      'GetItemCommand',
+      'PutItemCommand',
+      'UpdateItemCommand',
+      'PutItemCommand',
+      'PutItemCommand',
+    ]);
+    const replay = await roundTrips(() =>
+      api.post(path, { token: member, body: commentDocument('counted'), headers: keyed('k-4') }),
+    );
     expect(replay.result.status).toBe(201);
     expect(replay.result.json).toEqual(first.result.json);
     // The claim refused with the receipt, then the comment it names, by id.
@@ -134,8 +234,16 @@ describe('Idempotency-Key on a comment create', () => {
 
 describe('Idempotency-Key on a reserved tag key create', () => {
   it('returns the first 201 instead of a false "Key has already been taken"', async () => {
-    const first = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: keyDocument('cost-center'), headers: keyed('rtk-1') });
-    const retry = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: keyDocument('cost-center'), headers: keyed('rtk-1') });
+    const first = await api.post('/organizations/acme/reserved-tag-keys', {
+      token: owner,
+      body: keyDocument('cost-center'),
+      headers: keyed('rtk-1'),
+    });
+    const retry = await api.post('/organizations/acme/reserved-tag-keys', {
+      token: owner,
+      body: keyDocument('cost-center'),
+      headers: keyed('rtk-1'),
+    });
     expect([first.status, retry.status]).toEqual([201, 201]);
     expect(retry.json.data.id).toBe(first.json.data.id);
     expect([replayedHeader(first), replayedHeader(retry)]).toEqual([null, 'true']);
@@ -146,18 +254,30 @@ describe('Idempotency-Key on a reserved tag key create', () => {
     const first = await api.post(path, { token: owner, body: keyDocument('keyed-once'), headers: keyed('rtk-new-1') });
     const other = await api.post(path, { token: owner, body: keyDocument('keyed-once'), headers: keyed('rtk-new-2') });
     expect(first.status).toBe(201);
-    expect(other.json).toEqual(errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'));
+    expect(other.json).toEqual(
+      errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'),
+    );
     expect(replayedHeader(other)).toBeNull();
   });
 
   it('answers a retry after the key was deleted with the first answer, the deleted key (the receipt is the first answer, as Stripe)', async () => {
     const path = '/organizations/acme/reserved-tag-keys';
-    const first = await api.post(path, { token: owner, body: keyDocument('keyed-then-deleted'), headers: keyed('rtk-deleted') });
+    const first = await api.post(path, {
+      token: owner,
+      body: keyDocument('keyed-then-deleted'),
+      headers: keyed('rtk-deleted'),
+    });
     expect((await api.delete(`/reserved-tag-keys/${first.json.data.id}`, { token: owner })).status).toBe(204);
-    const retry = await api.post(path, { token: owner, body: keyDocument('keyed-then-deleted'), headers: keyed('rtk-deleted') });
+    const retry = await api.post(path, {
+      token: owner,
+      body: keyDocument('keyed-then-deleted'),
+      headers: keyed('rtk-deleted'),
+    });
     expect([retry.status, replayedHeader(retry)]).toEqual([201, 'true']);
     expect(retry.json).toEqual(first.json);
-    const listed = (await api.get(`${path}?page%5Bsize%5D=100`, { token: owner })).json.data as Array<{ attributes: { key: string } }>;
+    const listed = (await api.get(`${path}?page%5Bsize%5D=100`, { token: owner })).json.data as Array<{
+      attributes: { key: string };
+    }>;
     expect(listed.map((k) => k.attributes.key)).not.toContain('keyed-then-deleted');
   });
 });
@@ -176,7 +296,16 @@ describe('a client that sends no key (python-tfe 1.5.0 replays POSTs on 429, 502
   it("keeps the first result for python-tfe's whole retry schedule, 429 waits included (8 minutes at its defaults)", async () => {
     const runId = await newRun();
     const first = await api.post(`/runs/${runId}/comments`, { token: member, body: commentDocument('replayed late') });
-    const receipts = (await documentClient.send(new ScanCommand({ TableName: tableName(), FilterExpression: 'entity = :receipt', ExpressionAttributeValues: { ':receipt': 'Receipt' } }))).Items ?? [];
+    const receipts =
+      (
+        await documentClient.send(
+          new ScanCommand({
+            TableName: tableName(),
+            FilterExpression: 'entity = :receipt',
+            ExpressionAttributeValues: { ':receipt': 'Receipt' },
+          }),
+        )
+      ).Items ?? [];
     const receipt = receipts.find((item) => item.recordId === first.json.data.id)!;
     const createdAt = Date.parse(first.json.data.attributes['created-at']) / 1000;
     expect(receipt.sweepAt - createdAt).toBeGreaterThanOrEqual(PYTHON_TFE_LONGEST_RETRY_SECONDS);
@@ -188,7 +317,12 @@ describe('a client that sends no key (python-tfe 1.5.0 replays POSTs on 429, 502
   it('still makes a comment for another body, another token or another run', async () => {
     const [runId, otherRun] = [await newRun(), await newRun()];
     const ids = new Set<string>();
-    for (const [token, run, text] of [[member, runId, 'a'], [member, runId, 'b'], [otherMember, runId, 'a'], [member, otherRun, 'a']] as const) {
+    for (const [token, run, text] of [
+      [member, runId, 'a'],
+      [member, runId, 'b'],
+      [otherMember, runId, 'a'],
+      [member, otherRun, 'a'],
+    ] as const) {
       const response = await api.post(`/runs/${run}/comments`, { token, body: commentDocument(text) });
       expect(response.status).toBe(201);
       ids.add(response.json.data.id);
@@ -197,14 +331,25 @@ describe('a client that sends no key (python-tfe 1.5.0 replays POSTs on 429, 502
   });
 
   it('gets the first reserved tag key back instead of a false 422, and a real duplicate is still a 422', async () => {
-    const first = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: keyDocument('environment') });
-    const replay = await api.post('/organizations/acme/reserved-tag-keys', { token: owner, body: keyDocument('environment') });
+    const first = await api.post('/organizations/acme/reserved-tag-keys', {
+      token: owner,
+      body: keyDocument('environment'),
+    });
+    const replay = await api.post('/organizations/acme/reserved-tag-keys', {
+      token: owner,
+      body: keyDocument('environment'),
+    });
     expect(replay.status).toBe(201);
     expect(replay.json.data.id).toBe(first.json.data.id);
     expect([replayedHeader(first), replayedHeader(replay)]).toEqual([null, 'true']);
     const otherOwner = await tokenFor({ acme: 'owner' }, 'user-other-owner');
-    const duplicate = await api.post('/organizations/acme/reserved-tag-keys', { token: otherOwner, body: keyDocument('Environment') });
-    expect(duplicate.json).toEqual(errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'));
+    const duplicate = await api.post('/organizations/acme/reserved-tag-keys', {
+      token: otherOwner,
+      body: keyDocument('Environment'),
+    });
+    expect(duplicate.json).toEqual(
+      errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'),
+    );
   });
 
   it('creates the key again after it was deleted (Terraform replacing a key: destroy, then create within seconds)', async () => {
@@ -226,14 +371,24 @@ describe('a client that sends no key (python-tfe 1.5.0 replays POSTs on 429, 502
     // python-tfe creates a key and its answer is lost; another owner renames the key; python-tfe replays.
     const first = await api.post(path, { token: owner, body: keyDocument('renamed-later') });
     const otherOwner = await tokenFor({ acme: 'owner' }, 'user-renamer');
-    const renamed = await api.patch(`/reserved-tag-keys/${first.json.data.id}`, { token: otherOwner, body: keyDocument('renamed-now') });
+    const renamed = await api.patch(`/reserved-tag-keys/${first.json.data.id}`, {
+      token: otherOwner,
+      body: keyDocument('renamed-now'),
+    });
     expect(renamed.status).toBe(200);
     const again = await api.post(path, { token: owner, body: keyDocument('renamed-later') });
     // HCP Terraform would create the key asked for, and Terraform reads back the key it asked for.
     expect([again.status, replayedHeader(again), again.json.data.attributes.key]).toEqual([201, null, 'renamed-later']);
     expect(again.json.data.id).not.toBe(first.json.data.id);
-    const listed = (await api.get(`${path}?page%5Bsize%5D=100`, { token: owner })).json.data as Array<{ attributes: { key: string } }>;
-    expect(listed.map((k) => k.attributes.key).filter((key) => key.startsWith('renamed-')).sort()).toEqual(['renamed-later', 'renamed-now']);
+    const listed = (await api.get(`${path}?page%5Bsize%5D=100`, { token: owner })).json.data as Array<{
+      attributes: { key: string };
+    }>;
+    expect(
+      listed
+        .map((k) => k.attributes.key)
+        .filter((key) => key.startsWith('renamed-'))
+        .sort(),
+    ).toEqual(['renamed-later', 'renamed-now']);
     // The receipt names the new key now: a further replay answers with it.
     const replay = await api.post(path, { token: owner, body: keyDocument('renamed-later') });
     expect([replay.status, replayedHeader(replay), replay.json.data.id]).toEqual([201, 'true', again.json.data.id]);

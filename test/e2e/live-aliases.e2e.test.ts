@@ -15,7 +15,8 @@ const local = useLocalStack();
 const ORG = 'deployments-org';
 
 /** The function's logical id in the template (`reserved-tag-keys/create` → `ReservedTagKeysCreateFunction…`). */
-const logicalIdOf = (name: string) => [...local.stack().lambda.functions.keys()].find((id) => id.startsWith(constructId(name)))!;
+const logicalIdOf = (name: string) =>
+  [...local.stack().lambda.functions.keys()].find((id) => id.startsWith(constructId(name)))!;
 /** A concrete path for a route: each `{parameter}` some value. */
 const concrete = (path: string) => path.replace('{organization_name}', ORG).replace(/\{\w+\}/g, 'x-1');
 
@@ -32,11 +33,17 @@ describe('what serves each route', () => {
       // Whatever the function answers (a 404, a 400, a 401 for an unsigned notification), it ran.
       expectWith(response.status, `${route.method} ${route.path}`).toBeLessThan(500);
       const ran = lambda.invocations.slice(before);
-      expectWith(ran.filter((i) => i.function === logicalIdOf(route.function)), `${route.method} ${route.path}`)
-        .toEqual([{ function: logicalIdOf(route.function), qualifier: 'live', version: '1' }]);
+      expectWith(
+        ran.filter((i) => i.function === logicalIdOf(route.function)),
+        `${route.method} ${route.path}`,
+      ).toEqual([{ function: logicalIdOf(route.function), qualifier: 'live', version: '1' }]);
       for (const invocation of ran) expect(invocation).toMatchObject({ qualifier: 'live', version: '1' });
     }
-    expect(lambda.invocations).toContainEqual({ function: logicalIdOf(AUTHORIZER_FUNCTION), qualifier: 'live', version: '1' });
+    expect(lambda.invocations).toContainEqual({
+      function: logicalIdOf(AUTHORIZER_FUNCTION),
+      qualifier: 'live',
+      version: '1',
+    });
     expect(lambda.invocations.filter((i) => i.qualifier === '$LATEST')).toEqual([]);
   });
 });

@@ -13,13 +13,21 @@ describe('logs', () => {
     const { record, token } = await createToken({ subject: 'user-logged', grants: { 'log-org': 'owner' } });
     expect((await api.get('/organizations/log-org/reserved-tag-keys', { token })).status).toBe(200);
     expect((await api.get('/organizations/log-org/reserved-tag-keys', { token: forged(token) })).status).toBe(401);
-    expect((await api.post('/organizations/log-org/reserved-tag-keys', { token, body: keyDocument('secret-key-name') })).status).toBe(201);
+    expect(
+      (await api.post('/organizations/log-org/reserved-tag-keys', { token, body: keyDocument('secret-key-name') }))
+        .status,
+    ).toBe(201);
 
     const lines = logs.map((line) => line.replace(/^\[\w+\] /, ''));
     const entries = lines.map((line) => JSON.parse(line)); // every line is JSON
     expect(entries.length).toBeGreaterThan(0);
     const accepted = entries.find((e) => e.message === 'token accepted');
-    expect(accepted).toMatchObject({ level: 'INFO', service: 'tfc-tags-comments', tokenId: record.tokenId, subject: 'user-logged' });
+    expect(accepted).toMatchObject({
+      level: 'INFO',
+      service: 'tfc-tags-comments',
+      tokenId: record.tokenId,
+      subject: 'user-logged',
+    });
     expect(accepted.function_request_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(entries.some((e) => e.message === 'token rejected')).toBe(true);
     const all = lines.join('\n');

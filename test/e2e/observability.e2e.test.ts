@@ -19,7 +19,10 @@ const ORG = 'obs-org';
 /** The dimension keys the metrics may use: small fixed sets, never ids. */
 const LOW_CARDINALITY_DIMENSIONS = ['service', 'function_name', 'reason', 'hotSpot'];
 
-interface Emf { fn: string; doc: Record<string, any> }
+interface Emf {
+  fn: string;
+  doc: Record<string, any>;
+}
 
 /** EMF documents among log lines `[FunctionLogicalId] line`: JSON objects with `_aws`. */
 function emfIn(lines: string[]): Emf[] {
@@ -31,9 +34,12 @@ function emfIn(lines: string[]): Emf[] {
   });
 }
 
-const metricNames = (emf: Emf) => (emf.doc._aws.CloudWatchMetrics as Array<{ Metrics: Array<{ Name: string }> }>)
-  .flatMap((m) => m.Metrics.map((metric) => metric.Name));
-const dimensionKeys = (emf: Emf) => (emf.doc._aws.CloudWatchMetrics as Array<{ Dimensions: string[][] }>).flatMap((m) => m.Dimensions.flat());
+const metricNames = (emf: Emf) =>
+  (emf.doc._aws.CloudWatchMetrics as Array<{ Metrics: Array<{ Name: string }> }>).flatMap((m) =>
+    m.Metrics.map((metric) => metric.Name),
+  );
+const dimensionKeys = (emf: Emf) =>
+  (emf.doc._aws.CloudWatchMetrics as Array<{ Dimensions: string[][] }>).flatMap((m) => m.Dimensions.flat());
 
 /** The EMF lines that arrive after `from` (lines come over the functions' stdout, a moment after the response). */
 async function emfSince(from: number, until: (emf: Emf[]) => boolean): Promise<Emf[]> {
@@ -54,30 +60,58 @@ describe('metrics (CloudWatch EMF)', () => {
       ids.push(created.json.data.id);
     }
     const createFn = functionId('ReservedTagKeysCreateFunction');
-    const emf = await emfSince(from, (all) => all.filter((e) => metricNames(e).includes('ReservedTagKeyCreated')).length === 3);
+    const emf = await emfSince(
+      from,
+      (all) => all.filter((e) => metricNames(e).includes('ReservedTagKeyCreated')).length === 3,
+    );
 
     const created = emf.filter((e) => metricNames(e).includes('ReservedTagKeyCreated'));
     expect(created.map((e) => e.fn)).toEqual([createFn, createFn, createFn]);
     for (const [i, e] of created.entries()) {
-      expect(e.doc._aws.CloudWatchMetrics).toEqual([{ Namespace: NAMESPACE, Dimensions: [['service']], Metrics: [{ Name: 'ReservedTagKeyCreated', Unit: 'Count' }] }]);
-      expect(e.doc).toMatchObject({ service: 'tfc-tags-comments', ReservedTagKeyCreated: 1, reservedTagKeyId: ids[i], organization: ORG });
+      expect(e.doc._aws.CloudWatchMetrics).toEqual([
+        {
+          Namespace: NAMESPACE,
+          Dimensions: [['service']],
+          Metrics: [{ Name: 'ReservedTagKeyCreated', Unit: 'Count' }],
+        },
+      ]);
+      expect(e.doc).toMatchObject({
+        service: 'tfc-tags-comments',
+        ReservedTagKeyCreated: 1,
+        reservedTagKeyId: ids[i],
+        organization: ORG,
+      });
     }
 
     // Three sequential requests: one instance, so one ColdStart, named by the route table's function.
     const coldStarts = emfIn(logs).filter((e) => e.fn === createFn && metricNames(e).includes('ColdStart'));
     expect(local.stack().lambda.started.get(createFn)).toBe(1);
     expect(coldStarts).toHaveLength(1);
-    expect(coldStarts[0]!.doc._aws.CloudWatchMetrics).toEqual([{ Namespace: NAMESPACE, Dimensions: [['service', 'function_name']], Metrics: [{ Name: 'ColdStart', Unit: 'Count' }] }]);
+    expect(coldStarts[0]!.doc._aws.CloudWatchMetrics).toEqual([
+      {
+        Namespace: NAMESPACE,
+        Dimensions: [['service', 'function_name']],
+        Metrics: [{ Name: 'ColdStart', Unit: 'Count' }],
+      },
+    ]);
     expect(coldStarts[0]!.doc).toMatchObject({ function_name: 'reserved-tag-keys/create', ColdStart: 1 });
 
     // Concurrent requests start more instances: each counts its own cold start, once.
-    const concurrent = await Promise.all(['obs-c1', 'obs-c2', 'obs-c3'].map((key) =>
-      api.post(`/organizations/${ORG}/reserved-tag-keys`, { token, body: keyDocument(key) })));
+    const concurrent = await Promise.all(
+      ['obs-c1', 'obs-c2', 'obs-c3'].map((key) =>
+        api.post(`/organizations/${ORG}/reserved-tag-keys`, { token, body: keyDocument(key) }),
+      ),
+    );
     expect(concurrent.map((r) => r.status)).toEqual([201, 201, 201]);
     const instances = local.stack().lambda.started.get(createFn)!;
     expect(instances).toBeGreaterThan(1);
-    await eventually(() => emfIn(logs).filter((e) => e.fn === createFn && metricNames(e).includes('ColdStart')).length === instances, 5_000);
-    expect(emfIn(logs).filter((e) => e.fn === createFn && metricNames(e).includes('ColdStart'))).toHaveLength(instances);
+    await eventually(
+      () => emfIn(logs).filter((e) => e.fn === createFn && metricNames(e).includes('ColdStart')).length === instances,
+      5_000,
+    );
+    expect(emfIn(logs).filter((e) => e.fn === createFn && metricNames(e).includes('ColdStart'))).toHaveLength(
+      instances,
+    );
   });
 
   it('uses one namespace and only low-cardinality dimensions, never an id as a dimension value', async () => {
@@ -105,7 +139,11 @@ describe('metrics (CloudWatch EMF)', () => {
     const live = await createToken({ subject: 'user-obs', grants: { [ORG]: 'owner' } });
     const revoked = await createToken({ subject: 'user-obs', grants: { [ORG]: 'owner' } });
     await revokeToken(revoked.record.tokenId);
-    const expired = await createToken({ subject: 'user-obs', grants: { [ORG]: 'owner' }, expiresAt: new Date(Date.now() - 60_000).toISOString() });
+    const expired = await createToken({
+      subject: 'user-obs',
+      grants: { [ORG]: 'owner' },
+      expiresAt: new Date(Date.now() - 60_000).toISOString(),
+    });
     const refused = {
       malformed: 'tfcapi_not-a-token',
       unknown: newTokenSecret().token, // well-formed, names no stored token
@@ -118,15 +156,28 @@ describe('metrics (CloudWatch EMF)', () => {
       const from = logs.length;
       const response = await api.get(`/organizations/${ORG}/reserved-tag-keys`, { token });
       expect(response.status).toBe(401);
-      expect(response.json).toEqual({ errors: [{ status: '401', title: 'unauthorized', detail: 'token not accepted: it is unknown, revoked or expired' }] });
+      expect(response.json).toEqual({
+        errors: [
+          { status: '401', title: 'unauthorized', detail: 'token not accepted: it is unknown, revoked or expired' },
+        ],
+      });
 
       const emf = await emfSince(from, (all) => all.some((e) => metricNames(e).includes('AuthorizationOutcome')));
       const outcome = emf.find((e) => metricNames(e).includes('AuthorizationOutcome'))!;
       expect(outcome.fn).toBe(authorizerFn);
-      expect(outcome.doc._aws.CloudWatchMetrics).toEqual([{ Namespace: NAMESPACE, Dimensions: [['service', 'reason']], Metrics: [{ Name: 'AuthorizationOutcome', Unit: 'Count' }] }]);
+      expect(outcome.doc._aws.CloudWatchMetrics).toEqual([
+        {
+          Namespace: NAMESPACE,
+          Dimensions: [['service', 'reason']],
+          Metrics: [{ Name: 'AuthorizationOutcome', Unit: 'Count' }],
+        },
+      ]);
       expect(outcome.doc).toMatchObject({ reason, AuthorizationOutcome: 1 });
 
-      const rejection = logs.slice(from).filter((line) => line.startsWith(`[${authorizerFn}] {`)).map((line) => JSON.parse(line.slice(line.indexOf('{'))))
+      const rejection = logs
+        .slice(from)
+        .filter((line) => line.startsWith(`[${authorizerFn}] {`))
+        .map((line) => JSON.parse(line.slice(line.indexOf('{'))))
         .find((entry) => entry.message === 'token rejected');
       expect(rejection).toMatchObject({ level: 'INFO', reason });
     }
@@ -140,32 +191,52 @@ describe('metrics (CloudWatch EMF)', () => {
   });
 });
 
-describe('traces (X-Ray segments from the functions\' tracers)', () => {
+describe("traces (X-Ray segments from the functions' tracers)", () => {
   const segments = () => local.stack().traces;
-  const subsegmentsOf = (parent: Record<string, any>) => segments().filter((s) => s.parent_id === parent.id && s.trace_id === parent.trace_id);
+  const subsegmentsOf = (parent: Record<string, any>) =>
+    segments().filter((s) => s.parent_id === parent.id && s.trace_id === parent.trace_id);
 
-  it('shows a request\'s DynamoDB calls as DynamoDB subsegments with their operation, under the function annotated with route and outcome', async () => {
+  it("shows a request's DynamoDB calls as DynamoDB subsegments with their operation, under the function annotated with route and outcome", async () => {
     const token = await tokenFor({ [ORG]: 'owner' }, 'user-trace');
     const secretKeyName = 'obs-traced-key-name';
-    const created = await api.post(`/organizations/${ORG}/reserved-tag-keys`, { token, body: keyDocument(secretKeyName) });
+    const created = await api.post(`/organizations/${ORG}/reserved-tag-keys`, {
+      token,
+      body: keyDocument(secretKeyName),
+    });
     expect(created.status).toBe(201);
     const from = segments().length;
     expect((await api.get(`/organizations/${ORG}/reserved-tag-keys`, { token })).status).toBe(200);
 
     const listRoute = 'GET /organizations/{organization_name}/reserved-tag-keys';
     const fresh = () => segments().slice(from);
-    await eventually(() => fresh().some((s) => s.name === '## reserved-tag-keys/list') && fresh().some((s) => s.name === 'DynamoDB' && s.aws?.operation === 'Query'), 5_000);
+    await eventually(
+      () =>
+        fresh().some((s) => s.name === '## reserved-tag-keys/list') &&
+        fresh().some((s) => s.name === 'DynamoDB' && s.aws?.operation === 'Query'),
+      5_000,
+    );
     const list = fresh().find((s) => s.name === '## reserved-tag-keys/list')!;
     expect(list.annotations).toEqual({ route: listRoute, outcome: '200' }); // route and outcome only
     expect(subsegmentsOf(list)).toEqual([
-      expect.objectContaining({ name: 'DynamoDB', namespace: 'aws', aws: expect.objectContaining({ operation: 'Query', table_name: process.env.TABLE_NAME }) }),
+      expect.objectContaining({
+        name: 'DynamoDB',
+        namespace: 'aws',
+        aws: expect.objectContaining({ operation: 'Query', table_name: process.env.TABLE_NAME }),
+      }),
     ]);
 
     // The authorizer's own lookup: a GetItem under `## authorizer`, annotated with its decision.
-    const authorizerSegments = segments().filter((s) => s.name === '## authorizer' && s.annotations?.outcome === 'allowed');
+    const authorizerSegments = segments().filter(
+      (s) => s.name === '## authorizer' && s.annotations?.outcome === 'allowed',
+    );
     expect(authorizerSegments.length).toBeGreaterThan(0);
     expect(authorizerSegments.flatMap(subsegmentsOf)).toContainEqual(
-      expect.objectContaining({ name: 'DynamoDB', namespace: 'aws', aws: expect.objectContaining({ operation: 'GetItem' }) }));
+      expect.objectContaining({
+        name: 'DynamoDB',
+        namespace: 'aws',
+        aws: expect.objectContaining({ operation: 'GetItem' }),
+      }),
+    );
 
     // No request or response bodies anywhere: no key name, no token, no stored hash or item.
     const text = JSON.stringify(segments());
@@ -177,9 +248,19 @@ describe('traces (X-Ray segments from the functions\' tracers)', () => {
 
   it('marks a refused request with its reason, and makes no DynamoDB call for a malformed token', async () => {
     const from = segments().length;
-    expect((await api.get(`/organizations/${ORG}/reserved-tag-keys`, { token: 'tfcapi_malformed-for-trace' })).status).toBe(401);
-    await eventually(() => segments().slice(from).some((s) => s.name === '## authorizer'), 5_000);
-    const refusal = segments().slice(from).find((s) => s.name === '## authorizer')!;
+    expect(
+      (await api.get(`/organizations/${ORG}/reserved-tag-keys`, { token: 'tfcapi_malformed-for-trace' })).status,
+    ).toBe(401);
+    await eventually(
+      () =>
+        segments()
+          .slice(from)
+          .some((s) => s.name === '## authorizer'),
+      5_000,
+    );
+    const refusal = segments()
+      .slice(from)
+      .find((s) => s.name === '## authorizer')!;
     expect(refusal.annotations).toMatchObject({ route: 'authorizer', outcome: 'malformed' });
     expect(refusal.fault).toBeUndefined(); // a refusal is no fault of the function
     expect(subsegmentsOf(refusal)).toEqual([]);
@@ -189,9 +270,14 @@ describe('traces (X-Ray segments from the functions\' tracers)', () => {
 describe('a cached authorizer answer', () => {
   it('serves no request once its token has expired: the chain answers 401 while the Allow is still cached', async () => {
     const expiresAt = new Date(Date.now() + 2_500);
-    const { token } = await createToken({ subject: 'user-expiring', grants: { [ORG]: 'reader' }, expiresAt: expiresAt.toISOString() });
+    const { token } = await createToken({
+      subject: 'user-expiring',
+      grants: { [ORG]: 'reader' },
+      expiresAt: expiresAt.toISOString(),
+    });
     const authorizerFn = functionId('AuthorizerFunction');
-    const invocations = () => logs.filter((line) => line.startsWith(`[${authorizerFn}]`) && line.includes('"token accepted"')).length;
+    const invocations = () =>
+      logs.filter((line) => line.startsWith(`[${authorizerFn}]`) && line.includes('"token accepted"')).length;
 
     const before = invocations();
     expect((await api.get(`/organizations/${ORG}/reserved-tag-keys`, { token })).status).toBe(200);
@@ -201,7 +287,11 @@ describe('a cached authorizer answer', () => {
     const from = logs.length;
     const late = await api.get(`/organizations/${ORG}/reserved-tag-keys`, { token });
     expect(late.status).toBe(401);
-    expect(late.json).toEqual({ errors: [{ status: '401', title: 'unauthorized', detail: 'token not accepted: it is unknown, revoked or expired' }] });
+    expect(late.json).toEqual({
+      errors: [
+        { status: '401', title: 'unauthorized', detail: 'token not accepted: it is unknown, revoked or expired' },
+      ],
+    });
     // The authorizer was not asked again (its Allow is cached for the stage's TTL): the function refused.
     const emf = await emfSince(from, (all) => all.some((e) => metricNames(e).includes('AuthorizationOutcome')));
     expect(invocations()).toBe(before + 1);

@@ -19,25 +19,51 @@ describe('the API', () => {
   let token: string;
   beforeAll(async () => {
     // Grants the CLI refuses today, as a token written before the rule (or by hand) could hold them.
-    const grants = Object.fromEntries([tooLong, 'bad.name', 'constructor', 'toString', 'valueOf'].map((name): [string, Role] => [name, 'owner']));
+    const grants = Object.fromEntries(
+      [tooLong, 'bad.name', 'constructor', 'toString', 'valueOf'].map((name): [string, Role] => [name, 'owner']),
+    );
     token = (await createToken({ subject: 'user-names', grants })).token;
   });
 
-  it.each([['2,100 characters', tooLong], ['a dot', 'bad.name'], ['a leading underscore', '__proto__']])(
-    'answers 404 for an organization name with %s, even to a token that names it, and writes nothing', async (_, name) => {
+  it.each([
+    ['2,100 characters', tooLong],
+    ['a dot', 'bad.name'],
+    ['a leading underscore', '__proto__'],
+  ])(
+    'answers 404 for an organization name with %s, even to a token that names it, and writes nothing',
+    async (_, name) => {
       const path = `/organizations/${encodeURIComponent(name)}/reserved-tag-keys`;
-      expect(await api.post(path, { token, body: keyDocument('env') })).toMatchObject({ status: 404, json: errorBody(404, 'not found') });
-      expect(await api.get(path, { token })).toMatchObject({ status: 404, json: errorBody(404, 'not found') });
-    });
-
-  it.each([['2,100 characters', tooLong], ['a dot', 'bad.name'], ['a leading underscore', '__proto__']])(
-    'answers a run notification for an organization name with %s as for one without a secret (401)', async (_, name) => {
-      const response = await fetch(`${api.baseUrl}/api/v2/run-notifications/${encodeURIComponent(name)}`, {
-        method: 'POST', headers: { 'Content-Type': 'application/json', 'X-TFE-Notification-Signature': 'a'.repeat(128) },
-        body: JSON.stringify({ payload_version: 1, run_id: 'run-AAAAAAAAAAAAAAAA', organization_name: name, notifications: [{ trigger: 'run:created' }] }),
+      expect(await api.post(path, { token, body: keyDocument('env') })).toMatchObject({
+        status: 404,
+        json: errorBody(404, 'not found'),
       });
-      expect({ status: response.status, json: await response.json() }).toEqual({ status: 401, json: errorBody(401, 'unauthorized') });
-    });
+      expect(await api.get(path, { token })).toMatchObject({ status: 404, json: errorBody(404, 'not found') });
+    },
+  );
+
+  it.each([
+    ['2,100 characters', tooLong],
+    ['a dot', 'bad.name'],
+    ['a leading underscore', '__proto__'],
+  ])(
+    'answers a run notification for an organization name with %s as for one without a secret (401)',
+    async (_, name) => {
+      const response = await fetch(`${api.baseUrl}/api/v2/run-notifications/${encodeURIComponent(name)}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-TFE-Notification-Signature': 'a'.repeat(128) },
+        body: JSON.stringify({
+          payload_version: 1,
+          run_id: 'run-AAAAAAAAAAAAAAAA',
+          organization_name: name,
+          notifications: [{ trigger: 'run:created' }],
+        }),
+      });
+      expect({ status: response.status, json: await response.json() }).toEqual({
+        status: 401,
+        json: errorBody(401, 'unauthorized'),
+      });
+    },
+  );
 
   it.each(['constructor', 'toString', 'valueOf'])('serves the organization %s like any other', async (name) => {
     const path = `/organizations/${name}/reserved-tag-keys`;
@@ -63,13 +89,19 @@ describe('the operator CLI', () => {
     ['a 2,100-character name', ['token', 'create', '--org', tooLong, '--role', 'owner']],
     ['a name with a slash', ['run', 'register', 'run-AAAAAAAAAAAAAAAA', '--org', 'a/b']],
     ['an empty name', ['run', 'list', '--org', '']],
-  ])('refuses --org %s in one line with the rule, exit 2, no stack trace', async (_, args) => {
-    const { code, stdout, stderr } = await admin(...args);
-    expect(code).toBe(2);
-    expect(stdout).toBe('');
-    expect(stderr).toContain(`--org must be 1-${ORGANIZATION_NAME_MAX_LENGTH} letters, digits, - or _, starting with a letter or digit`);
-    expect(stderr).not.toMatch(/\n\s+at /); // no stack frames
-  }, 30_000);
+  ])(
+    'refuses --org %s in one line with the rule, exit 2, no stack trace',
+    async (_, args) => {
+      const { code, stdout, stderr } = await admin(...args);
+      expect(code).toBe(2);
+      expect(stdout).toBe('');
+      expect(stderr).toContain(
+        `--org must be 1-${ORGANIZATION_NAME_MAX_LENGTH} letters, digits, - or _, starting with a letter or digit`,
+      );
+      expect(stderr).not.toMatch(/\n\s+at /); // no stack frames
+    },
+    30_000,
+  );
 
   it('takes --org constructor like any other name, and the token it prints works there', async () => {
     const { code, stdout } = await admin('token', 'create', '--org', 'constructor', '--role', 'reader', '--json');
@@ -79,11 +111,19 @@ describe('the operator CLI', () => {
     expect((await api.get('/organizations/constructor/reserved-tag-keys', { token })).status).toBe(200);
   }, 30_000);
 
-  it.each([['token', 'constructor'], ['__proto__', 'list'], ['token', 'toString']])('answers an unknown command (%s %s) by naming it, exit 2, no stack trace', async (group, action) => {
-    const { code, stderr } = await admin(group, action);
-    expect(code).toBe(2);
-    expect(stderr).toContain(`admin: unknown command ${group}`);
-    expect(stderr).toContain('npm run admin -- --help lists every command');
-    expect(stderr).not.toMatch(/\n\s+at /);
-  }, 30_000);
+  it.each([
+    ['token', 'constructor'],
+    ['__proto__', 'list'],
+    ['token', 'toString'],
+  ])(
+    'answers an unknown command (%s %s) by naming it, exit 2, no stack trace',
+    async (group, action) => {
+      const { code, stderr } = await admin(group, action);
+      expect(code).toBe(2);
+      expect(stderr).toContain(`admin: unknown command ${group}`);
+      expect(stderr).toContain('npm run admin -- --help lists every command');
+      expect(stderr).not.toMatch(/\n\s+at /);
+    },
+    30_000,
+  );
 });

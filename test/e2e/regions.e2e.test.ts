@@ -51,13 +51,16 @@ interface Create {
   answer?: ApiResponse;
 }
 
-const send = (api: TestApi, runId: string, c: Omit<Create, 'via' | 'answer'>) => api.post(
-  c.kind === 'comment' ? `/runs/${runId}/comments` : `/organizations/${ORG}/reserved-tag-keys`,
-  { token: c.token, body: c.kind === 'comment' ? commentDocument(c.name) : keyDocument(c.name), ...(c.idempotencyKey ? { headers: { 'Idempotency-Key': c.idempotencyKey } } : {}) },
-);
+const send = (api: TestApi, runId: string, c: Omit<Create, 'via' | 'answer'>) =>
+  api.post(c.kind === 'comment' ? `/runs/${runId}/comments` : `/organizations/${ORG}/reserved-tag-keys`, {
+    token: c.token,
+    body: c.kind === 'comment' ? commentDocument(c.name) : keyDocument(c.name),
+    ...(c.idempotencyKey ? { headers: { 'Idempotency-Key': c.idempotencyKey } } : {}),
+  });
 
 /** Acknowledged: a 201, or for a key another writer took, its 422 (the name has its one owner). */
-const settled = (c: Create) => c.answer !== undefined && (c.answer.status === 201 || (c.kind === 'key' && c.answer.status === 422));
+const settled = (c: Create) =>
+  c.answer !== undefined && (c.answer.status === 201 || (c.kind === 'key' && c.answer.status === 422));
 
 async function listAll(api: TestApi, token: string, path: string) {
   const all: Array<{ id: string; attributes: Record<string, string> }> = [];
@@ -73,13 +76,22 @@ describe('two local Regions over one table', () => {
   it('a write through one Region is read at once through the other', async () => {
     const token = await setUp(() => tokenFor({ [ORG]: 'owner' }, 'user-consistency'));
     const { runId } = await setUp(() => registerNewRun(ORG, 'regions-ws'));
-    for (const [writer, reader] of [[A, B], [B, A]] as const) {
-      const created = await region(writer).post(`/runs/${runId}/comments`, { token, body: commentDocument(`through ${writer}`) });
+    for (const [writer, reader] of [
+      [A, B],
+      [B, A],
+    ] as const) {
+      const created = await region(writer).post(`/runs/${runId}/comments`, {
+        token,
+        body: commentDocument(`through ${writer}`),
+      });
       expectWith(created.status, created.text).toBe(201);
       const read = await region(reader).get(`/comments/${created.json.data.id}`, { token });
       expectWith(read.status, read.text).toBe(200);
       expect(read.json.data.attributes.body).toBe(`through ${writer}`);
-      const key = await region(writer).post(`/organizations/${ORG}/reserved-tag-keys`, { token, body: keyDocument(`seen-${writer}`) });
+      const key = await region(writer).post(`/organizations/${ORG}/reserved-tag-keys`, {
+        token,
+        body: keyDocument(`seen-${writer}`),
+      });
       expectWith(key.status, key.text).toBe(201);
       const listed = await listAll(region(reader), token, `/organizations/${ORG}/reserved-tag-keys`);
       expect(listed.map((k) => k.id)).toContain(key.json.data.id);
@@ -98,13 +110,32 @@ describe('two local Regions over one table', () => {
     const reader = await setUp(() => tokenFor({ [ORG]: 'owner' }, 'user-reader'));
     // Two writers per Region on its own address, one on the front; each its own token (the WAF's limit is per token).
     const writers = [A, A, B, B, 'front'];
-    const tokens = await Promise.all(writers.map((_, i) => setUp(() => tokenFor({ [ORG]: 'owner' }, `user-writer-${i}`))));
+    const tokens = await Promise.all(
+      writers.map((_, i) => setUp(() => tokenFor({ [ORG]: 'owner' }, `user-writer-${i}`))),
+    );
     // Warm each writer's authorizer answer in its Region, as a client's first call would.
-    await Promise.all(writers.map((via, i) => (via === 'front' ? front : region(via)).get(`/organizations/${ORG}/reserved-tag-keys?page[size]=1`, { token: tokens[i]! })));
+    await Promise.all(
+      writers.map((via, i) =>
+        (via === 'front' ? front : region(via)).get(`/organizations/${ORG}/reserved-tag-keys?page[size]=1`, {
+          token: tokens[i]!,
+        }),
+      ),
+    );
 
     // Both Regions healthy before the load (a cold ping on a loaded machine may have failed a check).
-    while (multi().front.health().some((h) => !h.healthy)) await sleep(50);
-    const phase = (() => { let last = Date.now(); return (what: string) => { console.log(`${what}: ${Date.now() - last} ms`); last = Date.now(); }; })();
+    while (
+      multi()
+        .front.health()
+        .some((h) => !h.healthy)
+    )
+      await sleep(50);
+    const phase = (() => {
+      let last = Date.now();
+      return (what: string) => {
+        console.log(`${what}: ${Date.now() - last} ms`);
+        last = Date.now();
+      };
+    })();
 
     const creates: Create[] = [];
     const LOAD_MS = 5_000;
@@ -116,7 +147,13 @@ describe('two local Regions over one table', () => {
         // Comments and keys in turn; every other one with an Idempotency-Key; every fourth key a name the other Region's writers want too.
         const kind = n % 2 === 0 ? 'comment' : 'key';
         const name = kind === 'comment' ? `w${w} #${n}` : n % 4 === 1 ? `shared-${Math.floor(n / 4)}` : `w${w}-${n}`;
-        const create: Create = { kind, name, token: tokens[w]!, via: target, ...(n % 4 < 2 ? { idempotencyKey: `w${w}-${n}` } : {}) };
+        const create: Create = {
+          kind,
+          name,
+          token: tokens[w]!,
+          via: target,
+          ...(n % 4 < 2 ? { idempotencyKey: `w${w}-${n}` } : {}),
+        };
         creates.push(create);
         try {
           create.answer = await send(target === 'front' ? front : region(target), runId, create);
@@ -154,30 +191,55 @@ describe('two local Regions over one table', () => {
     const lost = creates.filter((c) => !settled(c));
     const answeredLost = lost.filter((c) => c.answer === undefined).length;
     // Each writer retries its own, in order, as a client would (not all at once: 20 cold instances on two cores).
-    await Promise.all(tokens.map((token) => lost.filter((c) => c.token === token)).map(async (mine) => {
-      for (const create of mine) for (let attempt = 1; !settled(create); attempt++) {
-        expect(attempt).toBeLessThan(20);
-        try {
-          create.answer = await send(front, runId, create);
-          create.via = 'front';
-        } catch { /* lost again */ }
-        if (!settled(create)) await sleep(100 * attempt);
-      }
-    }));
+    await Promise.all(
+      tokens
+        .map((token) => lost.filter((c) => c.token === token))
+        .map(async (mine) => {
+          for (const create of mine)
+            for (let attempt = 1; !settled(create); attempt++) {
+              expect(attempt).toBeLessThan(20);
+              try {
+                create.answer = await send(front, runId, create);
+                create.via = 'front';
+              } catch {
+                /* lost again */
+              }
+              if (!settled(create)) await sleep(100 * attempt);
+            }
+        }),
+    );
     phase('lost creates retried through the front');
-    const statusOf = (list: Create[]) => list.reduce<Record<string, number>>((n, c) => ({ ...n, [`${c.via} ${c.answer?.status ?? 'lost'}`]: (n[`${c.via} ${c.answer?.status ?? 'lost'}`] ?? 0) + 1 }), {});
-    console.log(`${creates.length} creates: ${answeredLost} answers lost, ${lost.length} retried through the front;`, statusOf(creates));
+    const statusOf = (list: Create[]) =>
+      list.reduce<Record<string, number>>(
+        (n, c) => ({
+          ...n,
+          [`${c.via} ${c.answer?.status ?? 'lost'}`]: (n[`${c.via} ${c.answer?.status ?? 'lost'}`] ?? 0) + 1,
+        }),
+        {},
+      );
+    console.log(
+      `${creates.length} creates: ${answeredLost} answers lost, ${lost.length} retried through the front;`,
+      statusOf(creates),
+    );
     expect(answeredLost).toBeGreaterThan(0);
-    for (const c of creates) expectWith(settled(c), `${c.kind} ${c.name}: ${c.answer?.status} ${c.answer?.text}`).toBe(true);
-    const conflicts = multi().regions.regions.flatMap((r) => r.stack.dynamoDbCalls).filter((call) => call.mrsc?.error === 'ReplicatedWriteConflictException');
+    for (const c of creates)
+      expectWith(settled(c), `${c.kind} ${c.name}: ${c.answer?.status} ${c.answer?.text}`).toBe(true);
+    const conflicts = multi()
+      .regions.regions.flatMap((r) => r.stack.dynamoDbCalls)
+      .filter((call) => call.mrsc?.error === 'ReplicatedWriteConflictException');
     console.log(`ReplicatedWriteConflictException from another Region's write in flight: ${conflicts.length}`);
 
     // Recovered, with no other action: the front's check sees it healthy again.
     // Through the operator CLI, as typed: it finds the control endpoint in the stack record in DATA_DIR, as npm start writes it.
     const dataDir = mkdtempSync(join(tmpdir(), 'regions-'));
     writeStackRecord(dataDir, {
-      pid: process.pid, port: multi().front.port, ddbPort: 0, tableName: process.env.TABLE_NAME!, apiUrl: `${multi().url}/api/v2`,
-      controlUrl: multi().controlUrl, regions: multi().regions.regions.map((r) => ({ name: r.name, apiUrl: `${r.url}/api/v2` })),
+      pid: process.pid,
+      port: multi().front.port,
+      ddbPort: 0,
+      tableName: process.env.TABLE_NAME!,
+      apiUrl: `${multi().url}/api/v2`,
+      controlUrl: multi().controlUrl,
+      regions: multi().regions.regions.map((r) => ({ name: r.name, apiUrl: `${r.url}/api/v2` })),
     });
     const recovered = await admin(['region', 'recover', A], { DATA_DIR: dataDir, TABLE_NAME: undefined });
     expectWith(recovered.code, recovered.output).toBe(0);
@@ -203,7 +265,8 @@ describe('two local Regions over one table', () => {
       const ids = listed.map((c) => c.id);
       expect(new Set(ids).size).toBe(ids.length);
       // Every 201 and its replays name the comment that is listed with its body.
-      for (const c of comments) expect(listed.find((l) => l.attributes.body === c.name)!.id).toBe(c.answer!.json.data.id);
+      for (const c of comments)
+        expect(listed.find((l) => l.attributes.body === c.name)!.id).toBe(c.answer!.json.data.id);
       const times = listed.map((c) => c.attributes['created-at']!);
       expect(times).toEqual([...times].sort());
 

@@ -25,26 +25,34 @@ const tagKey = (key: string) => ({ data: { type: 'reserved-tag-keys', attributes
 describe(`with ${RATE * 100}% of writes refused for a conflict with another Region`, () => {
   it('the local table really refuses them', async () => {
     const token = await tokenFor({ 'conflict-org': 'owner' });
-    for (let i = 0; i < 5; i++) await api.post('/organizations/conflict-org/reserved-tag-keys', { token, body: tagKey(`probe-${i}`) });
-    expect(stack().dynamoDbCalls.filter((call) => call.mrsc?.error === 'ReplicatedWriteConflictException').length).toBeGreaterThan(0);
+    for (let i = 0; i < 5; i++)
+      await api.post('/organizations/conflict-org/reserved-tag-keys', { token, body: tagKey(`probe-${i}`) });
+    expect(
+      stack().dynamoDbCalls.filter((call) => call.mrsc?.error === 'ReplicatedWriteConflictException').length,
+    ).toBeGreaterThan(0);
   });
 
   it('12 concurrent comments on one run: all 201, listed once each, numbered densely, counted exactly', async () => {
     const token = await tokenFor({ acme: 'member' });
     const { runId } = await registerNewRun('acme');
-    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => api.post(`/runs/${runId}/comments`, { token, body: comment(`c${i}`) })));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => api.post(`/runs/${runId}/comments`, { token, body: comment(`c${i}`) })),
+    );
     expect(statuses(answers)).toEqual(Array(12).fill(201));
     const listed = await api.get(`/runs/${runId}/comments?page%5Bsize%5D=100`, { token });
     expect(listed.json.meta.pagination['total-count']).toBe(12);
     expect(listed.json.data.map((c: { id: string }) => c.id).sort()).toEqual(answers.map((a) => a.json.data.id).sort());
-    for (const [n, c] of listed.json.data.entries()) expect((await getItem(keys.runComment(runId, n + 1)))?.id).toBe(c.id);
+    for (const [n, c] of listed.json.data.entries())
+      expect((await getItem(keys.runComment(runId, n + 1)))?.id).toBe(c.id);
   });
 
   it('10 concurrent creates of one name in 10 casings: one 201, nine 422, one key', async () => {
     const organization = `conflict-${newId('run').slice(4).toLowerCase()}`;
     const token = await tokenFor({ [organization]: 'owner' });
     const casings = ['team', 'Team', 'TEAM', 'tEam', 'teAm', 'teaM', 'TEam', 'tEAm', 'teAM', 'TeaM'];
-    const answers = await Promise.all(casings.map((key) => api.post(`/organizations/${organization}/reserved-tag-keys`, { token, body: tagKey(key) })));
+    const answers = await Promise.all(
+      casings.map((key) => api.post(`/organizations/${organization}/reserved-tag-keys`, { token, body: tagKey(key) })),
+    );
     expect(statuses(answers)).toEqual([201, ...Array(9).fill(422)]);
     const state = await organizationState(organization);
     expect(state.problems).toEqual([]);
@@ -54,8 +62,11 @@ describe(`with ${RATE * 100}% of writes refused for a conflict with another Regi
   it('retried creates with one Idempotency-Key: one comment, every answer the same', async () => {
     const token = await tokenFor({ acme: 'member' });
     const { runId } = await registerNewRun('acme');
-    const answers = await Promise.all(Array.from({ length: 6 }, () =>
-      api.post(`/runs/${runId}/comments`, { token, body: comment('once'), headers: { 'Idempotency-Key': 'one' } })));
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        api.post(`/runs/${runId}/comments`, { token, body: comment('once'), headers: { 'Idempotency-Key': 'one' } }),
+      ),
+    );
     expect(statuses(answers)).toEqual(Array(6).fill(201));
     expect(new Set(answers.map((a) => a.json.data.id)).size).toBe(1);
     expect((await api.get(`/runs/${runId}/comments`, { token })).json.meta.pagination['total-count']).toBe(1);

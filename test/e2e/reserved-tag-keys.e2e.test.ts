@@ -47,7 +47,13 @@ describe('create', () => {
     expect(data).toEqual({
       id: data.id,
       type: 'reserved-tag-keys',
-      attributes: { key: 'environment', 'disable-overrides': false, 'is-registry-tag': false, 'created-at': data.attributes['created-at'], 'updated-at': data.attributes['created-at'] },
+      attributes: {
+        key: 'environment',
+        'disable-overrides': false,
+        'is-registry-tag': false,
+        'created-at': data.attributes['created-at'],
+        'updated-at': data.attributes['created-at'],
+      },
       relationships: { organization: { data: { id: org, type: 'organizations' } } },
       links: { self: `/api/v2/reserved-tags/${data.id}` },
     });
@@ -56,7 +62,14 @@ describe('create', () => {
 
   it('takes disable-overrides and ignores read-only and unknown attributes', async () => {
     const { create } = await organization();
-    const data = created(await create('cost-center', { 'disable-overrides': true, 'is-registry-tag': true, 'created-at': '2000-01-01T00:00:00Z', color: 'red' }));
+    const data = created(
+      await create('cost-center', {
+        'disable-overrides': true,
+        'is-registry-tag': true,
+        'created-at': '2000-01-01T00:00:00Z',
+        color: 'red',
+      }),
+    );
     expect(data.attributes).toMatchObject({ 'disable-overrides': true, 'is-registry-tag': false });
     expect(data.attributes['created-at']).not.toBe('2000-01-01T00:00:00Z');
     expect(data.attributes).not.toHaveProperty('color');
@@ -78,12 +91,17 @@ describe('create', () => {
 
   it('refuses a missing key and a non-boolean disable-overrides', async () => {
     const { keysPath, owner, create } = await organization();
-    const missing = await api.post(keysPath, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: {} } } });
+    const missing = await api.post(keysPath, {
+      token: owner,
+      body: { data: { type: 'reserved-tag-keys', attributes: {} } },
+    });
     expect(missing.json).toEqual(errorBody(422, 'invalid attribute', "Key can't be blank", '/data/attributes/key'));
     const noAttributes = await api.post(keysPath, { token: owner, body: { data: { type: 'reserved-tag-keys' } } });
     expect(noAttributes.status).toBe(422);
     const notBoolean = await create('env', { 'disable-overrides': 'true' });
-    expect(notBoolean.json).toEqual(errorBody(422, 'invalid attribute', 'Disable overrides must be a boolean', '/data/attributes/disable-overrides'));
+    expect(notBoolean.json).toEqual(
+      errorBody(422, 'invalid attribute', 'Disable overrides must be a boolean', '/data/attributes/disable-overrides'),
+    );
   });
 });
 
@@ -95,7 +113,9 @@ describe('uniqueness per organization', () => {
     for (const key of ['environment', 'ENVIRONMENT', 'EnvironmenT']) {
       const response = await create(key);
       expect(response.status).toBe(422);
-      expect(response.json).toEqual(errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'));
+      expect(response.json).toEqual(
+        errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'),
+      );
     }
   });
 
@@ -109,7 +129,7 @@ describe('uniqueness per organization', () => {
   it('holds under 20 concurrent creates of the same key: one 201, nineteen 422', async () => {
     const { create, list } = await organization();
     // 20 spellings of one key (each letter's case from a bit of i): no two bodies alike, so none is a replay of another.
-    const spelling = (i: number) => [...'region'].map((c, bit) => (i >> bit) & 1 ? c.toUpperCase() : c).join('');
+    const spelling = (i: number) => [...'region'].map((c, bit) => ((i >> bit) & 1 ? c.toUpperCase() : c)).join('');
     const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => create(spelling(i))));
     const statuses = responses.map((r) => r.status).sort();
     // One 201, the rest 422; on a loaded machine a create that could not get its turn in time
@@ -117,7 +137,8 @@ describe('uniqueness per organization', () => {
     expect(statuses.filter((s) => s === 201)).toEqual([201]);
     for (const r of responses.filter((r) => r.status !== 201 && r.status !== 422)) {
       expect([r.status, Number(r.headers.get('retry-after')) >= 1]).toEqual([503, true]);
-      if (r.json?.errors?.[0]?.detail !== undefined) expect(r.json.errors[0].detail).toMatch(/wrote nothing|outcome is unknown/);
+      if (r.json?.errors?.[0]?.detail !== undefined)
+        expect(r.json.errors[0].detail).toMatch(/wrote nothing|outcome is unknown/);
     }
     for (const r of responses.filter((r) => r.status === 422)) {
       expect(r.json).toEqual(errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'));
@@ -136,16 +157,21 @@ describe('uniqueness per organization', () => {
 });
 
 describe('update', () => {
-  it('is partial, accepts go-tfe\'s PATCH without data.id, and serializes like create and list', async () => {
+  it("is partial, accepts go-tfe's PATCH without data.id, and serializes like create and list", async () => {
     const { create, owner, list } = await organization();
     const original = created(await create('environment'));
     await new Promise((r) => setTimeout(r, 5));
     const response = await api.patch(`/reserved-tag-keys/${original.id}`, {
-      token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { 'disable-overrides': true } } },
+      token: owner,
+      body: { data: { type: 'reserved-tag-keys', attributes: { 'disable-overrides': true } } },
     });
     expect(response.status).toBe(200);
     const updated = response.json.data;
-    expect(updated.attributes).toMatchObject({ key: 'environment', 'disable-overrides': true, 'created-at': original.attributes['created-at'] });
+    expect(updated.attributes).toMatchObject({
+      key: 'environment',
+      'disable-overrides': true,
+      'created-at': original.attributes['created-at'],
+    });
     expect(updated.attributes['updated-at'] > original.attributes['updated-at']).toBe(true);
     expect((await list()).json.data).toEqual([updated]);
   });
@@ -154,7 +180,8 @@ describe('update', () => {
     const { create, owner } = await organization();
     const original = created(await create('env'));
     const response = await api.patch(`/reserved-tags/${original.id}`, {
-      token: owner, body: { data: { id: original.id, type: 'reserved-tag-keys', attributes: { key: 'environment' } } },
+      token: owner,
+      body: { data: { id: original.id, type: 'reserved-tag-keys', attributes: { key: 'environment' } } },
     });
     expect(response.status).toBe(200);
     expect(response.json.data.attributes.key).toBe('environment');
@@ -166,9 +193,15 @@ describe('update', () => {
     const { create, owner } = await organization();
     const original = created(await create('Environment'));
     await new Promise((r) => setTimeout(r, 5));
-    for (const attributes of [undefined, {}, { key: 'Environment' }, { 'disable-overrides': false, 'updated-at': '2030-01-01T00:00:00.000Z' }]) {
+    for (const attributes of [
+      undefined,
+      {},
+      { key: 'Environment' },
+      { 'disable-overrides': false, 'updated-at': '2030-01-01T00:00:00.000Z' },
+    ]) {
       const response = await api.patch(`/reserved-tag-keys/${original.id}`, {
-        token: owner, body: { data: { type: 'reserved-tag-keys', ...(attributes ? { attributes } : {}) } },
+        token: owner,
+        body: { data: { type: 'reserved-tag-keys', ...(attributes ? { attributes } : {}) } },
       });
       expect(response.status).toBe(200);
       expect(response.json.data).toEqual(original);
@@ -179,10 +212,18 @@ describe('update', () => {
     const { create, owner } = await organization();
     const first = created(await create('environment'));
     const second = created(await create('region'));
-    const taken = await api.patch(`/reserved-tag-keys/${second.id}`, { token: owner, body: keyDocument('ENVIRONMENT') });
+    const taken = await api.patch(`/reserved-tag-keys/${second.id}`, {
+      token: owner,
+      body: keyDocument('ENVIRONMENT'),
+    });
     expect(taken.status).toBe(422);
-    expect(taken.json).toEqual(errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'));
-    const recased = await api.patch(`/reserved-tag-keys/${first.id}`, { token: owner, body: keyDocument('Environment') });
+    expect(taken.json).toEqual(
+      errorBody(422, 'invalid attribute', 'Key has already been taken', '/data/attributes/key'),
+    );
+    const recased = await api.patch(`/reserved-tag-keys/${first.id}`, {
+      token: owner,
+      body: keyDocument('Environment'),
+    });
     expect(recased.status).toBe(200);
     expect(recased.json.data.attributes.key).toBe('Environment');
   });
@@ -191,12 +232,20 @@ describe('update', () => {
     const { create, owner, list } = await organization();
     const original = created(await create('environment'));
     const path = `/reserved-tag-keys/${original.id}`;
-    const mismatch = await api.patch(path, { token: owner, body: { data: { id: 'rtk-AAAAAAAAAAAAAAAA', type: 'reserved-tag-keys', attributes: { key: 'x' } } } });
+    const mismatch = await api.patch(path, {
+      token: owner,
+      body: { data: { id: 'rtk-AAAAAAAAAAAAAAAA', type: 'reserved-tag-keys', attributes: { key: 'x' } } },
+    });
     expect(mismatch.json).toEqual(errorBody(409, 'conflict', 'data.id does not match the id in the path'));
-    const wrongType = await api.patch(path, { token: owner, body: { data: { type: 'tags', attributes: { key: 'x' } } } });
+    const wrongType = await api.patch(path, {
+      token: owner,
+      body: { data: { type: 'tags', attributes: { key: 'x' } } },
+    });
     expect(wrongType.json).toEqual(errorBody(409, 'conflict', 'data.type must be "reserved-tag-keys"'));
     const invalid = await api.patch(path, { token: owner, body: keyDocument('ok', { 'disable-overrides': 'yes' }) });
-    expect(invalid.json).toEqual(errorBody(422, 'invalid attribute', 'Disable overrides must be a boolean', '/data/attributes/disable-overrides'));
+    expect(invalid.json).toEqual(
+      errorBody(422, 'invalid attribute', 'Disable overrides must be a boolean', '/data/attributes/disable-overrides'),
+    );
     const blank = await api.patch(path, { token: owner, body: keyDocument('') });
     expect(blank.json).toEqual(errorBody(422, 'invalid attribute', "Key can't be blank", '/data/attributes/key'));
     expect((await list()).json.data).toEqual([original]);
@@ -207,13 +256,22 @@ describe('concurrent updates', () => {
   it('of different requests to one key all succeed, and both copies stay identical', async () => {
     const { create, owner, list } = await organization();
     const key = created(await create('environment'));
-    const responses = await Promise.all(Array.from({ length: 12 }, (_, i) =>
-      api.patch(`/reserved-tag-keys/${key.id}`, { token: owner, body: { data: { type: 'reserved-tag-keys', attributes: { 'disable-overrides': i % 2 === 0 } } } })));
+    const responses = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        api.patch(`/reserved-tag-keys/${key.id}`, {
+          token: owner,
+          body: { data: { type: 'reserved-tag-keys', attributes: { 'disable-overrides': i % 2 === 0 } } },
+        }),
+      ),
+    );
     expect(responses.map((r) => r.status)).toEqual(Array(12).fill(200));
     const listed = (await list()).json.data;
     expect(listed).toHaveLength(1);
     // The by-id copy (what PATCH reads) agrees with the listed copy.
-    const noop = await api.patch(`/reserved-tag-keys/${key.id}`, { token: owner, body: { data: { type: 'reserved-tag-keys' } } });
+    const noop = await api.patch(`/reserved-tag-keys/${key.id}`, {
+      token: owner,
+      body: { data: { type: 'reserved-tag-keys' } },
+    });
     expect(noop.json.data).toEqual(listed[0]);
   });
 
@@ -221,8 +279,9 @@ describe('concurrent updates', () => {
     const { create, owner, list } = await organization();
     const key = created(await create('start'));
     const names = Array.from({ length: 8 }, (_, i) => `name-${i}`);
-    const responses = await Promise.all(names.map((name) =>
-      api.patch(`/reserved-tag-keys/${key.id}`, { token: owner, body: keyDocument(name) })));
+    const responses = await Promise.all(
+      names.map((name) => api.patch(`/reserved-tag-keys/${key.id}`, { token: owner, body: keyDocument(name) })),
+    );
     expect(responses.every((r) => r.status === 200 || r.status === 409)).toBe(true);
     const final = (await list()).json.data[0].attributes.key;
     expect(names).toContain(final);
@@ -309,7 +368,14 @@ describe('lists', () => {
   it('pages 20 by default, oldest first, with meta and absolute links', async () => {
     const response = await ctx.list();
     expect(response.json.data.map((k: { id: string }) => k.id)).toEqual(ids.slice(0, 20));
-    expect(response.json.meta.pagination).toEqual({ 'current-page': 1, 'page-size': 20, 'prev-page': null, 'next-page': 2, 'total-pages': 3, 'total-count': 47 });
+    expect(response.json.meta.pagination).toEqual({
+      'current-page': 1,
+      'page-size': 20,
+      'prev-page': null,
+      'next-page': 2,
+      'total-pages': 3,
+      'total-count': 47,
+    });
     const base = `${api.baseUrl}/api/v2${ctx.keysPath}`;
     expect(response.json.links).toEqual({
       self: `${base}?page%5Bnumber%5D=1&page%5Bsize%5D=20`,
@@ -327,7 +393,12 @@ describe('lists', () => {
     while (next) {
       const body = (await (await fetch(next, { headers: { Authorization: `Bearer ${ctx.owner}` } })).json()) as any;
       seen.push(...body.data.map((k: { id: string }) => k.id));
-      expect(body.meta.pagination).toMatchObject({ 'current-page': ++pages, 'page-size': 10, 'total-pages': 5, 'total-count': 47 });
+      expect(body.meta.pagination).toMatchObject({
+        'current-page': ++pages,
+        'page-size': 10,
+        'total-pages': 5,
+        'total-count': 47,
+      });
       next = body.links.next;
     }
     expect(seen).toEqual(ids);
@@ -337,9 +408,10 @@ describe('lists', () => {
     expect(raw.json.links.next).toBeNull();
   });
 
-  it('answers python-tfe\'s GET with Content-Type and page[size]=100', async () => {
+  it("answers python-tfe's GET with Content-Type and page[size]=100", async () => {
     const response = await api.get(`${ctx.keysPath}?page%5Bnumber%5D=1&page%5Bsize%5D=100`, {
-      token: ctx.owner, headers: { 'Content-Type': 'application/vnd.api+json', Accept: 'application/vnd.api+json' },
+      token: ctx.owner,
+      headers: { 'Content-Type': 'application/vnd.api+json', Accept: 'application/vnd.api+json' },
     });
     expect(response.status).toBe(200);
     expect(response.json.data).toHaveLength(47);
@@ -350,7 +422,14 @@ describe('lists', () => {
     const response = await ctx.list('?page[number]=9&page[size]=10');
     expect(response.status).toBe(200);
     expect(response.json.data).toEqual([]);
-    expect(response.json.meta.pagination).toEqual({ 'current-page': 9, 'page-size': 10, 'prev-page': 8, 'next-page': null, 'total-pages': 5, 'total-count': 47 });
+    expect(response.json.meta.pagination).toEqual({
+      'current-page': 9,
+      'page-size': 10,
+      'prev-page': 8,
+      'next-page': null,
+      'total-pages': 5,
+      'total-count': 47,
+    });
   });
 
   it.each([
@@ -378,7 +457,10 @@ describe('lists', () => {
   it('an organization without keys lists nothing', async () => {
     const empty = await organization();
     const response = await empty.list();
-    expect(response.json).toMatchObject({ data: [], meta: { pagination: { 'total-count': 0, 'total-pages': 1, 'next-page': null } } });
+    expect(response.json).toMatchObject({
+      data: [],
+      meta: { pagination: { 'total-count': 0, 'total-pages': 1, 'next-page': null } },
+    });
   });
 });
 
@@ -400,7 +482,8 @@ describe('DynamoDB round trips per request (warm, after the authorizer)', () => 
     expect(warm.commands.slice(2)).toEqual(['UpdateItemCommand', 'PutItemCommand', 'PutItemCommand', 'PutItemCommand']);
     const id = createdKey.result.json.data.id;
     const updated = await roundTrips(() =>
-      api.patch(`/reserved-tag-keys/${id}`, { token: owner, body: keyDocument('env') }));
+      api.patch(`/reserved-tag-keys/${id}`, { token: owner, body: keyDocument('env') }),
+    );
     // The copy by id, the head (new to this function; it holds this key's create, so the copy need
     // not be read again); then together the member of the head's prior change (is it written out?)
     // and the new name's guard; the commit; the new guard and the copy; the member and the old
@@ -411,32 +494,53 @@ describe('DynamoDB round trips per request (warm, after the authorizer)', () => 
     expect(updateDerived.slice(2).sort()).toEqual(['DeleteItemCommand', 'UpdateItemCommand']);
     expect(updated.commands.filter((c) => c === 'UpdateItemCommand')).toHaveLength(3);
     const unchanged = await roundTrips(() =>
-      api.patch(`/reserved-tag-keys/${id}`, { token: owner, body: { data: { type: 'reserved-tag-keys' } } }));
+      api.patch(`/reserved-tag-keys/${id}`, { token: owner, body: { data: { type: 'reserved-tag-keys' } } }),
+    );
     expect(unchanged.commands).toEqual(['GetItemCommand']);
     const deleted = await roundTrips(() => api.delete(`/reserved-tag-keys/${id}`, { token: owner }));
     // The copy by id, the head (new to this function, its latest change this key's: the copy read is
     // the key at it), the member of that change (is it written out?); the commit; the guard's
     // release and the copy's tombstone, the member's last.
-    expect(deleted.commands.slice(0, 4)).toEqual(['GetItemCommand', 'GetItemCommand', 'GetItemCommand', 'UpdateItemCommand']);
+    expect(deleted.commands.slice(0, 4)).toEqual([
+      'GetItemCommand',
+      'GetItemCommand',
+      'GetItemCommand',
+      'UpdateItemCommand',
+    ]);
     expect(deleted.commands.slice(4, 6).sort()).toEqual(['DeleteItemCommand', 'UpdateItemCommand']);
     expect(deleted.commands.slice(6)).toEqual(['UpdateItemCommand']);
-    expect(roundTripsOf([...listed.commands, ...warm.commands, ...updated.commands, ...deleted.commands])).not.toContain('Transact');
+    expect(
+      roundTripsOf([...listed.commands, ...warm.commands, ...updated.commands, ...deleted.commands]),
+    ).not.toContain('Transact');
   });
 });
 
 describe('timestamps, as HCP Terraform sends them', () => {
   /** Every member name in a JSON document, at any depth. */
-  const memberNames = (value: unknown): string[] => Array.isArray(value)
-    ? value.flatMap(memberNames)
-    : typeof value === 'object' && value !== null ? Object.entries(value).flatMap(([name, v]) => [name, ...memberNames(v)]) : [];
+  const memberNames = (value: unknown): string[] =>
+    Array.isArray(value)
+      ? value.flatMap(memberNames)
+      : typeof value === 'object' && value !== null
+        ? Object.entries(value).flatMap(([name, v]) => [name, ...memberNames(v)])
+        : [];
 
   it('are only created-at and updated-at: no answer ever has an attribute or member named with an underscore (created_at)', async () => {
     const { owner, org, create, list } = await organization();
     const key = created(await create('timestamps'));
-    const updated = await api.patch(`/reserved-tag-keys/${key.id}`, { token: owner, body: keyDocument('timestamps-2') });
+    const updated = await api.patch(`/reserved-tag-keys/${key.id}`, {
+      token: owner,
+      body: keyDocument('timestamps-2'),
+    });
     const { runId } = await registerNewRun(org);
     const comment = await api.post(`/runs/${runId}/comments`, { token: owner, body: commentDocument('when?') });
-    const answers = [await create('timestamps-3'), updated, await list(), comment, await api.get(`/comments/${comment.json.data.id}`, { token: owner }), await api.get(`/runs/${runId}/comments`, { token: owner })];
+    const answers = [
+      await create('timestamps-3'),
+      updated,
+      await list(),
+      comment,
+      await api.get(`/comments/${comment.json.data.id}`, { token: owner }),
+      await api.get(`/runs/${runId}/comments`, { token: owner }),
+    ];
     expect(answers.map((a) => a.status)).toEqual([201, 200, 200, 201, 200, 200]);
     const names = new Set(answers.flatMap((a) => memberNames(a.json)));
     expect([...names].filter((name) => name.includes('_'))).toEqual([]);

@@ -20,14 +20,23 @@ const sign = (body: string | Buffer, secret: string) => createHmac('sha512', sec
 async function deliver(organization: string, body: string | Buffer, signature?: string): Promise<ApiResponse> {
   const headers: Record<string, string> = { 'Content-Type': 'application/json', 'User-Agent': 'HashiCorp' };
   if (signature !== undefined) headers['X-TFE-Notification-Signature'] = signature;
-  const response = await fetch(`${api.baseUrl}/api/v2/run-notifications/${organization}`, { method: 'POST', headers, body });
+  const response = await fetch(`${api.baseUrl}/api/v2/run-notifications/${organization}`, {
+    method: 'POST',
+    headers,
+    body,
+  });
   const text = await response.text();
   return { status: response.status, headers: response.headers, text, json: text ? JSON.parse(text) : undefined };
 }
 
 /** A delivery with header lines exactly as given (fetch would fold a repeated header into one line). */
 const deliverWithHeaders = (organization: string, body: string, headers: string[][]) =>
-  api.requestWithLines('POST', `/run-notifications/${organization}`, [['Content-Type', 'application/json'], ['User-Agent', 'HashiCorp'], ...headers], body);
+  api.requestWithLines(
+    'POST',
+    `/run-notifications/${organization}`,
+    [['Content-Type', 'application/json'], ['User-Agent', 'HashiCorp'], ...headers],
+    body,
+  );
 
 const signed = (organization: string, payload: unknown, secret: string) => {
   const body = JSON.stringify(payload, null, 2);
@@ -38,9 +47,23 @@ const signed = (organization: string, payload: unknown, secret: string) => {
 const verification = () => ({
   payload_version: 1,
   notification_configuration_id: 'nc-AeUQ2zfKZzW9TiGZ',
-  run_url: null, run_id: null, run_message: null, run_created_at: null, run_created_by: null,
-  workspace_id: null, workspace_name: null, organization_name: null,
-  notifications: [{ message: 'Verification of runs-webhook', trigger: 'verification', run_status: null, run_updated_at: null, run_updated_by: null }],
+  run_url: null,
+  run_id: null,
+  run_message: null,
+  run_created_at: null,
+  run_created_by: null,
+  workspace_id: null,
+  workspace_name: null,
+  organization_name: null,
+  notifications: [
+    {
+      message: 'Verification of runs-webhook',
+      trigger: 'verification',
+      run_status: null,
+      run_updated_at: null,
+      run_updated_by: null,
+    },
+  ],
 });
 
 const STAGES = {
@@ -69,7 +92,9 @@ function runPayload(organization: string, runId: string, stage: keyof typeof STA
 let acme: string;
 let globex: string;
 beforeAll(async () => {
-  [acme, globex] = (await Promise.all([createNotificationSecret('acme'), createNotificationSecret('globex')])).map((s) => written(s).current.secret) as [string, string];
+  [acme, globex] = (await Promise.all([createNotificationSecret('acme'), createNotificationSecret('globex')])).map(
+    (s) => written(s).current.secret,
+  ) as [string, string];
 });
 
 describe('a signed notification', () => {
@@ -83,8 +108,12 @@ describe('a signed notification', () => {
     const runId = newId('run');
     expect((await signed('acme', runPayload('acme', runId, 'created'), acme)).status).toBe(204);
     expect(await findRun(runId)).toEqual({
-      runId, organization: 'acme', workspace: 'networking', workspaceId: 'ws-XdeUVMWShTesDMME',
-      createdAt: '2026-11-22T18:34:00.000Z', createdBy: 'sample-user',
+      runId,
+      organization: 'acme',
+      workspace: 'networking',
+      workspaceId: 'ws-XdeUVMWShTesDMME',
+      createdAt: '2026-11-22T18:34:00.000Z',
+      createdBy: 'sample-user',
     });
     const token = await tokenFor({ acme: 'member' });
     const comment = await api.post(`/runs/${runId}/comments`, { token, body: commentDocument('Looks good') });
@@ -108,7 +137,11 @@ describe('a signed notification', () => {
   });
 
   it('accepts a non-run trigger (a health assessment) with 204 and registers nothing', async () => {
-    const payload = { ...verification(), organization_name: 'acme', notifications: [{ message: 'Drift detected', trigger: 'assessment:drifted' }] };
+    const payload = {
+      ...verification(),
+      organization_name: 'acme',
+      notifications: [{ message: 'Drift detected', trigger: 'assessment:drifted' }],
+    };
     const before = await listRuns('acme');
     expect((await signed('acme', payload, acme)).status).toBe(204);
     expect(await listRuns('acme')).toEqual(before);
@@ -136,20 +169,55 @@ describe('the signature', () => {
   });
 
   it.each([
-    ['wrong, then right', (right: string) => [['X-TFE-Notification-Signature', sign('other', acme)], ['X-TFE-Notification-Signature', right]]],
-    ['right, then wrong', (right: string) => [['X-TFE-Notification-Signature', right], ['X-TFE-Notification-Signature', sign('other', acme)]]],
-    ['wrong, then right, in two spellings', (right: string) => [['X-TFE-Notification-Signature', sign('other', acme)], ['x-tfe-notification-signature', right]]],
-    ['right, then wrong, in two spellings', (right: string) => [['x-tfe-notification-signature', right], ['X-TFE-Notification-Signature', sign('other', acme)]]],
-    ['right twice', (right: string) => [['X-TFE-Notification-Signature', right], ['X-TFE-Notification-Signature', right]]],
-  ])('sent twice (%s): ambiguous credentials, 401 whatever the order, nothing registered', async (_case, signatures) => {
-    const runId = newId('run');
-    const body = JSON.stringify(runPayload('acme', runId, 'created'));
-    const response = await deliverWithHeaders('acme', body, signatures(sign(body, acme)));
-    expect([response.status, response.json]).toEqual([401, unauthorized]);
-    expect(await findRun(runId)).toBeUndefined();
-    // The same request with the right signature alone is accepted.
-    expect((await deliverWithHeaders('acme', body, [['X-TFE-Notification-Signature', sign(body, acme)]])).status).toBe(204);
-  });
+    [
+      'wrong, then right',
+      (right: string) => [
+        ['X-TFE-Notification-Signature', sign('other', acme)],
+        ['X-TFE-Notification-Signature', right],
+      ],
+    ],
+    [
+      'right, then wrong',
+      (right: string) => [
+        ['X-TFE-Notification-Signature', right],
+        ['X-TFE-Notification-Signature', sign('other', acme)],
+      ],
+    ],
+    [
+      'wrong, then right, in two spellings',
+      (right: string) => [
+        ['X-TFE-Notification-Signature', sign('other', acme)],
+        ['x-tfe-notification-signature', right],
+      ],
+    ],
+    [
+      'right, then wrong, in two spellings',
+      (right: string) => [
+        ['x-tfe-notification-signature', right],
+        ['X-TFE-Notification-Signature', sign('other', acme)],
+      ],
+    ],
+    [
+      'right twice',
+      (right: string) => [
+        ['X-TFE-Notification-Signature', right],
+        ['X-TFE-Notification-Signature', right],
+      ],
+    ],
+  ])(
+    'sent twice (%s): ambiguous credentials, 401 whatever the order, nothing registered',
+    async (_case, signatures) => {
+      const runId = newId('run');
+      const body = JSON.stringify(runPayload('acme', runId, 'created'));
+      const response = await deliverWithHeaders('acme', body, signatures(sign(body, acme)));
+      expect([response.status, response.json]).toEqual([401, unauthorized]);
+      expect(await findRun(runId)).toBeUndefined();
+      // The same request with the right signature alone is accepted.
+      expect(
+        (await deliverWithHeaders('acme', body, [['X-TFE-Notification-Signature', sign(body, acme)]])).status,
+      ).toBe(204);
+    },
+  );
 
   it('of a body altered by one byte after signing: 401, nothing registered', async () => {
     const runId = newId('run');
@@ -196,7 +264,9 @@ describe('two organizations', () => {
     const before = await findRun(runId);
     const response = await signed('globex', runPayload('globex', runId, 'planning', 'other'), globex);
     expect(response.status).toBe(422);
-    expect(response.json).toEqual(errorBody(422, 'invalid attribute', 'run_id is registered in another organization', '/run_id'));
+    expect(response.json).toEqual(
+      errorBody(422, 'invalid attribute', 'run_id is registered in another organization', '/run_id'),
+    );
     expect(await findRun(runId)).toEqual(before);
     expect((await listRuns('globex')).map((r) => r.runId)).not.toContain(runId);
   });
@@ -205,7 +275,14 @@ describe('two organizations', () => {
     const runId = newId('run');
     const response = await signed('globex', runPayload('acme', runId, 'created'), globex);
     expect(response.status).toBe(422);
-    expect(response.json).toEqual(errorBody(422, 'invalid attribute', 'organization_name does not match the organization in the URL', '/organization_name'));
+    expect(response.json).toEqual(
+      errorBody(
+        422,
+        'invalid attribute',
+        'organization_name does not match the organization in the URL',
+        '/organization_name',
+      ),
+    );
     expect(await findRun(runId)).toBeUndefined();
   });
 });
@@ -214,14 +291,35 @@ describe('a malformed payload, correctly signed', () => {
   const runId = newId('run');
   it.each([
     ['not JSON', '{"payload_version": 1,', 400, errorBody(400, 'bad request', 'request body is not valid JSON')],
-    ['another payload version', JSON.stringify({ ...runPayload('acme', runId, 'created'), payload_version: 2 }), 422,
-      errorBody(422, 'invalid attribute', 'payload_version must be 1', '/payload_version')],
-    ['no notifications', JSON.stringify({ ...runPayload('acme', runId, 'created'), notifications: [] }), 422,
-      errorBody(422, 'invalid attribute', 'notifications must be a non-empty array of objects with a trigger', '/notifications')],
-    ['a run id of the wrong shape', JSON.stringify({ ...runPayload('acme', runId, 'created'), run_id: 'run-1' }), 422,
-      errorBody(422, 'invalid attribute', 'run_id must be run- followed by 16 letters or digits', '/run_id')],
-    ['a creation time that is no time', JSON.stringify({ ...runPayload('acme', runId, 'created'), run_created_at: 'yesterday' }), 422,
-      errorBody(422, 'invalid attribute', 'run_created_at must be an ISO 8601 timestamp', '/run_created_at')],
+    [
+      'another payload version',
+      JSON.stringify({ ...runPayload('acme', runId, 'created'), payload_version: 2 }),
+      422,
+      errorBody(422, 'invalid attribute', 'payload_version must be 1', '/payload_version'),
+    ],
+    [
+      'no notifications',
+      JSON.stringify({ ...runPayload('acme', runId, 'created'), notifications: [] }),
+      422,
+      errorBody(
+        422,
+        'invalid attribute',
+        'notifications must be a non-empty array of objects with a trigger',
+        '/notifications',
+      ),
+    ],
+    [
+      'a run id of the wrong shape',
+      JSON.stringify({ ...runPayload('acme', runId, 'created'), run_id: 'run-1' }),
+      422,
+      errorBody(422, 'invalid attribute', 'run_id must be run- followed by 16 letters or digits', '/run_id'),
+    ],
+    [
+      'a creation time that is no time',
+      JSON.stringify({ ...runPayload('acme', runId, 'created'), run_created_at: 'yesterday' }),
+      422,
+      errorBody(422, 'invalid attribute', 'run_created_at must be an ISO 8601 timestamp', '/run_created_at'),
+    ],
   ])('%s: the contract’s error, nothing registered', async (_case, body, status, error) => {
     const response = await deliver('acme', body, sign(body, acme));
     expect(response.status).toBe(status);
@@ -233,19 +331,29 @@ describe('a malformed payload, correctly signed', () => {
     ['a lone lead byte', Buffer.from([0xc3])],
     ['bytes that are never UTF-8', Buffer.from([0xff, 0xfe])],
     ['an encoded surrogate', Buffer.from([0xed, 0xa0, 0x80])],
-  ])('a field with %s: 400 as on every endpoint, nothing registered (not read with U+FFFD in its place)', async (_case, bad) => {
-    const runId = newId('run');
-    const [before, after] = JSON.stringify(runPayload('acme', runId, 'created')).split('"run_created_by":"');
-    const body = Buffer.concat([Buffer.from(`${before}"run_created_by":"sample-`), bad, Buffer.from(after!.slice(after!.indexOf('"')))]);
-    const response = await deliver('acme', body, sign(body, acme));
-    expect(response.status).toBe(400);
-    expect(response.json).toEqual(errorBody(400, 'bad request', 'request body is not valid UTF-8'));
-    expect(await findRun(runId)).toBeUndefined();
-  });
+  ])(
+    'a field with %s: 400 as on every endpoint, nothing registered (not read with U+FFFD in its place)',
+    async (_case, bad) => {
+      const runId = newId('run');
+      const [before, after] = JSON.stringify(runPayload('acme', runId, 'created')).split('"run_created_by":"');
+      const body = Buffer.concat([
+        Buffer.from(`${before}"run_created_by":"sample-`),
+        bad,
+        Buffer.from(after!.slice(after!.indexOf('"'))),
+      ]);
+      const response = await deliver('acme', body, sign(body, acme));
+      expect(response.status).toBe(400);
+      expect(response.json).toEqual(errorBody(400, 'bad request', 'request body is not valid UTF-8'));
+      expect(await findRun(runId)).toBeUndefined();
+    },
+  );
 
   it('a body that begins with a byte order mark is read as its JSON, as on every endpoint', async () => {
     const runId = newId('run');
-    const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(runPayload('acme', runId, 'created')))]);
+    const body = Buffer.concat([
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from(JSON.stringify(runPayload('acme', runId, 'created'))),
+    ]);
     expect((await deliver('acme', body, sign(body, acme))).status).toBe(204);
     expect(await findRun(runId)).toMatchObject({ runId, organization: 'acme' });
   });
@@ -262,7 +370,10 @@ describe('DynamoDB round trips per notification', () => {
     expect(first.result.status).toBe(204);
     expect(first.commands).toEqual(['GetItemCommand', 'GetItemCommand', 'PutItemCommand', 'PutItemCommand']);
     const again = await roundTrips(() => signed('acme', runPayload('acme', runId, 'applied'), acme));
-    expect(again).toEqual({ result: expect.objectContaining({ status: 204 }), commands: ['GetItemCommand', 'GetItemCommand'] });
+    expect(again).toEqual({
+      result: expect.objectContaining({ status: 204 }),
+      commands: ['GetItemCommand', 'GetItemCommand'],
+    });
     expect((await roundTrips(() => signed('acme', verification(), acme))).commands).toEqual(['GetItemCommand']);
   });
 

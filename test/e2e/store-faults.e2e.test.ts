@@ -53,18 +53,37 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  try { process.kill(store.pid, 'SIGCONT'); } catch { /* gone */ }
+  try {
+    process.kill(store.pid, 'SIGCONT');
+  } catch {
+    /* gone */
+  }
   await stack?.close();
   await store?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-interface Answer { kind: string; status: number; ms: number; body: any; retryAfter: string | null; contentType: string | null; requestId: string | null; written?: string }
+interface Answer {
+  kind: string;
+  status: number;
+  ms: number;
+  body: any;
+  retryAfter: string | null;
+  contentType: string | null;
+  requestId: string | null;
+  written?: string;
+}
 
 /** Each request, and for a write what it would store: a comment body or a key unique to it. */
 const requests: Record<string, (token: string) => { response: Promise<Response>; written?: string }> = {
-  'list keys': (token) => ({ response: fetch(`${stack.url}/api/v2/organizations/${ORG}/reserved-tag-keys`, { headers: { Authorization: `Bearer ${token}` } }) }),
-  'list comments': (token) => ({ response: fetch(`${stack.url}/api/v2/runs/${runId}/comments`, { headers: { Authorization: `Bearer ${token}` } }) }),
+  'list keys': (token) => ({
+    response: fetch(`${stack.url}/api/v2/organizations/${ORG}/reserved-tag-keys`, {
+      headers: { Authorization: `Bearer ${token}` },
+    }),
+  }),
+  'list comments': (token) => ({
+    response: fetch(`${stack.url}/api/v2/runs/${runId}/comments`, { headers: { Authorization: `Bearer ${token}` } }),
+  }),
   'create comment': (token) => {
     const written = `written under load ${newId('wsc')}`;
     return {
@@ -95,8 +114,13 @@ async function send(kind: string, token = owner): Promise<Answer> {
   const response = await sent;
   const text = await response.text();
   return {
-    kind, status: response.status, ms: Math.round(performance.now() - started), body: text ? JSON.parse(text) : undefined,
-    retryAfter: response.headers.get('retry-after'), contentType: response.headers.get('content-type'), requestId: response.headers.get('x-request-id'),
+    kind,
+    status: response.status,
+    ms: Math.round(performance.now() - started),
+    body: text ? JSON.parse(text) : undefined,
+    retryAfter: response.headers.get('retry-after'),
+    contentType: response.headers.get('content-type'),
+    requestId: response.headers.get('x-request-id'),
     ...(written ? { written } : {}),
   };
 }
@@ -125,12 +149,23 @@ function load(clients: number) {
   const loops = Array.from({ length: clients }, async (_, i) => {
     for (let n = i; running; n++) answers.push(await send(kinds[n % kinds.length]!));
   });
-  return { answers, stop: async () => { running = false; await Promise.all(loops); } };
+  return {
+    answers,
+    stop: async () => {
+      running = false;
+      await Promise.all(loops);
+    },
+  };
 }
 
 /** The contract's 503: JSON:API body, Retry-After in whole seconds, the request id, before the function's timeout. */
 function expectUnavailable(answer: Answer) {
-  expect(answer).toMatchObject({ status: 503, retryAfter: expect.stringMatching(/^\d+$/), contentType: 'application/vnd.api+json', requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+  expect(answer).toMatchObject({
+    status: 503,
+    retryAfter: expect.stringMatching(/^\d+$/),
+    contentType: 'application/vnd.api+json',
+    requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+  });
   expect(answer.body.errors).toEqual([expect.objectContaining({ status: '503', title: 'service unavailable' })]);
   expect(answer.ms).toBeLessThan(FUNCTION_TIMEOUT_MS);
 }
@@ -151,12 +186,13 @@ const summary = (title: string, answers: Answer[]) => {
     const statuses = [...new Set(mine.map((a) => a.status))].join('/');
     return `  ${kind}: ${mine.length} answers (${statuses}), ${Math.min(...mine.map((a) => a.ms))}–${Math.max(...mine.map((a) => a.ms))} ms`;
   });
-  for (const odd of answers.filter((a) => ![200, 201, 503].includes(a.status))) lines.push(`  unexpected: ${odd.kind} ${odd.status} ${JSON.stringify(odd.body)}`);
+  for (const odd of answers.filter((a) => ![200, 201, 503].includes(a.status)))
+    lines.push(`  unexpected: ${odd.kind} ${odd.status} ${JSON.stringify(odd.body)}`);
   process.stderr.write(`${title}\n${lines.join('\n')}\n`);
 };
 
 describe('a store that faults under load', () => {
-  it('answers every request during a stall (SIGSTOP) with 503 and Retry-After, says when a write\'s outcome is unknown, and recovers on SIGCONT', async () => {
+  it("answers every request during a stall (SIGSTOP) with 503 and Retry-After, says when a write's outcome is unknown, and recovers on SIGCONT", async () => {
     expect((await send('list keys')).status).toBe(200); // warm: authorizer cached, functions started
     const traffic = load(4);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -173,7 +209,10 @@ describe('a store that faults under load', () => {
 
     // Requests sent while the store was stalled (answered after at least one of its 503s began).
     const during = traffic.answers.slice(firstOfFault).filter((a) => a.status !== 200 && a.status !== 201);
-    summary(`stall: ${Math.round(resumedAt - stalledAt)} ms stalled; authorizer ${authorizer.status} in ${authorizer.ms} ms; recovered ${recovered} ms after SIGCONT`, traffic.answers.slice(firstOfFault));
+    summary(
+      `stall: ${Math.round(resumedAt - stalledAt)} ms stalled; authorizer ${authorizer.status} in ${authorizer.ms} ms; recovered ${recovered} ms after SIGCONT`,
+      traffic.answers.slice(firstOfFault),
+    );
     expectUnavailable(authorizer);
     expect(during.length).toBeGreaterThan(0);
     for (const answer of during) expectUnavailable(answer);
@@ -184,9 +223,13 @@ describe('a store that faults under load', () => {
     expect(unknown.length).toBeGreaterThan(0);
     await new Promise((resolve) => setTimeout(resolve, 1_000)); // what the stalled store had received, committed
     const stored = await everythingWritten();
-    for (const failed of writes.filter((a) => !unknown.includes(a))) expect([failed.kind, stored.has(failed.written!)]).toEqual([failed.kind, false]);
-    for (const read of during.filter((a) => a.written === undefined)) expect(read.body.errors[0].detail).toBeUndefined();
-    process.stderr.write(`stall: ${unknown.length} writes answered "outcome unknown", ${unknown.filter((a) => stored.has(a.written!)).length} of them committed once the store resumed\n`);
+    for (const failed of writes.filter((a) => !unknown.includes(a)))
+      expect([failed.kind, stored.has(failed.written!)]).toEqual([failed.kind, false]);
+    for (const read of during.filter((a) => a.written === undefined))
+      expect(read.body.errors[0].detail).toBeUndefined();
+    process.stderr.write(
+      `stall: ${unknown.length} writes answered "outcome unknown", ${unknown.filter((a) => stored.has(a.written!)).length} of them committed once the store resumed\n`,
+    );
   }, 120_000);
 
   it('answers every request while the store is killed with 503 and Retry-After, and recovers when it is started again', async () => {
@@ -203,14 +246,19 @@ describe('a store that faults under load', () => {
     store = await startDynamoDbLocal({ dataDir, port: store.port });
     const recovered = await recovery();
 
-    summary(`kill: authorizer ${authorizer.status} in ${authorizer.ms} ms; recovered ${recovered} ms after DynamoDB Local answered again`, killed);
+    summary(
+      `kill: authorizer ${authorizer.status} in ${authorizer.ms} ms; recovered ${recovered} ms after DynamoDB Local answered again`,
+      killed,
+    );
     expectUnavailable(authorizer);
     const failed = killed.filter((a) => a.status !== 200 && a.status !== 201);
     expect(failed.length).toBeGreaterThan(0);
     for (const answer of failed) expectUnavailable(answer);
     // A write answered as failed for certain (no outcome-unknown detail) never happened.
     const stored = await everythingWritten();
-    for (const write of failed.filter((a) => a.written !== undefined && !UNKNOWN_OUTCOME.test(a.body.errors[0].detail ?? ''))) {
+    for (const write of failed.filter(
+      (a) => a.written !== undefined && !UNKNOWN_OUTCOME.test(a.body.errors[0].detail ?? ''),
+    )) {
       expect([write.kind, stored.has(write.written!)]).toEqual([write.kind, false]);
     }
     // The token, the run and what was written before the kill survived it: the stack serves them.

@@ -14,7 +14,11 @@ import { expectWith } from '../support/expect-with';
  * role's policy in the template. Against this file's table.
  */
 const tableName = process.env.TABLE_NAME!;
-const client = new DynamoDBClient({ endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+const client = new DynamoDBClient({
+  endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB,
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+});
 let stack: LocalStack;
 const runs: ScheduledRun[] = [];
 const logs: string[] = [];
@@ -22,10 +26,15 @@ const logs: string[] = [];
 async function put(PK: string, expiresIn: number | undefined): Promise<{ PK: { S: string }; SK: { S: string } }> {
   const key = { PK: { S: PK }, SK: { S: 'ITEM' } };
   const expiry = expiresIn === undefined ? undefined : expiring(PK, nowSeconds() + expiresIn);
-  await client.send(new PutItemCommand({
-    TableName: tableName,
-    Item: { ...key, ...(expiry ? { sweepShard: { S: expiry.sweepShard }, sweepAt: { N: String(expiry.sweepAt) } } : {}) },
-  }));
+  await client.send(
+    new PutItemCommand({
+      TableName: tableName,
+      Item: {
+        ...key,
+        ...(expiry ? { sweepShard: { S: expiry.sweepShard }, sweepAt: { N: String(expiry.sweepAt) } } : {}),
+      },
+    }),
+  );
   return key;
 }
 const exists = async (key: Record<string, { S: string }>) =>
@@ -46,13 +55,20 @@ beforeAll(async () => {
     await put(`ORG#org-${randomAlphanumeric(6)}`, -1), // a tombstone in an organization's partition
     await put(`RTK#rtk-${randomAlphanumeric(16)}`, -3_600), // a tombstone in a reserved tag key's own
   ];
-  live = [await put(`RECEIPT#${randomAlphanumeric(12)}`, 3_600), await put(`ORG#org-${randomAlphanumeric(6)}`, undefined)];
+  live = [
+    await put(`RECEIPT#${randomAlphanumeric(12)}`, 3_600),
+    await put(`ORG#org-${randomAlphanumeric(6)}`, undefined),
+  ];
   stack = await startLocalStack({
     dynamoDbEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
     tableName,
     scheduleEveryMs: 1_000,
-    onScheduledRun: (run) => { runs.push(run); },
-    log: (name, line) => { logs.push(`[${name}] ${line}`); },
+    onScheduledRun: (run) => {
+      runs.push(run);
+    },
+    log: (name, line) => {
+      logs.push(`[${name}] ${line}`);
+    },
   });
 }, 120_000);
 afterAll(async () => {
@@ -62,11 +78,17 @@ afterAll(async () => {
 
 describe('the local stack’s schedule', () => {
   it('reads the sweeper’s rule from the template', () => {
-    expect(stack.schedules.rules).toEqual([expect.objectContaining({
-      expression: 'rate(15 minutes)', periodMs: 15 * 60_000, enabled: true,
-      arn: expect.stringMatching(/^arn:aws:events:us-east-1:000000000000:rule\/SweeperSchedule/),
-      targets: [expect.objectContaining({ function: expect.stringMatching(/^SweeperFunction/), maximumRetryAttempts: 0 })],
-    })]);
+    expect(stack.schedules.rules).toEqual([
+      expect.objectContaining({
+        expression: 'rate(15 minutes)',
+        periodMs: 15 * 60_000,
+        enabled: true,
+        arn: expect.stringMatching(/^arn:aws:events:us-east-1:000000000000:rule\/SweeperSchedule/),
+        targets: [
+          expect.objectContaining({ function: expect.stringMatching(/^SweeperFunction/), maximumRetryAttempts: 0 }),
+        ],
+      }),
+    ]);
   });
 
   it('invokes the sweeper through the local Lambda, whose role’s calls IAM allows, and the expired items are gone', async () => {
@@ -78,9 +100,17 @@ describe('the local stack’s schedule', () => {
     expect(deleted()).toBe(3);
 
     const run = runs.find((r) => r.ok && (r.result as any).total.deleted > 0)!;
-    expect(run).toMatchObject({ expression: 'rate(15 minutes)', function: expect.stringMatching(/^SweeperFunction/), attempt: 1 });
+    expect(run).toMatchObject({
+      expression: 'rate(15 minutes)',
+      function: expect.stringMatching(/^SweeperFunction/),
+      attempt: 1,
+    });
     // The bundle ran in the local Lambda (unqualified: EventBridge names the function, not an alias).
-    expect(stack.lambda.invocations).toContainEqual({ function: run.function, qualifier: '$LATEST', version: '$LATEST' });
+    expect(stack.lambda.invocations).toContainEqual({
+      function: run.function,
+      qualifier: '$LATEST',
+      version: '$LATEST',
+    });
     // Every DynamoDB call the sweeper made was signed with its role's credentials and allowed by its policy.
     const calls = stack.dynamoDbCalls.filter((call) => call.role === sweeperRole());
     expect(new Set(calls.map((call) => call.operation))).toEqual(new Set(['Query', 'DeleteItem']));
@@ -88,8 +118,10 @@ describe('the local stack’s schedule', () => {
     const queries = calls.filter((call) => call.operation === 'Query').flatMap((call) => call.requests);
     expect(queries.every((request) => request.resource.endsWith(`:table/${tableName}/index/Expiry`))).toBe(true);
     // One log line per run, with its counts (a line may reach the log just after the run's result).
-    const lines = () => logs.filter((l) => l.startsWith(`[${run.function}] `) && l.includes('"message":"swept expired items"'))
-      .map((l) => JSON.parse(l.slice(l.indexOf(' ') + 1)));
+    const lines = () =>
+      logs
+        .filter((l) => l.startsWith(`[${run.function}] `) && l.includes('"message":"swept expired items"'))
+        .map((l) => JSON.parse(l.slice(l.indexOf(' ') + 1)));
     expect(await eventually(() => lines().reduce((n, l) => n + l.total.deleted, 0) === 3, 5_000)).toBe(true);
     expect(lines().every((l) => l.queries === 16)).toBe(true);
   }, 60_000);
@@ -101,6 +133,10 @@ describe('the local stack’s schedule', () => {
     const failed = runs.slice(before).find((run) => !run.ok)!;
     expect(failed.error?.errorMessage).toMatch(/^sweep stopped: AccessDeniedException: .*dynamodb:DeleteItem/);
     expect(await exists(elsewhere)).toBe(true);
-    expect(stack.dynamoDbCalls.some((call) => call.role === sweeperRole() && call.operation === 'DeleteItem' && !call.allowed)).toBe(true);
+    expect(
+      stack.dynamoDbCalls.some(
+        (call) => call.role === sweeperRole() && call.operation === 'DeleteItem' && !call.allowed,
+      ),
+    ).toBe(true);
   }, 60_000);
 });

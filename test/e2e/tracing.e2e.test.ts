@@ -22,7 +22,10 @@ const functionId = (prefix: string) => [...local.stack().lambda.functions.keys()
 async function traceWith(name: string, from: number): Promise<Segment[]> {
   let found: Segment | undefined;
   await eventually(() => {
-    found = local.stack().traces.slice(from).find((s) => s.name === name);
+    found = local
+      .stack()
+      .traces.slice(from)
+      .find((s) => s.name === name);
     return found !== undefined && local.stack().traces.some((s) => s.id === found!.parent_id);
   }, 5_000);
   await new Promise((resolve) => setTimeout(resolve, 100)); // the other function's datagrams of the same request
@@ -32,7 +35,13 @@ async function traceWith(name: string, from: number): Promise<Segment[]> {
 const childrenOf = (trace: Segment[], parent: Segment) => trace.filter((s) => s.parent_id === parent.id);
 
 /** Function segment → `## fn` → DynamoDB calls, asserted; returns the `## fn` subsegment. */
-function expectFunctionTrace(trace: Segment[], logicalId: string, name: string, annotations: Record<string, string>, operations: string[]): Segment {
+function expectFunctionTrace(
+  trace: Segment[],
+  logicalId: string,
+  name: string,
+  annotations: Record<string, string>,
+  operations: string[],
+): Segment {
   const functionSegment = trace.find((s) => s.origin === 'AWS::Lambda::Function' && s.name === logicalId)!;
   expect(functionSegment).toBeDefined();
   const [invocation, ...others] = childrenOf(trace, functionSegment);
@@ -44,7 +53,13 @@ function expectFunctionTrace(trace: Segment[], logicalId: string, name: string, 
   // Sorted: some calls of a request go out together, in no fixed order.
   expect(calls.map((call) => call.aws?.operation).sort()).toEqual([...operations].sort());
   for (const call of calls) {
-    expect(call).toMatchObject({ name: 'DynamoDB', namespace: 'aws', trace_id: functionSegment.trace_id, aws: { table_name: process.env.TABLE_NAME }, http: { response: { status: 200 } } });
+    expect(call).toMatchObject({
+      name: 'DynamoDB',
+      namespace: 'aws',
+      trace_id: functionSegment.trace_id,
+      aws: { table_name: process.env.TABLE_NAME },
+      http: { response: { status: 200 } },
+    });
     expect(call.annotations).toBeUndefined();
     expect(call.end_time).toBeGreaterThanOrEqual(call.start_time);
     expect(call.start_time).toBeGreaterThanOrEqual(invocation!.start_time);
@@ -54,7 +69,7 @@ function expectFunctionTrace(trace: Segment[], logicalId: string, name: string, 
   return invocation!;
 }
 
-describe('a request\'s trace through the local stack', () => {
+describe("a request's trace through the local stack", () => {
   it('shows a create under the trace API Gateway started: the authorizer and the function, each with its DynamoDB calls, and nothing of the request', async () => {
     const token = await tokenFor({ [ORG]: 'owner' }, 'user-trace-e2e');
     const keyName = 'trace-secret-key-name';
@@ -65,23 +80,38 @@ describe('a request\'s trace through the local stack', () => {
     const trace = await traceWith('## reserved-tag-keys/create', from);
     // One trace for the request: the authorizer's invocation and the function's share its id.
     expect(new Set(trace.map((s) => s.trace_id)).size).toBe(1);
-    expect(trace.filter((s) => s.origin === 'AWS::Lambda::Function').map((s) => s.name).sort())
-      .toEqual([functionId('AuthorizerFunction'), functionId('ReservedTagKeysCreateFunction')].sort());
-    expectFunctionTrace(trace, functionId('AuthorizerFunction'), '## authorizer', { route: 'authorizer', outcome: 'allowed' }, ['GetItem']);
-    const create = expectFunctionTrace(trace, functionId('ReservedTagKeysCreateFunction'), '## reserved-tag-keys/create',
+    expect(
+      trace
+        .filter((s) => s.origin === 'AWS::Lambda::Function')
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual([functionId('AuthorizerFunction'), functionId('ReservedTagKeysCreateFunction')].sort());
+    expectFunctionTrace(
+      trace,
+      functionId('AuthorizerFunction'),
+      '## authorizer',
+      { route: 'authorizer', outcome: 'allowed' },
+      ['GetItem'],
+    );
+    const create = expectFunctionTrace(
+      trace,
+      functionId('ReservedTagKeysCreateFunction'),
+      '## reserved-tag-keys/create',
       { route: 'POST /organizations/{organization_name}/reserved-tag-keys', outcome: '201' },
       // The receipt's claim with the head and the name's guard read alongside; the commit; guard, copy, member.
-      ['PutItem', 'GetItem', 'GetItem', 'UpdateItem', 'PutItem', 'PutItem', 'PutItem']);
+      ['PutItem', 'GetItem', 'GetItem', 'UpdateItem', 'PutItem', 'PutItem', 'PutItem'],
+    );
     expect(create.error).toBeUndefined();
     expect(create.fault).toBeUndefined();
 
     const text = JSON.stringify(trace);
-    for (const secret of [keyName, token.slice(7), ORG, created.json.data.id, 'user-trace-e2e']) expect(text).not.toContain(secret);
+    for (const secret of [keyName, token.slice(7), ORG, created.json.data.id, 'user-trace-e2e'])
+      expect(text).not.toContain(secret);
     expect(text).not.toMatch(/"(Item|Items|Key|TransactItems|ExpressionAttributeValues|metadata)"/);
     expect(local.stack().xray.received.undecoded).toBe(0);
   });
 
-  it('shows a list as one Query under its function, the authorizer\'s cached answer calling nothing', async () => {
+  it("shows a list as one Query under its function, the authorizer's cached answer calling nothing", async () => {
     const token = await tokenFor({ [ORG]: 'reader' }, 'user-trace-list');
     const first = local.stack().traces.length;
     expect((await api.get(`/organizations/${ORG}/reserved-tag-keys`, { token })).status).toBe(200);
@@ -92,11 +122,24 @@ describe('a request\'s trace through the local stack', () => {
     expect(listed.status).toBe(200);
 
     const trace = await traceWith('## reserved-tag-keys/list', from);
-    expect(trace.filter((s) => s.origin === 'AWS::Lambda::Function').map((s) => s.name)).toEqual([functionId('ReservedTagKeysListFunction')]);
-    expectFunctionTrace(trace, functionId('ReservedTagKeysListFunction'), '## reserved-tag-keys/list',
-      { route: 'GET /organizations/{organization_name}/reserved-tag-keys', outcome: '200' }, ['Query']);
+    expect(trace.filter((s) => s.origin === 'AWS::Lambda::Function').map((s) => s.name)).toEqual([
+      functionId('ReservedTagKeysListFunction'),
+    ]);
+    expectFunctionTrace(
+      trace,
+      functionId('ReservedTagKeysListFunction'),
+      '## reserved-tag-keys/list',
+      { route: 'GET /organizations/{organization_name}/reserved-tag-keys', outcome: '200' },
+      ['Query'],
+    );
     const text = JSON.stringify(trace);
-    for (const secret of [token.slice(7), ORG, 'user-trace-list', ...listed.json.data.map((key: { id: string }) => key.id)]) expect(text).not.toContain(secret);
+    for (const secret of [
+      token.slice(7),
+      ORG,
+      'user-trace-list',
+      ...listed.json.data.map((key: { id: string }) => key.id),
+    ])
+      expect(text).not.toContain(secret);
   });
 
   it('marks an answer in error as the console reads it: 404 an error, not a fault', async () => {

@@ -30,25 +30,54 @@ beforeAll(async () => {
   [run, otherRun] = runs.map((r) => r.runId) as [string, string];
   await Promise.all([
     // A workspace's plan and apply phases may comment on any run of the organization…
-    createTrust({ organization: ORG, issuer: issuer.url, audience: AUDIENCE, role: 'member', claims: { ...WORKSPACE } }),
+    createTrust({
+      organization: ORG,
+      issuer: issuer.url,
+      audience: AUDIENCE,
+      role: 'member',
+      claims: { ...WORKSPACE },
+    }),
     // …an apply phase of another workspace only on its own run…
-    createTrust({ organization: ORG, issuer: issuer.url, audience: AUDIENCE, role: 'member', claims: { terraform_workspace_id: 'ws-app', terraform_run_phase: 'apply' }, runClaim: 'terraform_run_id' }),
+    createTrust({
+      organization: ORG,
+      issuer: issuer.url,
+      audience: AUDIENCE,
+      role: 'member',
+      claims: { terraform_workspace_id: 'ws-app', terraform_run_phase: 'apply' },
+      runClaim: 'terraform_run_id',
+    }),
     // …and the platform repository's pipeline owns the organization's reserved tag keys.
-    createTrust({ organization: ORG, issuer: issuer.url, audience: AUDIENCE, role: 'owner', claims: { repository: 'acme/platform', ref: 'refs/heads/main' } }),
+    createTrust({
+      organization: ORG,
+      issuer: issuer.url,
+      audience: AUDIENCE,
+      role: 'owner',
+      claims: { repository: 'acme/platform', ref: 'refs/heads/main' },
+    }),
   ]);
 });
-afterAll(async () => { await issuer.close(); });
+afterAll(async () => {
+  await issuer.close();
+});
 
-const hcpToken = (extra: Record<string, unknown> = {}, subject = 'organization:wi-acme:project:Default Project:workspace:networking:run_phase:apply') =>
-  issuer.mint({ subject, claims: { ...WORKSPACE, terraform_run_phase: 'apply', ...extra } });
+const hcpToken = (
+  extra: Record<string, unknown> = {},
+  subject = 'organization:wi-acme:project:Default Project:workspace:networking:run_phase:apply',
+) => issuer.mint({ subject, claims: { ...WORKSPACE, terraform_run_phase: 'apply', ...extra } });
 
 describe('a trusted workload signs in with its own token', () => {
-  it('lists keys and comments as its trust\'s role allows, the comment created by the token\'s sub', async () => {
+  it("lists keys and comments as its trust's role allows, the comment created by the token's sub", async () => {
     const token = await hcpToken();
     expect((await api.get(`/organizations/${ORG}/reserved-tag-keys`, { token })).status).toBe(200);
-    const created = await api.post(`/runs/${run}/comments`, { token, body: commentDocument('Plan approved by the apply phase') });
+    const created = await api.post(`/runs/${run}/comments`, {
+      token,
+      body: commentDocument('Plan approved by the apply phase'),
+    });
     expect(created.status).toBe(201);
-    expect(created.json.data.relationships['created-by'].data).toEqual({ id: 'organization:wi-acme:project:Default Project:workspace:networking:run_phase:apply', type: 'users' });
+    expect(created.json.data.relationships['created-by'].data).toEqual({
+      id: 'organization:wi-acme:project:Default Project:workspace:networking:run_phase:apply',
+      type: 'users',
+    });
     const shown = await api.get(`/comments/${created.json.data.id}`, { token });
     expect(shown.json.data.attributes.body).toBe('Plan approved by the apply phase');
     // member: no reserved tag key writes.
@@ -57,8 +86,15 @@ describe('a trusted workload signs in with its own token', () => {
   });
 
   it('with ES256 too, and an owner trust may manage reserved tag keys; nothing in other organizations', async () => {
-    const token = await issuer.mint({ key: issuer.keys[1]!, subject: 'repo:acme/platform:ref:refs/heads/main', claims: { repository: 'acme/platform', ref: 'refs/heads/main' } });
-    const created = await api.post(`/organizations/${ORG}/reserved-tag-keys`, { token, body: { data: { type: 'reserved-tag-keys', attributes: { key: `env-${Date.now()}` } } } });
+    const token = await issuer.mint({
+      key: issuer.keys[1]!,
+      subject: 'repo:acme/platform:ref:refs/heads/main',
+      claims: { repository: 'acme/platform', ref: 'refs/heads/main' },
+    });
+    const created = await api.post(`/organizations/${ORG}/reserved-tag-keys`, {
+      token,
+      body: { data: { type: 'reserved-tag-keys', attributes: { key: `env-${Date.now()}` } } },
+    });
     expect(created.status).toBe(201);
     expect((await api.get('/organizations/other-org/reserved-tag-keys', { token })).status).toBe(404);
   });
@@ -70,11 +106,18 @@ describe('a trusted workload signs in with its own token', () => {
 });
 
 describe('a run-scoped trust', () => {
-  const runToken = (runId: string) => issuer.mint({ subject: 'organization:wi-acme:workspace:app:run_phase:apply', claims: { terraform_workspace_id: 'ws-app', terraform_run_phase: 'apply', terraform_run_id: runId } });
+  const runToken = (runId: string) =>
+    issuer.mint({
+      subject: 'organization:wi-acme:workspace:app:run_phase:apply',
+      claims: { terraform_workspace_id: 'ws-app', terraform_run_phase: 'apply', terraform_run_id: runId },
+    });
 
   it('lets a run list, show and comment on itself', async () => {
     const token = await runToken(run);
-    const created = await api.post(`/runs/${run}/comments`, { token, body: commentDocument('Applied by the run itself') });
+    const created = await api.post(`/runs/${run}/comments`, {
+      token,
+      body: commentDocument('Applied by the run itself'),
+    });
     expect(created.status).toBe(201);
     expect((await api.get(`/runs/${run}/comments`, { token })).status).toBe(200);
     expect((await api.get(`/comments/${created.json.data.id}`, { token })).status).toBe(200);
@@ -82,9 +125,14 @@ describe('a run-scoped trust', () => {
 
   it('reaches no other run (404, as if it did not exist) and no reserved tag keys (403)', async () => {
     const token = await runToken(run);
-    const elsewhere = await api.post(`/runs/${otherRun}/comments`, { token: await tokenFor({ [ORG]: 'member' }), body: commentDocument('on the other run') });
+    const elsewhere = await api.post(`/runs/${otherRun}/comments`, {
+      token: await tokenFor({ [ORG]: 'member' }),
+      body: commentDocument('on the other run'),
+    });
     expect((await api.get(`/runs/${otherRun}/comments`, { token })).status).toBe(404);
-    expect((await api.post(`/runs/${otherRun}/comments`, { token, body: commentDocument('not mine') })).status).toBe(404);
+    expect((await api.post(`/runs/${otherRun}/comments`, { token, body: commentDocument('not mine') })).status).toBe(
+      404,
+    );
     expect((await api.get(`/comments/${elsewhere.json.data.id}`, { token })).status).toBe(404);
     const keys = await api.get(`/organizations/${ORG}/reserved-tag-keys`, { token });
     expect(keys.status).toBe(403);
@@ -92,9 +140,12 @@ describe('a run-scoped trust', () => {
   });
 
   it('does not match a plan phase, or a token without the run claim', async () => {
-    const plan = await issuer.mint({ claims: { terraform_workspace_id: 'ws-app', terraform_run_phase: 'plan', terraform_run_id: run } });
+    const plan = await issuer.mint({
+      claims: { terraform_workspace_id: 'ws-app', terraform_run_phase: 'plan', terraform_run_id: run },
+    });
     const noRun = await issuer.mint({ claims: { terraform_workspace_id: 'ws-app', terraform_run_phase: 'apply' } });
-    for (const token of [plan, noRun]) expect((await api.get(`/runs/${run}/comments`, { token })).json).toEqual(unauthorized);
+    for (const token of [plan, noRun])
+      expect((await api.get(`/runs/${run}/comments`, { token })).json).toEqual(unauthorized);
   });
 });
 
@@ -104,11 +155,26 @@ describe('hostile tokens get 401, never 2xx, never 5xx', () => {
     ['expired', async () => issuer.mint({ claims: { ...WORKSPACE }, expiresInSeconds: -(CLOCK_LEEWAY_SECONDS + 5) })],
     ['another audience', async () => issuer.mint({ audience: 'elsewhere', claims: { ...WORKSPACE } })],
     ['a pinned claim that does not match', async () => hcpToken({ terraform_workspace_id: 'ws-other' })],
-    ['an unpublished key with a jwk header', async () => {
-      const attacker = await newIssuerKey('RS256');
-      return signRaw({ alg: 'RS256', kid: attacker.kid, jwk: attacker.publicJwk }, claims(issuer.url, { ...WORKSPACE }), attacker);
-    }],
-    ['the issuer with a trailing slash', async () => signRaw({ alg: 'RS256', kid: issuer.keys[0]!.kid }, claims(`${issuer.url}/`, { ...WORKSPACE }), issuer.keys[0]!)],
+    [
+      'an unpublished key with a jwk header',
+      async () => {
+        const attacker = await newIssuerKey('RS256');
+        return signRaw(
+          { alg: 'RS256', kid: attacker.kid, jwk: attacker.publicJwk },
+          claims(issuer.url, { ...WORKSPACE }),
+          attacker,
+        );
+      },
+    ],
+    [
+      'the issuer with a trailing slash',
+      async () =>
+        signRaw(
+          { alg: 'RS256', kid: issuer.keys[0]!.kid },
+          claims(`${issuer.url}/`, { ...WORKSPACE }),
+          issuer.keys[0]!,
+        ),
+    ],
     ['garbage in three parts', async () => 'abc.def.ghi'],
     ['a token of several KB', async () => hcpToken({ padding: 'x'.repeat(9000) })],
   ])('%s', async (_name, token) => {
@@ -121,7 +187,13 @@ describe('hostile tokens get 401, never 2xx, never 5xx', () => {
 describe('keys and trusts over time', () => {
   it('an issuer that cannot be reached is a 503 with Retry-After, never an allow', async () => {
     const gone = await startTestIssuer();
-    await createTrust({ organization: ORG, issuer: gone.url, audience: AUDIENCE, role: 'owner', claims: { ...WORKSPACE } });
+    await createTrust({
+      organization: ORG,
+      issuer: gone.url,
+      audience: AUDIENCE,
+      role: 'owner',
+      claims: { ...WORKSPACE },
+    });
     const token = await gone.mint({ claims: { ...WORKSPACE } });
     await gone.close();
     const answer = await api.get(`/runs/${run}/comments`, { token });
@@ -132,32 +204,59 @@ describe('keys and trusts over time', () => {
   it('a token used just before its exp is refused once exp and the leeway have passed, though the gateway cached its Allow', async () => {
     // Expired 25 s ago: within the 30 s leeway, so accepted, and the gateway caches the Allow for 60 s.
     const now = Math.floor(Date.now() / 1000);
-    const token = await signRaw({ alg: 'RS256', kid: issuer.keys[0]!.kid, typ: 'JWT' }, claims(issuer.url, { ...WORKSPACE, iat: now - 60, nbf: now - 60, exp: now - 25 }), issuer.keys[0]!);
+    const token = await signRaw(
+      { alg: 'RS256', kid: issuer.keys[0]!.kid, typ: 'JWT' },
+      claims(issuer.url, { ...WORKSPACE, iat: now - 60, nbf: now - 60, exp: now - 25 }),
+      issuer.keys[0]!,
+    );
     expect((await api.get(`/runs/${run}/comments`, { token })).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, (now - 25 + CLOCK_LEEWAY_SECONDS + 1) * 1000 - Date.now()));
     expect((await api.get(`/runs/${run}/comments`, { token })).json).toEqual(unauthorized);
   }, 20_000);
 
-  it('a deleted trust\'s tokens are refused at once when new, and within the authorizer cache TTL when cached', async () => {
-    const trust = await createTrust({ organization: ORG, issuer: issuer.url, audience: 'deleted-soon', role: 'reader', claims: { ...WORKSPACE } });
-    const cached = await issuer.mint({ audience: 'deleted-soon', claims: { ...WORKSPACE } });
-    expect((await api.get(`/runs/${run}/comments`, { token: cached })).status).toBe(200);
-    const firstAllowed = Date.now();
-    await deleteTrust(trust.trustId);
-    const fresh = await issuer.mint({ audience: 'deleted-soon', claims: { ...WORKSPACE, n: 2 } });
-    expect((await api.get(`/runs/${run}/comments`, { token: fresh })).status).toBe(401);
-    await new Promise((resolve) => setTimeout(resolve, firstAllowed + AUTHORIZER_CACHE_TTL_SECONDS * 1000 + 500 - Date.now()));
-    expect((await api.get(`/runs/${run}/comments`, { token: cached })).status).toBe(401);
-  }, (AUTHORIZER_CACHE_TTL_SECONDS + 20) * 1000);
+  it(
+    "a deleted trust's tokens are refused at once when new, and within the authorizer cache TTL when cached",
+    async () => {
+      const trust = await createTrust({
+        organization: ORG,
+        issuer: issuer.url,
+        audience: 'deleted-soon',
+        role: 'reader',
+        claims: { ...WORKSPACE },
+      });
+      const cached = await issuer.mint({ audience: 'deleted-soon', claims: { ...WORKSPACE } });
+      expect((await api.get(`/runs/${run}/comments`, { token: cached })).status).toBe(200);
+      const firstAllowed = Date.now();
+      await deleteTrust(trust.trustId);
+      const fresh = await issuer.mint({ audience: 'deleted-soon', claims: { ...WORKSPACE, n: 2 } });
+      expect((await api.get(`/runs/${run}/comments`, { token: fresh })).status).toBe(401);
+      await new Promise((resolve) =>
+        setTimeout(resolve, firstAllowed + AUTHORIZER_CACHE_TTL_SECONDS * 1000 + 500 - Date.now()),
+      );
+      expect((await api.get(`/runs/${run}/comments`, { token: cached })).status).toBe(401);
+    },
+    (AUTHORIZER_CACHE_TTL_SECONDS + 20) * 1000,
+  );
 
-  it('the authorizer\'s trace names the trust and the sub, never the token', async () => {
+  it("the authorizer's trace names the trust and the sub, never the token", async () => {
     const subject = 'organization:wi-acme:workspace:networking:run_phase:traced';
     const token = await hcpToken({}, subject);
     const from = stack().traces.length;
     expect((await api.get(`/runs/${run}/comments`, { token })).status).toBe(200);
     let span: Record<string, any> | undefined;
-    await eventually(() => (span = stack().traces.slice(from).find((s) => s.name === '## authorizer' && s.annotations?.workload === subject)) !== undefined, 5_000);
-    expect(span!.annotations).toEqual({ route: 'authorizer', outcome: 'allowed', trust: expect.stringMatching(/^trust-[A-Za-z0-9]{16}$/), workload: subject });
+    await eventually(
+      () =>
+        (span = stack()
+          .traces.slice(from)
+          .find((s) => s.name === '## authorizer' && s.annotations?.workload === subject)) !== undefined,
+      5_000,
+    );
+    expect(span!.annotations).toEqual({
+      route: 'authorizer',
+      outcome: 'allowed',
+      trust: expect.stringMatching(/^trust-[A-Za-z0-9]{16}$/),
+      workload: subject,
+    });
     const text = JSON.stringify(stack().xray.trace(span!.trace_id));
     for (const part of token.split('.')) expect(text).not.toContain(part);
   });

@@ -35,7 +35,9 @@ const lambdaInvokedBy = (uri: unknown): any => {
 
 describe('routes', () => {
   it('deploys exactly the route table: every method and path under /api/v2', () => {
-    const deployed = routeTableMethods().filter((m) => m.method !== 'ANY').map((m) => routeKey(m.method, m.path));
+    const deployed = routeTableMethods()
+      .filter((m) => m.method !== 'ANY')
+      .map((m) => routeKey(m.method, m.path));
     const table = routes.map((r) => routeKey(r.method, underBase(r.path)));
     expect(new Set(deployed)).toEqual(new Set(table));
     expect(deployed).toHaveLength(table.length);
@@ -46,21 +48,29 @@ describe('routes', () => {
     for (const route of routes) {
       const method = methods.find((m) => m.method === route.method && m.path === underBase(route.path))!;
       expect(method.properties.Integration.Type).toBe('AWS_PROXY');
-      expect(lambdaInvokedBy(method.properties.Integration.Uri).Properties.Description).toMatch(new RegExp(`functions/${route.function}\\.ts$`));
+      expect(lambdaInvokedBy(method.properties.Integration.Uri).Properties.Description).toMatch(
+        new RegExp(`functions/${route.function}\\.ts$`),
+      );
     }
   });
 
   it('receives HCP Terraform run notifications at POST /api/v2/run-notifications/{organization_name}, with no authorizer', () => {
-    const method = deployedMethods(synth.template).find((m) => m.method === 'POST' && m.path === '/api/v2/run-notifications/{organization_name}')!;
+    const method = deployedMethods(synth.template).find(
+      (m) => m.method === 'POST' && m.path === '/api/v2/run-notifications/{organization_name}',
+    )!;
     expect(method.properties.AuthorizationType).toBe('NONE');
     expect(method.properties.AuthorizerId).toBeUndefined();
-    expect(lambdaInvokedBy(method.properties.Integration.Uri).Properties.Description).toMatch(/functions\/run-notifications\/receive\.ts$/);
+    expect(lambdaInvokedBy(method.properties.Integration.Uri).Properties.Description).toMatch(
+      /functions\/run-notifications\/receive\.ts$/,
+    );
   });
 
   it('guards every route with a role by the REQUEST authorizer, and only those', () => {
     const authorizer = single('AWS::ApiGateway::Authorizer');
     for (const route of routes) {
-      const method = deployedMethods(synth.template).find((m) => m.method === route.method && m.path === underBase(route.path))!;
+      const method = deployedMethods(synth.template).find(
+        (m) => m.method === route.method && m.path === underBase(route.path),
+      )!;
       if (route.role === null) {
         expect(method.properties.AuthorizationType).toBe('NONE');
       } else {
@@ -68,7 +78,9 @@ describe('routes', () => {
         expect(method.properties.AuthorizerId).toEqual({ Ref: authorizer.logicalId });
       }
     }
-    expect(deployedMethods(synth.template).find((m) => m.path === underBase('/ping'))!.properties.AuthorizationType).toBe('NONE');
+    expect(
+      deployedMethods(synth.template).find((m) => m.path === underBase('/ping'))!.properties.AuthorizationType,
+    ).toBe('NONE');
   });
 
   it('answers 405 with the contract body and Allow on every routed path for any other method (ANY mock)', () => {
@@ -89,30 +101,46 @@ describe('routes', () => {
       expect(response.StatusCode).toBe('405');
       expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual(METHOD_NOT_ALLOWED_BODY);
       expect(JSON.parse(response.ResponseTemplates['application/vnd.api+json'])).toEqual(METHOD_NOT_ALLOWED_BODY);
-      const allow = routes.filter((r) => underBase(r.path) === any.path).map((r) => r.method).sort().join(', ');
+      const allow = routes
+        .filter((r) => underBase(r.path) === any.path)
+        .map((r) => r.method)
+        .sort()
+        .join(', ');
       const headers = { ...contractHeaders, Allow: allow };
       expect(response.ResponseParameters).toEqual({
-        ...Object.fromEntries(Object.entries(headers).map(([name, value]) => [`method.response.header.${name}`, `'${value}'`])),
+        ...Object.fromEntries(
+          Object.entries(headers).map(([name, value]) => [`method.response.header.${name}`, `'${value}'`]),
+        ),
         'method.response.header.X-Request-Id': 'context.requestId',
       });
-      expect(responses).toEqual([{
-        StatusCode: '405',
-        ResponseParameters: Object.fromEntries([...Object.keys(headers), 'X-Request-Id'].map((name) => [`method.response.header.${name}`, true])),
-      }]);
+      expect(responses).toEqual([
+        {
+          StatusCode: '405',
+          ResponseParameters: Object.fromEntries(
+            [...Object.keys(headers), 'X-Request-Id'].map((name) => [`method.response.header.${name}`, true]),
+          ),
+        },
+      ]);
     }
   });
 });
 
 describe('the gateway responses for a refused token', () => {
-  const response = (type: string) => Object.values(resourcesOf(synth.template, 'AWS::ApiGateway::GatewayResponse'))
-    .find((r) => r.Properties.ResponseType === type)!.Properties;
+  const response = (type: string) =>
+    Object.values(resourcesOf(synth.template, 'AWS::ApiGateway::GatewayResponse')).find(
+      (r) => r.Properties.ResponseType === type,
+    )!.Properties;
 
   it('say which of three things is wrong: UNAUTHORIZED literally, ACCESS_DENIED from the Deny’s context', () => {
-    expect(JSON.parse(response('UNAUTHORIZED').ResponseTemplates['application/json']).errors[0].detail).toBe('no Authorization header: send Authorization: Bearer <token>');
+    expect(JSON.parse(response('UNAUTHORIZED').ResponseTemplates['application/json']).errors[0].detail).toBe(
+      'no Authorization header: send Authorization: Bearer <token>',
+    );
     const denied = response('ACCESS_DENIED');
     expect(denied.StatusCode).toBe('401');
     for (const template of Object.values(denied.ResponseTemplates as Record<string, string>)) {
-      expect(JSON.parse(template).errors).toEqual([{ status: '401', title: 'unauthorized', detail: '$context.authorizer.detail' }]);
+      expect(JSON.parse(template).errors).toEqual([
+        { status: '401', title: 'unauthorized', detail: '$context.authorizer.detail' },
+      ]);
     }
   });
 });
@@ -129,15 +157,18 @@ describe('the REQUEST authorizer', () => {
   });
 
   it('fetches loopback (http://127.0.0.1) issuers on the local stage only', () => {
-    const variablesOf = (template: typeof synth.template) => Object.values(resourcesOf(template, 'AWS::Lambda::Function'))
-      .find((fn) => JSON.stringify(fn.Properties.Description ?? '').includes('functions/authorizer.ts'))!.Properties.Environment.Variables;
+    const variablesOf = (template: typeof synth.template) =>
+      Object.values(resourcesOf(template, 'AWS::Lambda::Function')).find((fn) =>
+        JSON.stringify(fn.Properties.Description ?? '').includes('functions/authorizer.ts'),
+      )!.Properties.Environment.Variables;
     expect(variablesOf(synth.template)[LOOPBACK_ISSUERS_ENV]).toBeUndefined();
     expect(variablesOf(synthesize({ stage: 'local' }).template)[LOOPBACK_ISSUERS_ENV]).toBe('allowed');
   });
 
   it('may be invoked by this API only', () => {
-    const permissions = Object.values(resourcesOf(synth.template, 'AWS::Lambda::Permission'))
-      .filter((p) => JSON.stringify(p.Properties.FunctionName).includes('AuthorizerFunction'));
+    const permissions = Object.values(resourcesOf(synth.template, 'AWS::Lambda::Permission')).filter((p) =>
+      JSON.stringify(p.Properties.FunctionName).includes('AuthorizerFunction'),
+    );
     expect(permissions).toHaveLength(1);
     expect(permissions[0]!.Properties.Principal).toBe('apigateway.amazonaws.com');
     expect(JSON.stringify(permissions[0]!.Properties.SourceArn)).toMatch(/authorizers/);
@@ -149,10 +180,17 @@ describe('the stage', () => {
     const stage = single('AWS::ApiGateway::Stage');
     expect(stage.Properties.StageName).toBe('test');
     expect(stage.Properties.TracingEnabled).toBe(true);
-    expect(stage.Properties.MethodSettings).toEqual([expect.objectContaining({
-      HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false, MetricsEnabled: true,
-      ThrottlingRateLimit: 50, ThrottlingBurstLimit: 5,
-    })]);
+    expect(stage.Properties.MethodSettings).toEqual([
+      expect.objectContaining({
+        HttpMethod: '*',
+        ResourcePath: '/*',
+        LoggingLevel: 'ERROR',
+        DataTraceEnabled: false,
+        MetricsEnabled: true,
+        ThrottlingRateLimit: 50,
+        ThrottlingBurstLimit: 5,
+      }),
+    ]);
     // API Gateway applies it to each method: all methods at their limit fit in the account's
     // 10,000 req/s (shared by every API and stage of the region) with room for a second stage.
     // Sized against the functions' reservations: deployments.test.ts.
@@ -165,13 +203,22 @@ describe('the stage', () => {
     const format = JSON.parse(setting.Format);
     expect(format).toEqual(ACCESS_LOG_FIELDS);
     expect(format).toMatchObject({
-      requestId: '$context.requestId', ip: '$context.identity.sourceIp', method: '$context.httpMethod',
-      resourcePath: '$context.resourcePath', status: '$context.status', responseLatency: '$context.responseLatency',
+      requestId: '$context.requestId',
+      ip: '$context.identity.sourceIp',
+      method: '$context.httpMethod',
+      resourcePath: '$context.resourcePath',
+      status: '$context.status',
+      responseLatency: '$context.responseLatency',
     });
     expect(setting.Format.toLowerCase()).not.toMatch(/authorization|header|requestoverride|body/);
     // The log group's ARN without the `:*` of its Arn attribute: what API Gateway stores, so a
     // drift check finds the stage in sync (feature flag logGroupDestinationArnWithoutWildcard).
-    expect(setting.DestinationArn).toEqual({ 'Fn::Join': ['', ['arn:aws:logs:eu-west-1:123456789012:log-group:', { Ref: expect.stringMatching(/AccessLogs/) }]] });
+    expect(setting.DestinationArn).toEqual({
+      'Fn::Join': [
+        '',
+        ['arn:aws:logs:eu-west-1:123456789012:log-group:', { Ref: expect.stringMatching(/AccessLogs/) }],
+      ],
+    });
   });
 
   it('is a regional endpoint', () => {
@@ -188,11 +235,13 @@ describe('the table', () => {
     ]);
     expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
     expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: true, SSEType: 'KMS' });
-    expect(table.Properties.Replicas).toEqual([expect.objectContaining({
-      Region: 'eu-west-1',
-      DeletionProtectionEnabled: true,
-      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
-    })]);
+    expect(table.Properties.Replicas).toEqual([
+      expect.objectContaining({
+        Region: 'eu-west-1',
+        DeletionProtectionEnabled: true,
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      }),
+    ]);
     expect(table.DeletionPolicy).toBe('Retain');
     expect(table.UpdateReplacePolicy).toBe('Retain');
     expect(table.Properties.TableName).toBeUndefined(); // CloudFormation names it: two stages per account
@@ -200,20 +249,24 @@ describe('the table', () => {
 
   it('lists expiring items in the sparse Expiry index, keys only, and has no TTL and no local index (MRSC allows neither)', () => {
     const table = single('AWS::DynamoDB::GlobalTable');
-    expect(table.Properties.GlobalSecondaryIndexes).toEqual([{
-      IndexName: EXPIRY_INDEX,
-      KeySchema: [
-        { AttributeName: EXPIRY_KEYS.shard, KeyType: 'HASH' },
-        { AttributeName: EXPIRY_KEYS.sweepAt, KeyType: 'RANGE' },
-      ],
-      Projection: { ProjectionType: 'KEYS_ONLY' },
-    }]);
-    expect(new Set(table.Properties.AttributeDefinitions)).toEqual(new Set([
-      { AttributeName: TABLE_KEYS.partitionKey, AttributeType: 'S' },
-      { AttributeName: TABLE_KEYS.sortKey, AttributeType: 'S' },
-      { AttributeName: EXPIRY_KEYS.shard, AttributeType: 'S' },
-      { AttributeName: EXPIRY_KEYS.sweepAt, AttributeType: 'N' },
-    ]));
+    expect(table.Properties.GlobalSecondaryIndexes).toEqual([
+      {
+        IndexName: EXPIRY_INDEX,
+        KeySchema: [
+          { AttributeName: EXPIRY_KEYS.shard, KeyType: 'HASH' },
+          { AttributeName: EXPIRY_KEYS.sweepAt, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
+    ]);
+    expect(new Set(table.Properties.AttributeDefinitions)).toEqual(
+      new Set([
+        { AttributeName: TABLE_KEYS.partitionKey, AttributeType: 'S' },
+        { AttributeName: TABLE_KEYS.sortKey, AttributeType: 'S' },
+        { AttributeName: EXPIRY_KEYS.shard, AttributeType: 'S' },
+        { AttributeName: EXPIRY_KEYS.sweepAt, AttributeType: 'N' },
+      ]),
+    );
     expect(table.Properties.TimeToLiveSpecification).toBeUndefined();
     expect(table.Properties.LocalSecondaryIndexes).toBeUndefined();
   });

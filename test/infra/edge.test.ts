@@ -11,11 +11,17 @@ import cdkJson from '../../cdk.json' with { type: 'json' };
  * domain or CloudFront front), the public address links are built from, and the web ACL.
  */
 type Resources = Record<string, { Type: string; Properties: any; DependsOn?: string[] }>;
-interface Synth { resources: Resources; outputs: Record<string, { Value: unknown; Description?: string }> }
+interface Synth {
+  resources: Resources;
+  outputs: Record<string, { Value: unknown; Description?: string }>;
+}
 
 function synth(context: Record<string, unknown> = {}): Synth {
   const app = new App({ context: { ...cdkJson.context, ...context, 'aws:cdk:bundling-stacks': [] } });
-  const stack = new ApiStack(app, 'tfc-tags-comments-test', { stage: 'test', env: { account: '123456789012', region: 'eu-west-1' } });
+  const stack = new ApiStack(app, 'tfc-tags-comments-test', {
+    stage: 'test',
+    env: { account: '123456789012', region: 'eu-west-1' },
+  });
   const json = Template.fromStack(stack).toJSON() as { Resources: Resources; Outputs: Synth['outputs'] };
   return { resources: json.Resources, outputs: json.Outputs };
 }
@@ -31,18 +37,32 @@ function pathOf(s: Synth, resourceId: any): string {
   const resource = s.resources[resourceId.Ref]!.Properties;
   return `${pathOf(s, resource.ParentId)}/${resource.PathPart}`;
 }
-const methods = (s: Synth) => ofType(s, 'AWS::ApiGateway::Method').map(([, m]) => ({ method: m.Properties.HttpMethod, path: pathOf(s, m.Properties.ResourceId), p: m.Properties }));
+const methods = (s: Synth) =>
+  ofType(s, 'AWS::ApiGateway::Method').map(([, m]) => ({
+    method: m.Properties.HttpMethod,
+    path: pathOf(s, m.Properties.ResourceId),
+    p: m.Properties,
+  }));
 const webAcl = (s: Synth) => only(s, 'AWS::WAFv2::WebACL').Properties;
 const rule = (s: Synth, name: string) => webAcl(s).Rules.find((r: any) => r.Name === name);
 
-const COMMON = { 'TFP-API-Version': "'2.6'", 'TFP-AppName': "'tfc-tags-comments'", 'X-RateLimit-Limit': "'30'", 'Cache-Control': "'no-store'" };
+const COMMON = {
+  'TFP-API-Version': "'2.6'",
+  'TFP-AppName': "'tfc-tags-comments'",
+  'X-RateLimit-Limit': "'30'",
+  'Cache-Control': "'no-store'",
+};
 
 let front: Synth;
 let domain: Synth;
 let zone: Synth;
 beforeAll(() => {
   front = synth();
-  domain = synth({ domainName: 'tfe.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc-123', disableExecuteApiEndpoint: 'true' });
+  domain = synth({
+    domainName: 'tfe.example.com',
+    certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc-123',
+    disableExecuteApiEndpoint: 'true',
+  });
   zone = synth({ domainName: 'tfe.example.com', hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' });
 }, 120_000);
 
@@ -71,31 +91,40 @@ describe('gateway responses', () => {
     DEFAULT_4XX: [undefined, 'bad request'],
     DEFAULT_5XX: [undefined, 'internal server error'],
   };
-  const responses = () => Object.fromEntries(ofType(front, 'AWS::ApiGateway::GatewayResponse').map(([, r]) => [r.Properties.ResponseType, r.Properties]));
+  const responses = () =>
+    Object.fromEntries(
+      ofType(front, 'AWS::ApiGateway::GatewayResponse').map(([, r]) => [r.Properties.ResponseType, r.Properties]),
+    );
 
   it('customizes every response type, and only those', () => {
     expect(Object.keys(responses()).sort()).toEqual(Object.keys(expected).sort());
   });
 
-  it.each(Object.entries(expected))('%s: %s with a JSON:API body, the contract headers and X-Request-Id', (type: string, [status, title]: [string | undefined, string]) => {
-    const response = responses()[type];
-    // A status on DEFAULT_4XX/5XX would become the status of every type not customized itself.
-    expect(response.StatusCode).toBe(status);
-    for (const media of ['application/json', 'application/vnd.api+json']) {
-      const body = JSON.parse(response.ResponseTemplates[media]);
-      expect(body.errors).toHaveLength(1);
-      expect(body.errors[0]).toMatchObject({ status: status ?? expect.stringMatching(/^[45]\d\d$/), title });
-    }
-    expect(response.ResponseParameters).toMatchObject({
-      'gatewayresponse.header.Content-Type': "'application/vnd.api+json'",
-      'gatewayresponse.header.X-Request-Id': 'context.requestId',
-      ...Object.fromEntries(Object.entries(COMMON).map(([name, value]) => [`gatewayresponse.header.${name}`, value])),
-    });
-  });
+  it.each(Object.entries(expected))(
+    '%s: %s with a JSON:API body, the contract headers and X-Request-Id',
+    (type: string, [status, title]: [string | undefined, string]) => {
+      const response = responses()[type];
+      // A status on DEFAULT_4XX/5XX would become the status of every type not customized itself.
+      expect(response.StatusCode).toBe(status);
+      for (const media of ['application/json', 'application/vnd.api+json']) {
+        const body = JSON.parse(response.ResponseTemplates[media]);
+        expect(body.errors).toHaveLength(1);
+        expect(body.errors[0]).toMatchObject({ status: status ?? expect.stringMatching(/^[45]\d\d$/), title });
+      }
+      expect(response.ResponseParameters).toMatchObject({
+        'gatewayresponse.header.Content-Type': "'application/vnd.api+json'",
+        'gatewayresponse.header.X-Request-Id': 'context.requestId',
+        ...Object.fromEntries(Object.entries(COMMON).map(([name, value]) => [`gatewayresponse.header.${name}`, value])),
+      });
+    },
+  );
 
   it('tells a throttled client when to retry in whole and float seconds, and an unavailable one in whole seconds', () => {
     for (const type of ['THROTTLED', 'QUOTA_EXCEEDED']) {
-      expect(responses()[type].ResponseParameters).toMatchObject({ 'gatewayresponse.header.Retry-After': "'1'", 'gatewayresponse.header.X-RateLimit-Reset': "'1.000'" });
+      expect(responses()[type].ResponseParameters).toMatchObject({
+        'gatewayresponse.header.Retry-After': "'1'",
+        'gatewayresponse.header.X-RateLimit-Reset': "'1.000'",
+      });
     }
     for (const type of ['AUTHORIZER_FAILURE', 'AUTHORIZER_CONFIGURATION_ERROR']) {
       expect(responses()[type].ResponseParameters['gatewayresponse.header.Retry-After']).toBe("'1'");
@@ -105,15 +134,21 @@ describe('gateway responses', () => {
 
 describe('the 405 and discovery mocks', () => {
   it('answers 405 with Allow listing the methods of each path, and X-Request-Id', () => {
-    const allow = Object.fromEntries(methods(front).filter((m) => m.method === 'ANY').map((m) => {
-      const [response] = m.p.Integration.IntegrationResponses;
-      expect(m.p.Integration.Type).toBe('MOCK');
-      expect(response.StatusCode).toBe('405');
-      expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual({ errors: [{ status: '405', title: 'method not allowed' }] });
-      expect(response.ResponseParameters['method.response.header.X-Request-Id']).toBe('context.requestId');
-      expect(m.p.MethodResponses[0].ResponseParameters['method.response.header.Allow']).toBe(true);
-      return [m.path, response.ResponseParameters['method.response.header.Allow']];
-    }));
+    const allow = Object.fromEntries(
+      methods(front)
+        .filter((m) => m.method === 'ANY')
+        .map((m) => {
+          const [response] = m.p.Integration.IntegrationResponses;
+          expect(m.p.Integration.Type).toBe('MOCK');
+          expect(response.StatusCode).toBe('405');
+          expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual({
+            errors: [{ status: '405', title: 'method not allowed' }],
+          });
+          expect(response.ResponseParameters['method.response.header.X-Request-Id']).toBe('context.requestId');
+          expect(m.p.MethodResponses[0].ResponseParameters['method.response.header.Allow']).toBe(true);
+          return [m.path, response.ResponseParameters['method.response.header.Allow']];
+        }),
+    );
     expect(allow).toEqual({
       '/api/v2/ping': "'GET'",
       '/api/v2/organizations/{organization_name}/reserved-tag-keys': "'GET, POST'",
@@ -132,7 +167,11 @@ describe('the 405 and discovery mocks', () => {
     expect(discovery!.p.Integration.Type).toBe('MOCK');
     const [response] = discovery!.p.Integration.IntegrationResponses;
     expect(response.StatusCode).toBe('200');
-    expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual({ 'tfe.v2': '/api/v2/', 'tfe.v2.1': '/api/v2/', 'tfe.v2.2': '/api/v2/' });
+    expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual({
+      'tfe.v2': '/api/v2/',
+      'tfe.v2.1': '/api/v2/',
+      'tfe.v2.2': '/api/v2/',
+    });
     // Terraform's discovery client refuses any other media type.
     expect(response.ResponseParameters['method.response.header.Content-Type']).toBe("'application/json'");
     expect(response.ResponseParameters['method.response.header.X-Request-Id']).toBe('context.requestId');
@@ -153,7 +192,9 @@ describe('without a domain: a CloudFront front at the root of its own host', () 
     expect(origin.OriginPath).toBe('/test');
     expect(origin.CustomOriginConfig).toEqual({ OriginProtocolPolicy: 'https-only', OriginSSLProtocols: ['TLSv1.2'] });
     const restApi = only(front, 'AWS::ApiGateway::RestApi').logicalId;
-    expect(origin.DomainName).toEqual({ 'Fn::Join': ['', [{ Ref: restApi }, '.execute-api.eu-west-1.', { Ref: 'AWS::URLSuffix' }]] });
+    expect(origin.DomainName).toEqual({
+      'Fn::Join': ['', [{ Ref: restApi }, '.execute-api.eu-west-1.', { Ref: 'AWS::URLSuffix' }]],
+    });
   });
 
   it('puts the viewer address in X-Tfe-Client-Ip, overwriting what the client sent, before the request leaves the edge', () => {
@@ -161,24 +202,44 @@ describe('without a domain: a CloudFront front at the root of its own host', () 
     expect(association.EventType).toBe('viewer-request');
     const fn = front.resources[association.FunctionARN['Fn::GetAtt'][0]]!.Properties;
     expect(fn.FunctionConfig.Runtime).toBe('cloudfront-js-2.0');
-    const event = { viewer: { ip: '203.0.113.7' }, request: { method: 'GET', uri: '/api/v2/ping', headers: { 'x-tfe-client-ip': { value: '10.0.0.1' }, authorization: { value: 'Bearer t' } } } };
+    const event = {
+      viewer: { ip: '203.0.113.7' },
+      request: {
+        method: 'GET',
+        uri: '/api/v2/ping',
+        headers: { 'x-tfe-client-ip': { value: '10.0.0.1' }, authorization: { value: 'Bearer t' } },
+      },
+    };
     const request = runInNewContext(`${fn.FunctionCode}\nhandler(event);`, { event }) as any;
-    expect(request.headers).toEqual({ 'x-tfe-client-ip': { value: '203.0.113.7' }, authorization: { value: 'Bearer t' } });
+    expect(request.headers).toEqual({
+      'x-tfe-client-ip': { value: '203.0.113.7' },
+      authorization: { value: 'Bearer t' },
+    });
   });
 
   it('proves itself to WAF with a generated secret that only CloudFormation resolves', () => {
     const [origin] = distribution().Properties.DistributionConfig.Origins;
     const secret = only(front, 'AWS::SecretsManager::Secret');
-    const reference = { 'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: secret.logicalId }, ':SecretString:::}}']] };
+    const reference = {
+      'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: secret.logicalId }, ':SecretString:::}}']],
+    };
     expect(origin.OriginCustomHeaders).toEqual([{ HeaderName: 'X-Tfe-Origin-Verify', HeaderValue: reference }]);
     expect(secret.Properties.GenerateSecretString).toMatchObject({ ExcludePunctuation: true, PasswordLength: 48 });
     expect(rule(front, 'OnlyThroughFront')).toMatchObject({
       Priority: 0,
       Action: { Block: {} }, // no custom response: API Gateway's WAF_FILTERED, a JSON:API 403 with X-Request-Id
-      Statement: { NotStatement: { Statement: { ByteMatchStatement: {
-        FieldToMatch: { SingleHeader: { Name: 'x-tfe-origin-verify' } }, PositionalConstraint: 'EXACTLY', SearchString: reference,
-        TextTransformations: [{ Priority: 0, Type: 'NONE' }],
-      } } } },
+      Statement: {
+        NotStatement: {
+          Statement: {
+            ByteMatchStatement: {
+              FieldToMatch: { SingleHeader: { Name: 'x-tfe-origin-verify' } },
+              PositionalConstraint: 'EXACTLY',
+              SearchString: reference,
+              TextTransformations: [{ Priority: 0, Type: 'NONE' }],
+            },
+          },
+        },
+      },
     });
   });
 
@@ -192,7 +253,9 @@ describe('without a domain: a CloudFront front at the root of its own host', () 
 
   it('limits each client address by the header the front sets', () => {
     expect(rule(front, 'PerClientIpRateLimit').Statement.RateBasedStatement).toEqual({
-      Limit: 6000, EvaluationWindowSec: 60, AggregateKeyType: 'FORWARDED_IP',
+      Limit: 6000,
+      EvaluationWindowSec: 60,
+      AggregateKeyType: 'FORWARDED_IP',
       ForwardedIPConfig: { HeaderName: 'X-Tfe-Client-Ip', FallbackBehavior: 'MATCH' },
     });
   });
@@ -215,20 +278,32 @@ describe('with a domain: an API Gateway custom domain mapped at its root', () =>
   });
 
   it('builds links from and prints https://DOMAIN, and where to point its DNS', () => {
-    expect(only(domain, 'AWS::ApiGateway::Stage').Properties.Variables).toEqual({ publicAddress: 'https://tfe.example.com' });
+    expect(only(domain, 'AWS::ApiGateway::Stage').Properties.Variables).toEqual({
+      publicAddress: 'https://tfe.example.com',
+    });
     expect(domain.outputs.TfeAddress!.Value).toBe('https://tfe.example.com');
-    expect(domain.outputs.DomainDnsTarget!.Value).toEqual({ 'Fn::GetAtt': [only(domain, 'AWS::ApiGateway::DomainName').logicalId, 'RegionalDomainName'] });
+    expect(domain.outputs.DomainDnsTarget!.Value).toEqual({
+      'Fn::GetAtt': [only(domain, 'AWS::ApiGateway::DomainName').logicalId, 'RegionalDomainName'],
+    });
   });
 
   it('limits each client address by its source address, and needs no front secret', () => {
-    expect(rule(domain, 'PerClientIpRateLimit').Statement.RateBasedStatement).toEqual({ Limit: 6000, EvaluationWindowSec: 60, AggregateKeyType: 'IP' });
+    expect(rule(domain, 'PerClientIpRateLimit').Statement.RateBasedStatement).toEqual({
+      Limit: 6000,
+      EvaluationWindowSec: 60,
+      AggregateKeyType: 'IP',
+    });
     expect(rule(domain, 'OnlyThroughFront')).toBeUndefined();
     expect(ofType(domain, 'AWS::SecretsManager::Secret')).toEqual([]);
   });
 
   it('creates the certificate (DNS-validated) and an alias record when given the hosted zone', () => {
     const certificate = only(zone, 'AWS::CertificateManager::Certificate').Properties;
-    expect(certificate).toMatchObject({ DomainName: 'tfe.example.com', ValidationMethod: 'DNS', DomainValidationOptions: [{ DomainName: 'tfe.example.com', HostedZoneId: 'Z0123456789ABCDEFGHIJ' }] });
+    expect(certificate).toMatchObject({
+      DomainName: 'tfe.example.com',
+      ValidationMethod: 'DNS',
+      DomainValidationOptions: [{ DomainName: 'tfe.example.com', HostedZoneId: 'Z0123456789ABCDEFGHIJ' }],
+    });
     const record = only(zone, 'AWS::Route53::RecordSet').Properties;
     expect(record).toMatchObject({ Name: 'tfe.example.com.', Type: 'A', HostedZoneId: 'Z0123456789ABCDEFGHIJ' });
     expect(zone.outputs.DomainDnsTarget).toBeUndefined();
@@ -245,31 +320,52 @@ describe('the web ACL', () => {
     ResponseCode: 429,
     CustomResponseBodyKey: bodyKey,
     ResponseHeaders: [
-      { Name: 'TFP-API-Version', Value: '2.6' }, { Name: 'TFP-AppName', Value: 'tfc-tags-comments' }, { Name: 'X-RateLimit-Limit', Value: '30' },
-      { Name: 'Cache-Control', Value: 'no-store' }, { Name: 'Retry-After', Value: '60' }, { Name: 'X-RateLimit-Reset', Value: '60.000' },
+      { Name: 'TFP-API-Version', Value: '2.6' },
+      { Name: 'TFP-AppName', Value: 'tfc-tags-comments' },
+      { Name: 'X-RateLimit-Limit', Value: '30' },
+      { Name: 'Cache-Control', Value: 'no-store' },
+      { Name: 'Retry-After', Value: '60' },
+      { Name: 'X-RateLimit-Reset', Value: '60.000' },
     ],
   });
-  const RATE_RULES = { PerClientIpRateLimit: 'TooManyRequestsPerAddress', PerTokenRateLimit: 'TooManyRequestsPerToken', RunNotificationsPerOrganization: 'TooManyRunNotifications' };
+  const RATE_RULES = {
+    PerClientIpRateLimit: 'TooManyRequestsPerAddress',
+    PerTokenRateLimit: 'TooManyRequestsPerToken',
+    RunNotificationsPerOrganization: 'TooManyRunNotifications',
+  };
 
   it('evaluates the front check, body size, per address, per token, then AWS’s managed groups', () => {
     expect(webAcl(front).Rules.map((r: any) => [r.Priority, r.Name])).toEqual([
-      [0, 'OnlyThroughFront'], [1, 'BodyOver64KiB'], [2, 'PerClientIpRateLimit'], [3, 'PerTokenRateLimit'],
-      [4, 'RunNotificationsPerOrganization'], [5, 'AWSManagedRulesCommonRuleSet'], [6, 'AWSManagedRulesKnownBadInputsRuleSet'],
+      [0, 'OnlyThroughFront'],
+      [1, 'BodyOver64KiB'],
+      [2, 'PerClientIpRateLimit'],
+      [3, 'PerTokenRateLimit'],
+      [4, 'RunNotificationsPerOrganization'],
+      [5, 'AWSManagedRulesCommonRuleSet'],
+      [6, 'AWSManagedRulesKnownBadInputsRuleSet'],
     ]);
   });
 
   it('says in each rate rule’s 429 which limit was passed, as the rule counts it, and to wait Retry-After', () => {
-    const whose = { PerClientIpRateLimit: 'this client address', PerTokenRateLimit: 'this token', RunNotificationsPerOrganization: 'this organization' };
+    const whose = {
+      PerClientIpRateLimit: 'this client address',
+      PerTokenRateLimit: 'this token',
+      RunNotificationsPerOrganization: 'this organization',
+    };
     for (const [name, bodyKey] of Object.entries(RATE_RULES)) {
       const r = rule(front, name);
       const { Limit, EvaluationWindowSec } = r.Statement.RateBasedStatement;
-      const retryAfter = r.Action.Block.CustomResponse.ResponseHeaders.find((h: { Name: string }) => h.Name === 'Retry-After').Value;
+      const retryAfter = r.Action.Block.CustomResponse.ResponseHeaders.find(
+        (h: { Name: string }) => h.Name === 'Retry-After',
+      ).Value;
       const body = webAcl(front).CustomResponseBodies[bodyKey];
       expect(body.ContentType).toBe('APPLICATION_JSON');
       const [error] = JSON.parse(body.Content).errors;
       expect(error).toMatchObject({ status: '429', title: 'too many requests' });
       expect(error.detail).toContain(`over ${whose[name as keyof typeof whose]}`);
-      expect(error.detail).toContain(`limit of ${Limit.toLocaleString('en')} requests per ${EvaluationWindowSec} s (${Limit / EvaluationWindowSec} req/s`);
+      expect(error.detail).toContain(
+        `limit of ${Limit.toLocaleString('en')} requests per ${EvaluationWindowSec} s (${Limit / EvaluationWindowSec} req/s`,
+      );
       expect(error.detail).toContain(`wait Retry-After (${retryAfter} s)`);
     }
   });
@@ -277,47 +373,86 @@ describe('the web ACL', () => {
   it('counts one bucket per token: Authorization lower-cased, then every run of white space made one space', () => {
     const r = rule(front, 'PerTokenRateLimit');
     expect(r.Statement.RateBasedStatement).toEqual({
-      Limit: 1800, EvaluationWindowSec: 60, AggregateKeyType: 'CUSTOM_KEYS',
-      CustomKeys: [{ Header: { Name: 'Authorization', TextTransformations: [{ Priority: 0, Type: 'LOWERCASE' }, { Priority: 1, Type: 'COMPRESS_WHITE_SPACE' }] } }],
+      Limit: 1800,
+      EvaluationWindowSec: 60,
+      AggregateKeyType: 'CUSTOM_KEYS',
+      CustomKeys: [
+        {
+          Header: {
+            Name: 'Authorization',
+            TextTransformations: [
+              { Priority: 0, Type: 'LOWERCASE' },
+              { Priority: 1, Type: 'COMPRESS_WHITE_SPACE' },
+            ],
+          },
+        },
+      ],
     });
   });
 
   it('counts run notifications (no token) in one bucket per URL as routed, i.e. per organization: 600 a minute', () => {
     // Percent-decoded, dot segments and repeated slashes resolved, lower-cased: another spelling of
     // an organization's URL is neither a bucket of its own nor outside the scope-down.
-    const asRouted = [{ Priority: 0, Type: 'URL_DECODE' }, { Priority: 1, Type: 'NORMALIZE_PATH' }, { Priority: 2, Type: 'LOWERCASE' }];
+    const asRouted = [
+      { Priority: 0, Type: 'URL_DECODE' },
+      { Priority: 1, Type: 'NORMALIZE_PATH' },
+      { Priority: 2, Type: 'LOWERCASE' },
+    ];
     expect(rule(front, 'RunNotificationsPerOrganization').Statement.RateBasedStatement).toEqual({
-      Limit: 600, EvaluationWindowSec: 60, AggregateKeyType: 'CUSTOM_KEYS',
+      Limit: 600,
+      EvaluationWindowSec: 60,
+      AggregateKeyType: 'CUSTOM_KEYS',
       CustomKeys: [{ UriPath: { TextTransformations: asRouted } }],
       // CONTAINS: on the execute-api endpoint the stage name comes first in the path.
-      ScopeDownStatement: { ByteMatchStatement: {
-        FieldToMatch: { UriPath: {} }, PositionalConstraint: 'CONTAINS', SearchString: '/api/v2/run-notifications/',
-        TextTransformations: asRouted,
-      } },
+      ScopeDownStatement: {
+        ByteMatchStatement: {
+          FieldToMatch: { UriPath: {} },
+          PositionalConstraint: 'CONTAINS',
+          SearchString: '/api/v2/run-notifications/',
+          TextTransformations: asRouted,
+        },
+      },
     });
   });
 
   it('answers every rate limit 429 with numeric X-RateLimit-Reset and Retry-After', () => {
-    for (const [name, bodyKey] of Object.entries(RATE_RULES)) expect(rule(front, name).Action).toEqual({ Block: { CustomResponse: tooMany(bodyKey) } });
+    for (const [name, bodyKey] of Object.entries(RATE_RULES))
+      expect(rule(front, name).Action).toEqual({ Block: { CustomResponse: tooMany(bodyKey) } });
   });
 
   it('blocks bodies over 64 KiB with a 413, inspecting 64 KiB', () => {
     expect(rule(front, 'BodyOver64KiB').Statement.SizeConstraintStatement).toEqual({
-      FieldToMatch: { Body: { OversizeHandling: 'MATCH' } }, ComparisonOperator: 'GT', Size: 65536, TextTransformations: [{ Priority: 0, Type: 'NONE' }],
+      FieldToMatch: { Body: { OversizeHandling: 'MATCH' } },
+      ComparisonOperator: 'GT',
+      Size: 65536,
+      TextTransformations: [{ Priority: 0, Type: 'NONE' }],
     });
     expect(rule(front, 'BodyOver64KiB').Action.Block.CustomResponse.ResponseCode).toBe(413);
-    expect(webAcl(front).AssociationConfig).toEqual({ RequestBody: { API_GATEWAY: { DefaultSizeInspectionLimit: 'KB_64' } } });
+    expect(webAcl(front).AssociationConfig).toEqual({
+      RequestBody: { API_GATEWAY: { DefaultSizeInspectionLimit: 'KB_64' } },
+    });
   });
 
   it('runs AWS’s common and known-bad-inputs rules, counting only those that would block a valid comment body', () => {
     const managed = (name: string) => rule(front, name);
-    const counted = (name: string) => managed(name).Statement.ManagedRuleGroupStatement.RuleActionOverrides
-      .map((o: any) => { expect(o.ActionToUse).toEqual({ Count: {} }); return o.Name; }).sort();
+    const counted = (name: string) =>
+      managed(name)
+        .Statement.ManagedRuleGroupStatement.RuleActionOverrides.map((o: any) => {
+          expect(o.ActionToUse).toEqual({ Count: {} });
+          return o.Name;
+        })
+        .sort();
     for (const name of ['AWSManagedRulesCommonRuleSet', 'AWSManagedRulesKnownBadInputsRuleSet']) {
       expect(managed(name).OverrideAction).toEqual({ None: {} });
       expect(managed(name).Statement.ManagedRuleGroupStatement).toMatchObject({ VendorName: 'AWS', Name: name });
     }
-    expect(counted('AWSManagedRulesCommonRuleSet')).toEqual(['CrossSiteScripting_BODY', 'EC2MetaDataSSRF_BODY', 'GenericLFI_BODY', 'GenericRFI_BODY', 'SizeRestrictions_BODY']);
+    expect(counted('AWSManagedRulesCommonRuleSet')).toEqual([
+      'CrossSiteScripting_BODY',
+      'EC2MetaDataSSRF_BODY',
+      'GenericLFI_BODY',
+      'GenericRFI_BODY',
+      'SizeRestrictions_BODY',
+    ]);
     expect(counted('AWSManagedRulesKnownBadInputsRuleSet')).toEqual(['JavaDeserializationRCE_BODY', 'Log4JRCE_BODY']);
   });
 

@@ -12,7 +12,12 @@ let front: Resources;
 let domain: Resources;
 beforeAll(() => {
   front = synthesize().template.toJSON().Resources;
-  domain = synthesize({ context: { domainName: 'tfe.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc-123' } }).template.toJSON().Resources;
+  domain = synthesize({
+    context: {
+      domainName: 'tfe.example.com',
+      certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc-123',
+    },
+  }).template.toJSON().Resources;
 }, 120_000);
 
 const ofType = (resources: Resources, type: string) => Object.values(resources).filter((r) => r.Type === type);
@@ -21,7 +26,10 @@ const distributionConfig = () => ofType(front, 'AWS::CloudFront::Distribution')[
 describe('CloudFront error caching', () => {
   it('is off for every 4xx and 5xx status CloudFront lets a distribution set, and nothing else is changed', () => {
     expect(distributionConfig().CustomErrorResponses).toEqual(
-      [400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504].map((code) => ({ ErrorCode: code, ErrorCachingMinTTL: 0 })),
+      [400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504].map((code) => ({
+        ErrorCode: code,
+        ErrorCachingMinTTL: 0,
+      })),
     );
     // No ResponseCode or ResponsePagePath: the API's own JSON:API error reaches the client as it was sent.
   });
@@ -29,12 +37,17 @@ describe('CloudFront error caching', () => {
   it('covers every status the API answers that CloudFront would cache', () => {
     // The contract's error statuses (API-CONTRACT section 5), the gateway responses' and WAF's.
     const contract = [400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 429, 500, 502, 503, 504];
-    const gateway = ofType(front, 'AWS::ApiGateway::GatewayResponse').map((r) => Number(r.Properties.StatusCode)).filter(Boolean);
-    const waf = (ofType(front, 'AWS::WAFv2::WebACL')[0]!.Properties.Rules as any[]).map((r) => r.Action?.Block?.CustomResponse?.ResponseCode).filter(Boolean);
+    const gateway = ofType(front, 'AWS::ApiGateway::GatewayResponse')
+      .map((r) => Number(r.Properties.StatusCode))
+      .filter(Boolean);
+    const waf = (ofType(front, 'AWS::WAFv2::WebACL')[0]!.Properties.Rules as any[])
+      .map((r) => r.Action?.Block?.CustomResponse?.ResponseCode)
+      .filter(Boolean);
     const answered = new Set([...contract, ...gateway, ...waf]);
     const configurable = new Set<number>(CLOUDFRONT_ERROR_CODES);
     const covered = new Set(distributionConfig().CustomErrorResponses.map((r: { ErrorCode: number }) => r.ErrorCode));
-    for (const status of answered) if (configurable.has(status)) expect({ status, covered: covered.has(status) }).toEqual({ status, covered: true });
+    for (const status of answered)
+      if (configurable.has(status)) expect({ status, covered: covered.has(status) }).toEqual({ status, covered: true });
     expect(gateway.length).toBeGreaterThan(10);
   });
 });
@@ -42,8 +55,12 @@ describe('CloudFront error caching', () => {
 describe('the per-address WAF limit and IPv6', () => {
   const clientKey = (ip: string, sent?: string): string => {
     const code = ofType(front, 'AWS::CloudFront::Function')[0]!.Properties.FunctionCode as string;
-    const headers: Record<string, { value: string }> = sent ? { [CLIENT_IP_HEADER.toLowerCase()]: { value: sent } } : {};
-    const request = runInNewContext(`${code}\nhandler(event);`, { event: { viewer: { ip }, request: { method: 'GET', uri: '/api/v2/ping', headers } } });
+    const headers: Record<string, { value: string }> = sent
+      ? { [CLIENT_IP_HEADER.toLowerCase()]: { value: sent } }
+      : {};
+    const request = runInNewContext(`${code}\nhandler(event);`, {
+      event: { viewer: { ip }, request: { method: 'GET', uri: '/api/v2/ping', headers } },
+    });
     return request.headers[CLIENT_IP_HEADER.toLowerCase()].value;
   };
 
@@ -78,12 +95,16 @@ describe('the per-address WAF limit and IPv6', () => {
   it('the rule keys on that header; without the front, both ways in are IPv4 only', () => {
     const rules = ofType(front, 'AWS::WAFv2::WebACL')[0]!.Properties.Rules as any[];
     expect(rules.find((r) => r.Name === 'PerClientIpRateLimit').Statement.RateBasedStatement).toMatchObject({
-      AggregateKeyType: 'FORWARDED_IP', ForwardedIPConfig: { HeaderName: CLIENT_IP_HEADER, FallbackBehavior: 'MATCH' },
+      AggregateKeyType: 'FORWARDED_IP',
+      ForwardedIPConfig: { HeaderName: CLIENT_IP_HEADER, FallbackBehavior: 'MATCH' },
     });
     // A custom domain's stage keys on the source address: public REST endpoints are IPv4 unless dualstack.
     for (const type of ['AWS::ApiGateway::RestApi', 'AWS::ApiGateway::DomainName']) {
       const [resource] = ofType(domain, type);
-      expect({ type, ipAddressType: resource!.Properties.EndpointConfiguration?.IpAddressType ?? 'ipv4' }).toEqual({ type, ipAddressType: 'ipv4' });
+      expect({ type, ipAddressType: resource!.Properties.EndpointConfiguration?.IpAddressType ?? 'ipv4' }).toEqual({
+        type,
+        ipAddressType: 'ipv4',
+      });
     }
   });
 });

@@ -19,25 +19,45 @@ const single = (type: string) => {
 const alarms = () => Object.entries(resources('AWS::CloudWatch::Alarm')).map(([id, a]) => ({ id, ...a.Properties }));
 
 /** Each metric an alarm reads, plain or inside metric math: namespace, name, statistic, dimensions. */
-function metricsOf(alarm: any): Array<{ namespace: string; name: string; stat: string; dimensions: Record<string, unknown> }> {
+function metricsOf(
+  alarm: any,
+): Array<{ namespace: string; name: string; stat: string; dimensions: Record<string, unknown> }> {
   const dims = (list: any[] = []) => Object.fromEntries(list.map((d) => [d.Name, d.Value]));
   if (alarm.MetricName) {
-    return [{ namespace: alarm.Namespace, name: alarm.MetricName, stat: alarm.Statistic ?? alarm.ExtendedStatistic, dimensions: dims(alarm.Dimensions) }];
+    return [
+      {
+        namespace: alarm.Namespace,
+        name: alarm.MetricName,
+        stat: alarm.Statistic ?? alarm.ExtendedStatistic,
+        dimensions: dims(alarm.Dimensions),
+      },
+    ];
   }
   return alarm.Metrics.filter((m: any) => m.MetricStat).map((m: any) => ({
-    namespace: m.MetricStat.Metric.Namespace, name: m.MetricStat.Metric.MetricName, stat: m.MetricStat.Stat, dimensions: dims(m.MetricStat.Metric.Dimensions),
+    namespace: m.MetricStat.Metric.Namespace,
+    name: m.MetricStat.Metric.MetricName,
+    stat: m.MetricStat.Stat,
+    dimensions: dims(m.MetricStat.Metric.Dimensions),
   }));
 }
 const expressionOf = (alarm: any): string | undefined => alarm.Metrics?.find((m: any) => m.Expression)?.Expression;
-const alarmsOn = (namespace: string, name: string) => alarms().filter((a) => metricsOf(a).some((m) => m.namespace === namespace && m.name === name));
+const alarmsOn = (namespace: string, name: string) =>
+  alarms().filter((a) => metricsOf(a).some((m) => m.namespace === namespace && m.name === name));
 
 const functionIds = () => Object.keys(resources('AWS::Lambda::Function'));
 const authorizerId = () => functionIds().find((id) => id.startsWith('AuthorizerFunction'))!;
 
 /** GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces to dashes. */
-const anchor = (heading: string) => heading.toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-');
-const runbookAnchors = () => readFileSync(join(import.meta.dirname, '../../docs/runbooks.md'), 'utf8')
-  .split('\n').filter((line) => /^#{1,6} /.test(line)).map((line) => anchor(line.replace(/^#+ /, '')));
+const anchor = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^\w\- ]/g, '')
+    .replace(/ /g, '-');
+const runbookAnchors = () =>
+  readFileSync(join(import.meta.dirname, '../../docs/runbooks.md'), 'utf8')
+    .split('\n')
+    .filter((line) => /^#{1,6} /.test(line))
+    .map((line) => anchor(line.replace(/^#+ /, '')));
 
 describe('alarms that mean something', () => {
   it('links every alarm to a section of docs/runbooks.md that exists', () => {
@@ -54,17 +74,38 @@ describe('alarms that mean something', () => {
     expect(alarmsOn('AWS/ApiGateway', '5XXError')).toHaveLength(1);
     expect(expressionOf(rate)).toBe('IF(requests >= 100, errors / requests, 0)');
     const stage = single('AWS::ApiGateway::Stage').logicalId;
-    expect(metricsOf(rate)).toEqual(expect.arrayContaining([
-      { namespace: 'AWS/ApiGateway', name: 'Count', stat: 'Sum', dimensions: { ApiName: 'tfc-tags-comments-test', Stage: { Ref: stage } } },
-      { namespace: 'AWS/ApiGateway', name: '5XXError', stat: 'Sum', dimensions: { ApiName: 'tfc-tags-comments-test', Stage: { Ref: stage } } },
-    ]));
-    expect(rate).toMatchObject({ Threshold: 0.01, EvaluationPeriods: 3, DatapointsToAlarm: 2, ComparisonOperator: 'GreaterThanThreshold' });
+    expect(metricsOf(rate)).toEqual(
+      expect.arrayContaining([
+        {
+          namespace: 'AWS/ApiGateway',
+          name: 'Count',
+          stat: 'Sum',
+          dimensions: { ApiName: 'tfc-tags-comments-test', Stage: { Ref: stage } },
+        },
+        {
+          namespace: 'AWS/ApiGateway',
+          name: '5XXError',
+          stat: 'Sum',
+          dimensions: { ApiName: 'tfc-tags-comments-test', Stage: { Ref: stage } },
+        },
+      ]),
+    );
+    expect(rate).toMatchObject({
+      Threshold: 0.01,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
   });
 
   it('alarms on p99 latency only over at least 100 requests', () => {
     const [latency] = alarmsOn('AWS/ApiGateway', 'Latency');
     expect(expressionOf(latency)).toBe('IF(requests >= 100, latency, 0)');
-    expect(metricsOf(latency).map((m) => `${m.name}/${m.stat}`).sort()).toEqual(['Count/Sum', 'Latency/p99']);
+    expect(
+      metricsOf(latency)
+        .map((m) => `${m.name}/${m.stat}`)
+        .sort(),
+    ).toEqual(['Count/Sum', 'Latency/p99']);
     expect(latency.Threshold).toBe(2000);
   });
 
@@ -72,7 +113,11 @@ describe('alarms that mean something', () => {
     // Every version's errors; the rollback alarms, on the version being deployed, are deployments.test.ts's.
     const errors = alarmsOn('AWS/Lambda', 'Errors').filter((a) => !('ExecutedVersion' in metricsOf(a)[0]!.dimensions));
     expect(errors).toHaveLength(functionIds().length);
-    const authorizer = errors.filter((a) => metricsOf(a)[0]!.dimensions.FunctionName && (metricsOf(a)[0]!.dimensions.FunctionName as any).Ref === authorizerId());
+    const authorizer = errors.filter(
+      (a) =>
+        metricsOf(a)[0]!.dimensions.FunctionName &&
+        (metricsOf(a)[0]!.dimensions.FunctionName as any).Ref === authorizerId(),
+    );
     expect(authorizer).toHaveLength(1);
     expect(authorizer[0]!.AlarmDescription).toContain('#alarm-authorizer-errors');
     expect(authorizer[0]!.Threshold).toBe(3);
@@ -81,15 +126,23 @@ describe('alarms that mean something', () => {
   it('alarms on throttles: each function’s Lambda Throttles, and API Gateway’s 429s counted from the access log', () => {
     // Every function a request reaches; the scheduled sweeper is unreserved, and Lambda retries a throttled run of it on its own.
     const throttles = alarmsOn('AWS/Lambda', 'Throttles');
-    expect(throttles.map((a) => (metricsOf(a)[0]!.dimensions.FunctionName as any).Ref).sort()).toEqual(functionIds().filter((id) => !id.startsWith('SweeperFunction')).sort());
+    expect(throttles.map((a) => (metricsOf(a)[0]!.dimensions.FunctionName as any).Ref).sort()).toEqual(
+      functionIds()
+        .filter((id) => !id.startsWith('SweeperFunction'))
+        .sort(),
+    );
 
     const filter = single('AWS::Logs::MetricFilter').Properties;
     expect(filter.FilterPattern).toBe('{ $.errorType = "THROTTLED" }');
     expect(filter.LogGroupName).toEqual({ Ref: expect.stringMatching(/AccessLogs/) });
-    expect(filter.MetricTransformations).toEqual([{ MetricNamespace: 'TfcTagsComments', MetricName: 'GatewayThrottled-tfc-tags-comments-test', MetricValue: '1' }]);
+    expect(filter.MetricTransformations).toEqual([
+      { MetricNamespace: 'TfcTagsComments', MetricName: 'GatewayThrottled-tfc-tags-comments-test', MetricValue: '1' },
+    ]);
     expect(alarmsOn('TfcTagsComments', 'GatewayThrottled-tfc-tags-comments-test')).toHaveLength(1);
     // The access log really records the error type under that name.
-    expect(JSON.parse(single('AWS::ApiGateway::Stage').Properties.AccessLogSetting.Format).errorType).toBe('$context.error.responseType');
+    expect(JSON.parse(single('AWS::ApiGateway::Stage').Properties.AccessLogSetting.Format).errorType).toBe(
+      '$context.error.responseType',
+    );
   });
 
   it('alarms on each WAF rule’s blocks with the metric names and dimensions WAF publishes', () => {
@@ -102,8 +155,14 @@ describe('alarms that mean something', () => {
       const matching = waf.filter((a) => metricsOf(a)[0]!.dimensions.Rule === rule.VisibilityConfig.MetricName);
       expectWith(matching, rule.Name).toHaveLength(1);
       expect(metricsOf(matching[0])[0]).toEqual({
-        namespace: 'AWS/WAFV2', name: 'BlockedRequests', stat: 'Sum',
-        dimensions: { WebACL: acl.VisibilityConfig.MetricName, Rule: rule.VisibilityConfig.MetricName, Region: 'eu-west-1' },
+        namespace: 'AWS/WAFV2',
+        name: 'BlockedRequests',
+        stat: 'Sum',
+        dimensions: {
+          WebACL: acl.VisibilityConfig.MetricName,
+          Rule: rule.VisibilityConfig.MetricName,
+          Region: 'eu-west-1',
+        },
       });
     }
   });
@@ -118,10 +177,19 @@ describe('alarms that mean something', () => {
   it('alarms when requests keep giving up on a busy run or organization, counted by their low-cardinality hotSpot', () => {
     const [gaveUp, ...others] = alarmsOn('TfcTagsComments', 'HotSpotGaveUp');
     expect(others).toEqual([]);
-    expect(metricsOf(gaveUp).map((m) => m.dimensions.hotSpot).sort()).toEqual(['organization', 'run']);
+    expect(
+      metricsOf(gaveUp)
+        .map((m) => m.dimensions.hotSpot)
+        .sort(),
+    ).toEqual(['organization', 'run']);
     expect(metricsOf(gaveUp).every((m) => m.stat === 'Sum')).toBe(true);
     expect(expressionOf(gaveUp)).toBe('g0 + g1');
-    expect(gaveUp).toMatchObject({ Threshold: 10, EvaluationPeriods: 3, DatapointsToAlarm: 2, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    expect(gaveUp).toMatchObject({
+      Threshold: 10,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
     expect(gaveUp.AlarmDescription).toMatch(/Runbook: docs\/runbooks\.md#one-run-is-busy$/);
   });
 
@@ -142,22 +210,54 @@ describe('the dashboard', () => {
     const parts = single('AWS::CloudWatch::Dashboard').Properties.DashboardBody['Fn::Join'][1] as unknown[];
     return JSON.parse(parts.map((p) => (typeof p === 'string' ? p : '<Ref>')).join(''));
   };
-  const metricRows = (): unknown[][] => body().widgets.filter((w: any) => w.type === 'metric').flatMap((w: any) => w.properties.metrics as unknown[][]);
-  const rowsOf = (namespace: string, name: string) => metricRows().filter((row) => row[0] === namespace && row[1] === name);
+  const metricRows = (): unknown[][] =>
+    body()
+      .widgets.filter((w: any) => w.type === 'metric')
+      .flatMap((w: any) => w.properties.metrics as unknown[][]);
+  const rowsOf = (namespace: string, name: string) =>
+    metricRows().filter((row) => row[0] === namespace && row[1] === name);
 
   it('shows the business and health metrics the functions emit (EMF, namespace TfcTagsComments)', () => {
-    for (const name of ['ReservedTagKeyCreated', 'ReservedTagKeyUpdated', 'ReservedTagKeyDeleted', 'CommentCreated', 'StoreUnavailable']) {
-      expectWith(rowsOf('TfcTagsComments', name), name).toEqual([['TfcTagsComments', name, 'service', 'tfc-tags-comments', expect.any(Object)]]);
+    for (const name of [
+      'ReservedTagKeyCreated',
+      'ReservedTagKeyUpdated',
+      'ReservedTagKeyDeleted',
+      'CommentCreated',
+      'StoreUnavailable',
+    ]) {
+      expectWith(rowsOf('TfcTagsComments', name), name).toEqual([
+        ['TfcTagsComments', name, 'service', 'tfc-tags-comments', expect.any(Object)],
+      ]);
     }
     for (const name of ['HotSpotWaits', 'HotSpotGaveUp', 'HotSpotWaitTime']) {
-      expectWith(rowsOf('TfcTagsComments', name).map((row) => row[row.indexOf('hotSpot') + 1]).sort(), name).toEqual(['organization', 'run']);
+      expectWith(
+        rowsOf('TfcTagsComments', name)
+          .map((row) => row[row.indexOf('hotSpot') + 1])
+          .sort(),
+        name,
+      ).toEqual(['organization', 'run']);
     }
     const reasons = rowsOf('TfcTagsComments', 'AuthorizationOutcome').map((row) => row[row.indexOf('reason') + 1]);
-    expect(reasons.sort()).toEqual(['allowed', 'expired', 'forbidden', 'malformed', 'not-visible', 'revoked', 'unknown']);
+    expect(reasons.sort()).toEqual([
+      'allowed',
+      'expired',
+      'forbidden',
+      'malformed',
+      'not-visible',
+      'revoked',
+      'unknown',
+    ]);
     const coldStarts = rowsOf('TfcTagsComments', 'ColdStart').map((row) => row[row.indexOf('function_name') + 1]);
     expect(coldStarts.sort()).toEqual([
-      'authorizer', 'comments/create', 'comments/list', 'comments/show', 'ping',
-      'reserved-tag-keys/create', 'reserved-tag-keys/delete', 'reserved-tag-keys/list', 'reserved-tag-keys/update',
+      'authorizer',
+      'comments/create',
+      'comments/list',
+      'comments/show',
+      'ping',
+      'reserved-tag-keys/create',
+      'reserved-tag-keys/delete',
+      'reserved-tag-keys/list',
+      'reserved-tag-keys/update',
       'run-notifications/receive',
     ]);
   });
@@ -165,8 +265,9 @@ describe('the dashboard', () => {
   it('shows WAF blocks per rule under the web ACL’s and rules’ metric names', () => {
     const acl = single('AWS::WAFv2::WebACL').Properties;
     const rows = rowsOf('AWS/WAFV2', 'BlockedRequests');
-    expect(rows.map((row) => row[row.indexOf('Rule') + 1]).sort())
-      .toEqual(acl.Rules.map((r: any) => r.VisibilityConfig.MetricName).sort());
+    expect(rows.map((row) => row[row.indexOf('Rule') + 1]).sort()).toEqual(
+      acl.Rules.map((r: any) => r.VisibilityConfig.MetricName).sort(),
+    );
     for (const row of rows) expect(row[row.indexOf('WebACL') + 1]).toBe(acl.VisibilityConfig.MetricName);
   });
 

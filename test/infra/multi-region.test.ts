@@ -22,7 +22,12 @@ import { expectWith } from '../support/expect-with';
 const DOMAIN = { domainName: 'tfe.example.com', hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' };
 const ACCOUNT = '123456789012';
 
-interface Synth { app: App; stage: MultiRegionStage; nag: ReturnType<typeof addNagChecks>; templates: Map<Stack, Template> }
+interface Synth {
+  app: App;
+  stage: MultiRegionStage;
+  nag: ReturnType<typeof addNagChecks>;
+  templates: Map<Stack, Template>;
+}
 
 function synthesizeMultiRegion(context: Record<string, unknown>): Synth {
   const app = new App({ context: { ...cdkJson.context, ...DOMAIN, ...context, 'aws:cdk:bundling-stacks': [] } });
@@ -30,7 +35,9 @@ function synthesizeMultiRegion(context: Record<string, unknown>): Synth {
   const stage = addMultiRegionStage(app, 'prod', multiRegion!, ACCOUNT);
   const nag = addNagChecks(app);
   app.synth();
-  const templates = new Map<Stack, Template>([stage.table, ...stage.apis.values()].map((stack) => [stack, Template.fromStack(stack)]));
+  const templates = new Map<Stack, Template>(
+    [stage.table, ...stage.apis.values()].map((stack) => [stack, Template.fromStack(stack)]),
+  );
   return { app, stage, nag, templates };
 }
 
@@ -61,15 +68,23 @@ describe('the global table', () => {
     expect(resource.DeletionPolicy).toBe('Retain');
     expect(resource.UpdateReplacePolicy).toBe('Retain');
     for (const replica of p.Replicas) {
-      expectWith(replica.PointInTimeRecoverySpecification, replica.Region).toEqual({ PointInTimeRecoveryEnabled: true });
+      expectWith(replica.PointInTimeRecoverySpecification, replica.Region).toEqual({
+        PointInTimeRecoveryEnabled: true,
+      });
       expectWith(replica.DeletionProtectionEnabled, replica.Region).toBe(true);
     }
   });
 
-  it('has the single-Region table\'s keys and sparse Expiry index, and no TTL and no LSI (MRSC refuses both)', () => {
+  it("has the single-Region table's keys and sparse Expiry index, and no TTL and no LSI (MRSC refuses both)", () => {
     const global = only(resourcesOf(template(witnessed, witnessed.stage.table), 'AWS::DynamoDB::GlobalTable')) as any;
     const single = only(resourcesOf(synthesize().template, 'AWS::DynamoDB::GlobalTable')) as any;
-    for (const key of ['KeySchema', 'AttributeDefinitions', 'GlobalSecondaryIndexes', 'BillingMode', 'SSESpecification']) {
+    for (const key of [
+      'KeySchema',
+      'AttributeDefinitions',
+      'GlobalSecondaryIndexes',
+      'BillingMode',
+      'SSESpecification',
+    ]) {
       expectWith(global.Properties[key], key).toEqual(single.Properties[key]);
     }
     expect(global.Properties.GlobalSecondaryIndexes.map((i: any) => i.IndexName)).toEqual(['Expiry']);
@@ -78,7 +93,9 @@ describe('the global table', () => {
   });
 
   it('takes three replicas and no witness', () => {
-    const p = (only(resourcesOf(template(threeReplicas, threeReplicas.stage.table), 'AWS::DynamoDB::GlobalTable')) as any).Properties;
+    const p = (
+      only(resourcesOf(template(threeReplicas, threeReplicas.stage.table), 'AWS::DynamoDB::GlobalTable')) as any
+    ).Properties;
     expect(threeReplicas.stage.table.region).toBe('eu-west-1');
     expect(p.Replicas.map((r: any) => r.Region).sort()).toEqual(['eu-central-1', 'eu-west-1', 'eu-west-2']);
     expect(p.GlobalTableWitnesses).toBeUndefined();
@@ -94,7 +111,13 @@ describe('one API stack per replica Region', () => {
       expect(api.region).toBe(region);
       expect(api.stackName).toBe(`tfc-tags-comments-prod-${region}`);
       expect(api.dependencies.map((s) => s.stackName)).toContain(`tfc-tags-comments-prod-table`);
-      expectWith(resourcesOf(template(witnessed.stage.apis.has(region) ? witnessed : threeReplicas, api), 'AWS::DynamoDB::GlobalTable'), region).toEqual({});
+      expectWith(
+        resourcesOf(
+          template(witnessed.stage.apis.has(region) ? witnessed : threeReplicas, api),
+          'AWS::DynamoDB::GlobalTable',
+        ),
+        region,
+      ).toEqual({});
     }
   });
 
@@ -105,29 +128,49 @@ describe('one API stack per replica Region', () => {
       const health = Object.keys(functions).filter((id) => /^HealthFunction[0-9A-F]{8}$/.test(id));
       expectWith(health, region).toHaveLength(1);
       expectWith(Object.keys(functions).sort(), region).toEqual([...singleFunctions, ...health].sort());
-      for (const fn of Object.values(functions)) expectWith(fn.Properties.Environment.Variables.TABLE_NAME, region).toBe('tfc-tags-comments-prod');
+      for (const fn of Object.values(functions))
+        expectWith(fn.Properties.Environment.Variables.TABLE_NAME, region).toBe('tfc-tags-comments-prod');
     }
   });
 
-  it('grants each function role its own Region\'s replica only, with the same actions and dynamodb:LeadingKeys as a single-Region stage', () => {
-    const statementsOf = (resources: Resources, arnOf: (resource: unknown) => string) => Object.entries(resources)
-      .flatMap(([id, policy]) => policy.Properties.PolicyDocument.Statement
-        .filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('dynamodb:')))
-        .map((s: any) => ({ policy: id, actions: [s.Action].flat().sort(), leadingKeys: s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'], resource: arnOf(s.Resource) })));
-    const single = statementsOf(resourcesOf(synthesize().template, 'AWS::IAM::Policy'), () => '')
-      .map(({ policy, actions, leadingKeys }) => ({ policy, actions, leadingKeys }));
+  it("grants each function role its own Region's replica only, with the same actions and dynamodb:LeadingKeys as a single-Region stage", () => {
+    const statementsOf = (resources: Resources, arnOf: (resource: unknown) => string) =>
+      Object.entries(resources).flatMap(([id, policy]) =>
+        policy.Properties.PolicyDocument.Statement.filter((s: any) =>
+          [s.Action].flat().some((a: string) => a.startsWith('dynamodb:')),
+        ).map((s: any) => ({
+          policy: id,
+          actions: [s.Action].flat().sort(),
+          leadingKeys: s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'],
+          resource: arnOf(s.Resource),
+        })),
+      );
+    const single = statementsOf(resourcesOf(synthesize().template, 'AWS::IAM::Policy'), () => '').map(
+      ({ policy, actions, leadingKeys }) => ({ policy, actions, leadingKeys }),
+    );
     for (const [region, api] of witnessed.stage.apis) {
       const arn = (resource: any) => JSON.stringify(resource);
-      const statements = statementsOf(resourcesOf(template(witnessed, api), 'AWS::IAM::Policy'), arn).filter((s) => !s.policy.startsWith('GameDay'));
+      const statements = statementsOf(resourcesOf(template(witnessed, api), 'AWS::IAM::Policy'), arn).filter(
+        (s) => !s.policy.startsWith('GameDay'),
+      );
       // Every DynamoDB statement is on this Region's replica (or, the sweeper's Query, its Expiry index).
       for (const s of statements) {
-        expectWith(s.resource, `${region} ${s.policy}`).toMatch(new RegExp(`^"arn:aws:dynamodb:${region}:${ACCOUNT}:table/tfc-tags-comments-prod(/index/Expiry)?"$`));
-        for (const other of ['us-east-1', 'us-east-2', 'us-west-2'].filter((r) => r !== region)) expectWith(s.resource, s.policy).not.toContain(other);
+        expectWith(s.resource, `${region} ${s.policy}`).toMatch(
+          new RegExp(`^"arn:aws:dynamodb:${region}:${ACCOUNT}:table/tfc-tags-comments-prod(/index/Expiry)?"$`),
+        );
+        for (const other of ['us-east-1', 'us-east-2', 'us-west-2'].filter((r) => r !== region))
+          expectWith(s.resource, s.policy).not.toContain(other);
       }
       const health = statements.filter((s) => s.policy.startsWith('HealthFunction'));
-      expect(health.map(({ actions, leadingKeys }) => ({ actions, leadingKeys }))).toEqual([{ actions: ['dynamodb:GetItem'], leadingKeys: [HEALTH_PARTITION] }]);
-      expectWith(statements.filter((s) => !s.policy.startsWith('HealthFunction')).map(({ policy, actions, leadingKeys }) => ({ policy, actions, leadingKeys })), region)
-        .toEqual(single);
+      expect(health.map(({ actions, leadingKeys }) => ({ actions, leadingKeys }))).toEqual([
+        { actions: ['dynamodb:GetItem'], leadingKeys: [HEALTH_PARTITION] },
+      ]);
+      expectWith(
+        statements
+          .filter((s) => !s.policy.startsWith('HealthFunction'))
+          .map(({ policy, actions, leadingKeys }) => ({ policy, actions, leadingKeys })),
+        region,
+      ).toEqual(single);
     }
   });
 
@@ -135,10 +178,14 @@ describe('one API stack per replica Region', () => {
     for (const [region, api] of witnessed.stage.apis) {
       const t = template(witnessed, api);
       expectWith(only(resourcesOf(t, 'AWS::CertificateManager::Certificate')).Properties, region).toMatchObject({
-        DomainName: DOMAIN.domainName, ValidationMethod: 'DNS', DomainValidationOptions: [{ DomainName: DOMAIN.domainName, HostedZoneId: DOMAIN.hostedZoneId }],
+        DomainName: DOMAIN.domainName,
+        ValidationMethod: 'DNS',
+        DomainValidationOptions: [{ DomainName: DOMAIN.domainName, HostedZoneId: DOMAIN.hostedZoneId }],
       });
       expectWith(only(resourcesOf(t, 'AWS::ApiGateway::DomainName')).Properties, region).toMatchObject({
-        DomainName: DOMAIN.domainName, EndpointConfiguration: { Types: ['REGIONAL'] }, SecurityPolicy: 'TLS_1_2',
+        DomainName: DOMAIN.domainName,
+        EndpointConfiguration: { Types: ['REGIONAL'] },
+        SecurityPolicy: 'TLS_1_2',
       });
       expect(t.toJSON().Outputs.TfeAddress.Value).toBe(`https://${DOMAIN.domainName}`);
     }
@@ -164,21 +211,31 @@ describe('Route 53: a latency record per Region, each with a deep health check',
     }
   });
 
-  it('checks over HTTPS, on the Region\'s own endpoint, the route that reads the Region\'s replica', () => {
+  it("checks over HTTPS, on the Region's own endpoint, the route that reads the Region's replica", () => {
     for (const [region, api] of witnessed.stage.apis) {
       const t = template(witnessed, api);
       const config = only(resourcesOf(t, 'AWS::Route53::HealthCheck')).Properties.HealthCheckConfig;
       const [apiId] = Object.keys(resourcesOf(t, 'AWS::ApiGateway::RestApi'));
       const [stageId] = Object.keys(resourcesOf(t, 'AWS::ApiGateway::Stage'));
       expectWith(config, region).toMatchObject({
-        Type: 'HTTPS', Port: 443, EnableSNI: true,
-        FullyQualifiedDomainName: { 'Fn::Join': ['', [{ Ref: apiId }, `.execute-api.${region}.`, { Ref: 'AWS::URLSuffix' }]] },
+        Type: 'HTTPS',
+        Port: 443,
+        EnableSNI: true,
+        FullyQualifiedDomainName: {
+          'Fn::Join': ['', [{ Ref: apiId }, `.execute-api.${region}.`, { Ref: 'AWS::URLSuffix' }]],
+        },
         ResourcePath: { 'Fn::Join': ['', ['/', { Ref: stageId }, `${API_BASE_PATH}/health`]] },
       });
       // The route exists, without a token, and invokes the health function's live alias.
-      const methods = Object.values(resourcesOf(t, 'AWS::ApiGateway::Method')).filter((m) => m.Properties.HttpMethod === 'GET'
-        && JSON.stringify(m.Properties.Integration?.Uri ?? '').includes('HealthFunction'));
-      expectWith(methods.map((m) => m.Properties.AuthorizationType), region).toEqual(['NONE']);
+      const methods = Object.values(resourcesOf(t, 'AWS::ApiGateway::Method')).filter(
+        (m) =>
+          m.Properties.HttpMethod === 'GET' &&
+          JSON.stringify(m.Properties.Integration?.Uri ?? '').includes('HealthFunction'),
+      );
+      expectWith(
+        methods.map((m) => m.Properties.AuthorizationType),
+        region,
+      ).toEqual(['NONE']);
     }
   });
 
@@ -188,8 +245,12 @@ describe('Route 53: a latency record per Region, each with a deep health check',
       const config = only(resourcesOf(t, 'AWS::Route53::HealthCheck')).Properties.HealthCheckConfig;
       const ttl = Number(only(resourcesOf(t, 'AWS::Route53::RecordSet')).Properties.TTL);
       const rto = config.RequestInterval * config.FailureThreshold + ttl;
-      expectWith({ interval: config.RequestInterval, threshold: config.FailureThreshold, ttl, rto }, region)
-        .toEqual({ interval: 10, threshold: 3, ttl: 60, rto: 90 });
+      expectWith({ interval: config.RequestInterval, threshold: config.FailureThreshold, ttl, rto }, region).toEqual({
+        interval: 10,
+        threshold: 3,
+        ttl: 60,
+        rto: 90,
+      });
       expect(rto).toBe(RECOVERY_TIME_OBJECTIVE_SECONDS);
       expect(rto).toBeLessThanOrEqual(120);
     }
@@ -197,8 +258,14 @@ describe('Route 53: a latency record per Region, each with a deep health check',
 
   it('is stated in docs/deploying.md as the template has it', () => {
     const text = readFileSync(join(import.meta.dirname, '../../docs/deploying.md'), 'utf8').replace(/\s*\n\s*/g, ' ');
-    const [, interval, threshold, ttl, rto] = /Recovery time objective: (\d+) s × (\d+) \+ (\d+) s = (\d+) s\*\*, within 2 minutes/.exec(text)!;
-    expect([interval, threshold, ttl, rto].map(Number)).toEqual([FAILOVER.requestIntervalSeconds, FAILOVER.failureThreshold, FAILOVER.recordTtlSeconds, RECOVERY_TIME_OBJECTIVE_SECONDS]);
+    const [, interval, threshold, ttl, rto] =
+      /Recovery time objective: (\d+) s × (\d+) \+ (\d+) s = (\d+) s\*\*, within 2 minutes/.exec(text)!;
+    expect([interval, threshold, ttl, rto].map(Number)).toEqual([
+      FAILOVER.requestIntervalSeconds,
+      FAILOVER.failureThreshold,
+      FAILOVER.recordTtlSeconds,
+      RECOVERY_TIME_OBJECTIVE_SECONDS,
+    ]);
     expect(text).toContain(`every **${FAILOVER.requestIntervalSeconds} s**`);
     expect(text).toContain(`after **${FAILOVER.failureThreshold}** failures in a row`);
     expect(text).toContain(`**TTL ${FAILOVER.recordTtlSeconds} s**`);
@@ -206,13 +273,18 @@ describe('Route 53: a latency record per Region, each with a deep health check',
 });
 
 describe('the game day (AWS FIS)', () => {
-  it('pauses replication of the Region\'s own replica, stopped by its alarms, with a role that can do only that', () => {
+  it("pauses replication of the Region's own replica, stopped by its alarms, with a role that can do only that", () => {
     for (const [region, api] of witnessed.stage.apis) {
       const t = template(witnessed, api);
       const ownReplica = `arn:aws:dynamodb:${region}:${ACCOUNT}:table/tfc-tags-comments-prod`;
       const experiment = only(resourcesOf(t, 'AWS::FIS::ExperimentTemplate')).Properties;
-      expectWith(experiment.Targets, region).toEqual({ Replica: { ResourceType: 'aws:dynamodb:global-table', ResourceArns: [ownReplica], SelectionMode: 'ALL' } });
-      expectWith(Object.values(experiment.Actions).map((a: any) => [a.ActionId, a.Targets]), region).toEqual([[PAUSE_REPLICATION_ACTION, { Tables: 'Replica' }]]);
+      expectWith(experiment.Targets, region).toEqual({
+        Replica: { ResourceType: 'aws:dynamodb:global-table', ResourceArns: [ownReplica], SelectionMode: 'ALL' },
+      });
+      expectWith(
+        Object.values(experiment.Actions).map((a: any) => [a.ActionId, a.Targets]),
+        region,
+      ).toEqual([[PAUSE_REPLICATION_ACTION, { Tables: 'Replica' }]]);
       const alarms = resourcesOf(t, 'AWS::CloudWatch::Alarm');
       expect(experiment.StopConditions.length).toBeGreaterThan(0);
       for (const stop of experiment.StopConditions) {
@@ -220,8 +292,12 @@ describe('the game day (AWS FIS)', () => {
         expect(Object.keys(alarms)).toContain(stop.Value['Fn::GetAtt'][0]);
       }
       const [roleId] = experiment.RoleArn['Fn::GetAtt'];
-      expect(only(Object.fromEntries(Object.entries(resourcesOf(t, 'AWS::IAM::Role')).filter(([id]) => id === roleId))).Properties.AssumeRolePolicyDocument.Statement[0].Principal).toEqual({ Service: 'fis.amazonaws.com' });
-      const statements = Object.values(resourcesOf(t, 'AWS::IAM::Policy')).filter((p) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
+      expect(
+        only(Object.fromEntries(Object.entries(resourcesOf(t, 'AWS::IAM::Role')).filter(([id]) => id === roleId)))
+          .Properties.AssumeRolePolicyDocument.Statement[0].Principal,
+      ).toEqual({ Service: 'fis.amazonaws.com' });
+      const statements = Object.values(resourcesOf(t, 'AWS::IAM::Policy'))
+        .filter((p) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
         .flatMap((p) => p.Properties.PolicyDocument.Statement);
       expect(statements).toEqual([
         { Effect: 'Allow', Action: [...PAUSE_REPLICATION_TABLE_ACTIONS].sort(), Resource: ownReplica },
@@ -235,7 +311,9 @@ describe('cdk-nag (AwsSolutions) on every stack of the multi-Region stage', () =
   it('finds nothing that is not acknowledged', () => {
     for (const synth of [witnessed, threeReplicas]) {
       const report = synth.nag.validateScope(synth.app);
-      expect(report.violations.map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+      expect(
+        report.violations.map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`),
+      ).toEqual([]);
     }
   });
 });

@@ -11,20 +11,32 @@ beforeAll(() => {
   synth = synthesize({ bundle: false });
 }, 120_000);
 
-interface Acknowledgement { path: string; id: string; reason: string }
+interface Acknowledgement {
+  path: string;
+  id: string;
+  reason: string;
+}
 
 function acknowledgements(root: IConstruct): Acknowledgement[] {
-  return root.node.findAll().flatMap((c) => c.node.metadata
-    .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
-    .flatMap((m) => Object.entries(m.data as Record<string, string>).map(([id, reason]) => ({
-      path: c.node.path, id: id.replace(/^annotation::/i, ''), reason,
-    }))));
+  return root.node.findAll().flatMap((c) =>
+    c.node.metadata
+      .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+      .flatMap((m) =>
+        Object.entries(m.data as Record<string, string>).map(([id, reason]) => ({
+          path: c.node.path,
+          id: id.replace(/^annotation::/i, ''),
+          reason,
+        })),
+      ),
+  );
 }
 
 describe('cdk-nag (AwsSolutions)', () => {
   it('finds nothing that is not acknowledged', () => {
     const report = synth.nag.validateScope(synth.app);
-    expect(report.violations.map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+    expect(
+      report.violations.map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`),
+    ).toEqual([]);
     expect(report.success).toBe(true);
   });
 
@@ -42,7 +54,8 @@ describe('cdk-nag (AwsSolutions)', () => {
     const expected = new Set(acknowledgements(fresh.app).map((a) => a.id));
     for (const c of fresh.app.node.findAll()) {
       const node = c.node as unknown as { _metadata?: Array<{ type: string }> };
-      if (node._metadata) node._metadata = node._metadata.filter((m) => m.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY);
+      if (node._metadata)
+        node._metadata = node._metadata.filter((m) => m.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY);
     }
     expectWith(acknowledgements(fresh.app), 'acknowledgements stripped').toEqual([]);
     const findings = new AwsSolutionsChecks().validateScope(fresh.app).violations.map((v) => v.ruleName);

@@ -17,8 +17,20 @@ const workflow = parse(text) as {
   permissions: Record<string, string>;
   jobs: Record<string, Job>;
 };
-interface Step { uses?: string; run?: string; with?: Record<string, string>; env?: Record<string, string>; name?: string }
-interface Job { needs?: string | string[]; environment?: string | { name: string }; permissions?: Record<string, string>; steps: Step[]; if?: string }
+interface Step {
+  uses?: string;
+  run?: string;
+  with?: Record<string, string>;
+  env?: Record<string, string>;
+  name?: string;
+}
+interface Job {
+  needs?: string | string[];
+  environment?: string | { name: string };
+  permissions?: Record<string, string>;
+  steps: Step[];
+  if?: string;
+}
 
 const jobs = workflow.jobs;
 const runs = (job: Job) => job.steps.filter((step) => step.run !== undefined).map((step) => step.run!.trim());
@@ -26,7 +38,9 @@ const needs = (job: Job) => [job.needs ?? []].flat();
 const environmentOf = (job: Job) => (typeof job.environment === 'object' ? job.environment.name : job.environment);
 const CREDENTIALS_ACTION = 'aws-actions/configure-aws-credentials';
 /** The jobs that deploy: the ones that assume an AWS role. */
-const awsJobs = Object.entries(jobs).filter(([, job]) => job.steps.some((step) => step.uses?.startsWith(`${CREDENTIALS_ACTION}@`)));
+const awsJobs = Object.entries(jobs).filter(([, job]) =>
+  job.steps.some((step) => step.uses?.startsWith(`${CREDENTIALS_ACTION}@`)),
+);
 
 describe('the pipeline workflow', () => {
   it('runs on every push to main (and checks pull requests)', () => {
@@ -37,12 +51,20 @@ describe('the pipeline workflow', () => {
   it('installs exactly what the lockfile says and runs the whole test suite first', () => {
     expect(needs(jobs.test!)).toEqual([]);
     expect(runs(jobs.test!)).toEqual(['npm ci', 'npm test']);
-    for (const [, job] of Object.entries(jobs)) expect(runs(job)).not.toContainEqual(expect.stringMatching(/npm (install|i)\b/));
+    for (const [, job] of Object.entries(jobs))
+      expect(runs(job)).not.toContainEqual(expect.stringMatching(/npm (install|i)\b/));
   });
 
   it('every run step is an npm script that exists in package.json (what a person runs)', () => {
     const scripts = Object.keys(packageJson.scripts);
-    const commands = Object.values(jobs).flatMap(runs).flatMap((run) => run.split(/\n|&&/).map((c) => c.trim()).filter(Boolean));
+    const commands = Object.values(jobs)
+      .flatMap(runs)
+      .flatMap((run) =>
+        run
+          .split(/\n|&&/)
+          .map((c) => c.trim())
+          .filter(Boolean),
+      );
     expect(commands.length).toBeGreaterThan(8);
     for (const command of commands) {
       const match = /^npm (ci|test|run ([\w:-]+))(\s|$)/.exec(command);
@@ -80,7 +102,9 @@ describe('the pipeline workflow', () => {
     expect(deploy).toMatch(/^npm run deploy -- -c stage=prod .*--require-approval never/);
     expectSmokeOfItsOwnDeploy(deploy!, smoke!);
     // Nothing else deploys prod.
-    const prodDeploys = Object.entries(jobs).filter(([, job]) => runs(job).some((run) => /npm run deploy .*stage=prod/.test(run)));
+    const prodDeploys = Object.entries(jobs).filter(([, job]) =>
+      runs(job).some((run) => /npm run deploy .*stage=prod/.test(run)),
+    );
     expect(prodDeploys.map(([name]) => name)).toEqual(['prod']);
   });
 

@@ -16,21 +16,32 @@ beforeAll(() => {
 describe('request bodies', () => {
   it('declares the JSON:API and JSON media types binary on the REST API', () => {
     const [api] = Object.values(resourcesOf(synth.template, 'AWS::ApiGateway::RestApi'));
-    expect(new Set(api!.Properties.BinaryMediaTypes)).toEqual(new Set(['application/vnd.api+json', 'application/json']));
+    expect(new Set(api!.Properties.BinaryMediaTypes)).toEqual(
+      new Set(['application/vnd.api+json', 'application/json']),
+    );
   });
 
-  it('converts every mock integration\'s request and response to text', () => {
-    const mocks = Object.values(resourcesOf(synth.template, 'AWS::ApiGateway::Method')).filter((m) => m.Properties.Integration?.Type === 'MOCK');
+  it("converts every mock integration's request and response to text", () => {
+    const mocks = Object.values(resourcesOf(synth.template, 'AWS::ApiGateway::Method')).filter(
+      (m) => m.Properties.Integration?.Type === 'MOCK',
+    );
     expect(mocks.length).toBeGreaterThan(0);
-    for (const { Properties: { Integration } } of mocks) {
+    for (const {
+      Properties: { Integration },
+    } of mocks) {
       expect(Integration.ContentHandling).toBe('CONVERT_TO_TEXT');
       for (const response of Integration.IntegrationResponses) expect(response.ContentHandling).toBe('CONVERT_TO_TEXT');
     }
   });
 
   it('leaves the Lambda proxy integrations without a conversion: the function gets the base64 body and decodes it itself', () => {
-    const proxies = Object.values(resourcesOf(synth.template, 'AWS::ApiGateway::Method')).filter((m) => m.Properties.Integration?.Type === 'AWS_PROXY');
+    const proxies = Object.values(resourcesOf(synth.template, 'AWS::ApiGateway::Method')).filter(
+      (m) => m.Properties.Integration?.Type === 'AWS_PROXY',
+    );
     expect(proxies.length).toBeGreaterThan(0);
-    for (const { Properties: { Integration } } of proxies) expect(Integration.ContentHandling).toBeUndefined();
+    for (const {
+      Properties: { Integration },
+    } of proxies)
+      expect(Integration.ContentHandling).toBeUndefined();
   });
 });

@@ -19,7 +19,11 @@ export interface Synthesized {
  * route table. `bundle: false` skips esbuild (the template is the same but for asset hashes):
  * only the test that looks at the bundles pays for them. `context` adds settings as `-c` does.
  */
-export function synthesize({ bundle = false, stage = 'test', context = {} as Record<string, unknown> } = {}): Synthesized {
+export function synthesize({
+  bundle = false,
+  stage = 'test',
+  context = {} as Record<string, unknown>,
+} = {}): Synthesized {
   const app = new App({
     context: { ...cdkJson.context, ...context, ...(bundle ? {} : { 'aws:cdk:bundling-stacks': [] }) },
   });
@@ -34,11 +38,12 @@ export function synthesize({ bundle = false, stage = 'test', context = {} as Rec
 
 export type Resources = Record<string, { Type: string; Properties?: any; DependsOn?: string[] }>;
 
-export const resourcesOf = (template: Template, type: string): Resources =>
-  template.findResources(type) as Resources;
+export const resourcesOf = (template: Template, type: string): Resources => template.findResources(type) as Resources;
 
 /** `GET /api/v2/runs/{run_id}/comments`: each method of the template as a route, ANY included. */
-export function deployedMethods(template: Template): Array<{ method: string; path: string; logicalId: string; properties: any }> {
+export function deployedMethods(
+  template: Template,
+): Array<{ method: string; path: string; logicalId: string; properties: any }> {
   const resources = resourcesOf(template, 'AWS::ApiGateway::Resource');
   const pathOf = (ref: any): string => {
     if (ref && typeof ref === 'object' && 'Fn::GetAtt' in ref) return ''; // the API's root resource

@@ -8,7 +8,11 @@ import { expectWith } from '../support/expect-with';
 
 const METHOD_ARN = 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/GET/api/v2/runs/run-x/comments';
 const authorizerEvent = (authorization?: string) =>
-  ({ type: 'REQUEST', methodArn: METHOD_ARN, headers: authorization === undefined ? {} : { Authorization: authorization } }) as unknown as APIGatewayRequestAuthorizerEvent;
+  ({
+    type: 'REQUEST',
+    methodArn: METHOD_ARN,
+    headers: authorization === undefined ? {} : { Authorization: authorization },
+  }) as unknown as APIGatewayRequestAuthorizerEvent;
 
 describe('token store (DynamoDB Local)', () => {
   it('stores only a hash of the token, with subject, grants and times', async () => {
@@ -32,7 +36,11 @@ describe('token store (DynamoDB Local)', () => {
 describe('authentication', () => {
   it('turns a live bearer token into its principal', async () => {
     const { record, token } = await createToken({ subject: 'user-carol', grants: { acme: 'member', other: 'reader' } });
-    expect(await authenticate(`Bearer ${token}`)).toEqual({ subject: 'user-carol', tokenId: record.tokenId, grants: { acme: 'member', other: 'reader' } });
+    expect(await authenticate(`Bearer ${token}`)).toEqual({
+      subject: 'user-carol',
+      tokenId: record.tokenId,
+      grants: { acme: 'member', other: 'reader' },
+    });
     expect(await authenticate(`bearer  ${token}`)).toBeDefined();
   });
 
@@ -40,10 +48,23 @@ describe('authentication', () => {
     const live = await createToken({ subject: 'u', grants: { acme: 'owner' } });
     const revoked = await createToken({ subject: 'u', grants: { acme: 'owner' } });
     await revokeToken(revoked.record.tokenId);
-    const expired = await createToken({ subject: 'u', grants: { acme: 'owner' }, expiresAt: new Date(Date.now() - 1000).toISOString() });
+    const expired = await createToken({
+      subject: 'u',
+      grants: { acme: 'owner' },
+      expiresAt: new Date(Date.now() - 1000).toISOString(),
+    });
     const forged = live.token.slice(0, -4) + 'AAAA';
-    for (const header of [undefined, '', `Basic ${live.token}`, 'Bearer', 'Bearer nonsense', `Bearer ${forged}`,
-      `Bearer ${revoked.token}`, `Bearer ${expired.token}`, `Bearer ${live.token} extra`]) {
+    for (const header of [
+      undefined,
+      '',
+      `Basic ${live.token}`,
+      'Bearer',
+      'Bearer nonsense',
+      `Bearer ${forged}`,
+      `Bearer ${revoked.token}`,
+      `Bearer ${expired.token}`,
+      `Bearer ${live.token} extra`,
+    ]) {
       expectWith(await authenticate(header), String(header)).toBeUndefined();
     }
   });
@@ -59,7 +80,11 @@ describe('authentication', () => {
 
   it('honours a future expiry until it passes', async () => {
     const expiresAt = new Date(Date.now() + 60_000);
-    const { token } = await createToken({ subject: 'u', grants: { acme: 'owner' }, expiresAt: expiresAt.toISOString() });
+    const { token } = await createToken({
+      subject: 'u',
+      grants: { acme: 'owner' },
+      expiresAt: expiresAt.toISOString(),
+    });
     expect(await authenticate(`Bearer ${token}`)).toBeDefined();
     expect(await authenticate(`Bearer ${token}`, new Date(expiresAt.getTime() + 1))).toBeUndefined();
   });
@@ -71,16 +96,28 @@ describe('authorizer function', () => {
     const result = await authorizer(authorizerEvent(`Bearer ${token}`));
     expect(result.principalId).toBe('user-dave');
     expect(result.policyDocument.Statement).toEqual([
-      { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*' },
+      {
+        Action: 'execute-api:Invoke',
+        Effect: 'Allow',
+        Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*',
+      },
     ]);
-    expect(JSON.parse(result.context!.principal as string)).toEqual({ subject: 'user-dave', tokenId: record.tokenId, grants: { acme: 'owner' } });
+    expect(JSON.parse(result.context!.principal as string)).toEqual({
+      subject: 'user-dave',
+      tokenId: record.tokenId,
+      grants: { acme: 'owner' },
+    });
     expect(JSON.stringify(result)).not.toContain(token);
   });
 
-  it('denies the whole API (API Gateway answers 401) for anything but a live token, without failing, with the 401\'s detail', async () => {
+  it("denies the whole API (API Gateway answers 401) for anything but a live token, without failing, with the 401's detail", async () => {
     const revoked = await createToken({ subject: 'u', grants: { acme: 'owner' } });
     await revokeToken(revoked.record.tokenId);
-    const expired = await createToken({ subject: 'u', grants: { acme: 'owner' }, expiresAt: '2020-01-01T00:00:00.000Z' });
+    const expired = await createToken({
+      subject: 'u',
+      grants: { acme: 'owner' },
+      expiresAt: '2020-01-01T00:00:00.000Z',
+    });
     const cases: Array<[string | undefined, string, string]> = [
       [undefined, 'malformed', 'no Authorization header: send Authorization: Bearer <token>'],
       ['Basic dXNlcjpwYXNz', 'malformed', 'not a Bearer token: send Authorization: Bearer <token>'],
@@ -94,13 +131,19 @@ describe('authorizer function', () => {
     for (const [header, reason, detail] of cases) {
       const result = await authorizer(authorizerEvent(header));
       expect(result.policyDocument.Statement).toEqual([
-        { Action: 'execute-api:Invoke', Effect: 'Deny', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*' },
+        {
+          Action: 'execute-api:Invoke',
+          Effect: 'Deny',
+          Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*',
+        },
       ]);
       expectWith(result.context, String(header)).toEqual({ reason, detail });
     }
   });
 
   it('scopes the policy to the API and stage of the method ARN', () => {
-    expect(wholeApiArn('arn:aws:execute-api:us-east-1:1:api/dev/PATCH/api/v2/reserved-tags/rtk-1')).toBe('arn:aws:execute-api:us-east-1:1:api/dev/*');
+    expect(wholeApiArn('arn:aws:execute-api:us-east-1:1:api/dev/PATCH/api/v2/reserved-tags/rtk-1')).toBe(
+      'arn:aws:execute-api:us-east-1:1:api/dev/*',
+    );
   });
 });

@@ -10,7 +10,9 @@ describe('embedded DynamoDB Local', () => {
     const path = process.env.PATH;
     process.env.PATH = mkdtempSync(join(tmpdir(), 'no-java-'));
     try {
-      await expect(startDynamoDbLocal()).rejects.toThrow('DynamoDB Local needs Java 17 or newer, and no `java` was found on PATH.');
+      await expect(startDynamoDbLocal()).rejects.toThrow(
+        'DynamoDB Local needs Java 17 or newer, and no `java` was found on PATH.',
+      );
     } finally {
       process.env.PATH = path;
     }
@@ -23,7 +25,9 @@ describe('embedded DynamoDB Local', () => {
     const path = process.env.PATH;
     process.env.PATH = `${dir}:${path}`;
     try {
-      await expect(startDynamoDbLocal()).rejects.toThrow('DynamoDB Local needs Java 17 or newer; `java -version` reports 11.');
+      await expect(startDynamoDbLocal()).rejects.toThrow(
+        'DynamoDB Local needs Java 17 or newer; `java -version` reports 11.',
+      );
     } finally {
       process.env.PATH = path;
     }

@@ -32,7 +32,11 @@ async function killedAfter(k: number, request: () => Promise<RouteAnswer>): Prom
 }
 
 /** The item a write is to. */
-const keyOf = (write: Write) => ('Put' in write ? write.Put.Item : 'Update' in write ? write.Update.Key : write.Delete.Key) as { PK: string; SK: string };
+const keyOf = (write: Write) =>
+  ('Put' in write ? write.Put.Item : 'Update' in write ? write.Update.Key : write.Delete.Key) as {
+    PK: string;
+    SK: string;
+  };
 /** A commit point: a run's record, an organization's head. */
 const COMMIT_POINTS = new Set([keys.run('x').SK, keys.reservedTagKeyCounter('x').SK]);
 const RECEIPTS = keys.receipt('').PK;
@@ -60,13 +64,21 @@ function expectKilled(answer: RouteAnswer, committed: boolean) {
 }
 
 const margin = lease.marginMs;
-afterEach(() => { lease.marginMs = margin; });
+afterEach(() => {
+  lease.marginMs = margin;
+});
 /** A killed writer's receipt claim lapses about 200 ms after its request (in process, its deadline is 28.5 s out). */
-const shortLeases = () => { lease.marginMs = -28_300; };
+const shortLeases = () => {
+  lease.marginMs = -28_300;
+};
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const newOrganization = () => `killed-${randomAlphanumeric(8).toLowerCase()}`;
-const owner = (organization: string): Principal => ({ subject: 'user-owner', tokenId: `at-${organization}`, grants: { [organization]: 'owner' } });
+const owner = (organization: string): Principal => ({
+  subject: 'user-owner',
+  tokenId: `at-${organization}`,
+  grants: { [organization]: 'owner' },
+});
 const keyed = (key: string) => ({ 'Idempotency-Key': key });
 
 describe('a comment create killed after each of its writes (claim, commit, copy, member)', () => {
@@ -80,13 +92,17 @@ describe('a comment create killed after each of its writes (claim, commit, copy,
       const { runId } = await registerNewRun(organization);
       const path = `/runs/${runId}/comments`;
       expect((await callRoute('comments/create', path, caller, comment('before'))).status).toBe(201);
-      expectKilled(await killedAfter(k, () => callRoute('comments/create', path, caller, comment('killed'), keyed(`k-${k}`))), k >= 2);
+      expectKilled(
+        await killedAfter(k, () => callRoute('comments/create', path, caller, comment('killed'), keyed(`k-${k}`))),
+        k >= 2,
+      );
 
       const listed = await callRoute('comments/list', path, caller);
       const bodies = listed.json.data.map((c: any) => c.attributes.body);
       expect(bodies).toEqual(k === 1 ? ['before'] : ['before', 'killed']);
       expect(listed.json.meta.pagination['total-count']).toBe(bodies.length);
-      for (const c of listed.json.data) expect((await callRoute('comments/show', `/comments/${c.id}`, caller)).json.data).toEqual(c);
+      for (const c of listed.json.data)
+        expect((await callRoute('comments/show', `/comments/${c.id}`, caller)).json.data).toEqual(c);
 
       // The client retries with its key: the comment it asked for, exactly once.
       await pause(300);
@@ -99,7 +115,8 @@ describe('a comment create killed after each of its writes (claim, commit, copy,
       expect(after.json.data.map((c: any) => c.attributes.body)).toEqual(['before', 'killed', 'after']);
       expect(after.json.meta.pagination['total-count']).toBe(3);
       // Numbered densely: the n-th member holds the n-th comment listed.
-      for (const [n, c] of after.json.data.entries()) expect((await getItem(keys.runComment(runId, n + 1)))?.id).toBe(c.id);
+      for (const [n, c] of after.json.data.entries())
+        expect((await getItem(keys.runComment(runId, n + 1)))?.id).toBe(c.id);
     });
   }
 
@@ -111,7 +128,8 @@ describe('a comment create killed after each of its writes (claim, commit, copy,
     expectKilled(await killedAfter(2, () => callRoute('comments/create', path, caller, comment('killed'))), true);
     // Nobody has read the run since: the next writer meets the unwritten comment in the run's record,
     // and keeps it there; the one after drops it from the record, so writes it out first.
-    for (const body of ['next', 'third']) expect((await callRoute('comments/create', path, caller, comment(body))).status).toBe(201);
+    for (const body of ['next', 'third'])
+      expect((await callRoute('comments/create', path, caller, comment(body))).status).toBe(201);
     const stored = await Promise.all([1, 2, 3].map((n) => getItem(keys.runComment(runId, n))));
     expect(stored.map((member) => member?.body)).toEqual(['killed', 'next', 'third']);
     expect((await callRoute('comments/show', `/comments/${String(stored[0]?.id)}`, caller)).status).toBe(200);
@@ -130,14 +148,16 @@ describe('a comment create killed after each of its writes (claim, commit, copy,
     const listed = await callRoute('comments/list', path, caller);
     expect(listed.json.data.map((c: any) => c.attributes.body)).toEqual(['first', 'killed 1', 'killed 2']);
     expect(listed.json.meta.pagination['total-count']).toBe(3);
-    for (const c of listed.json.data) expect((await callRoute('comments/show', `/comments/${c.id}`, caller)).json.data).toEqual(c);
+    for (const c of listed.json.data)
+      expect((await callRoute('comments/show', `/comments/${c.id}`, caller)).json.data).toEqual(c);
     // On another run, without a reader: the writers that drop them from the record write them out.
     const other = await registerNewRun(organization);
     const otherPath = `/runs/${other.runId}/comments`;
     for (const body of ['killed 1', 'killed 2']) {
       expectKilled(await killedAfterCommit(() => callRoute('comments/create', otherPath, caller, comment(body))), true);
     }
-    for (const body of ['next', 'third']) expect((await callRoute('comments/create', otherPath, caller, comment(body))).status).toBe(201);
+    for (const body of ['next', 'third'])
+      expect((await callRoute('comments/create', otherPath, caller, comment(body))).status).toBe(201);
     const stored = await Promise.all([1, 2, 3, 4].map((n) => getItem(keys.runComment(other.runId, n))));
     expect(stored.map((member) => member?.body)).toEqual(['killed 1', 'killed 2', 'next', 'third']);
     for (const member of stored) expect((await getItem(keys.comment(String(member?.id))))?.body).toBe(member?.body);
@@ -148,7 +168,9 @@ describe('a comment create killed after each of its writes (claim, commit, copy,
     const caller = owner(organization);
     const { runId } = await registerNewRun(organization);
     const path = `/runs/${runId}/comments`;
-    const [a, b] = await Promise.all([1, 2].map(() => callRoute('comments/create', path, caller, comment('once'), keyed('same'))));
+    const [a, b] = await Promise.all(
+      [1, 2].map(() => callRoute('comments/create', path, caller, comment('once'), keyed('same'))),
+    );
     expect([a!.status, b!.status]).toEqual([201, 201]);
     expect(a!.json.data.id).toBe(b!.json.data.id);
     expect((await callRoute('comments/list', path, caller)).json.meta.pagination['total-count']).toBe(1);
@@ -158,14 +180,26 @@ describe('a comment create killed after each of its writes (claim, commit, copy,
 describe('reserved tag key changes killed after each of their writes', () => {
   const keyDocument = (attributes: Record<string, unknown>) => ({ data: { type: 'reserved-tag-keys', attributes } });
   const list = async (organization: string) => {
-    const answer = await callRoute('reserved-tag-keys/list', `/organizations/${organization}/reserved-tag-keys?page%5Bsize%5D=100`, owner(organization));
+    const answer = await callRoute(
+      'reserved-tag-keys/list',
+      `/organizations/${organization}/reserved-tag-keys?page%5Bsize%5D=100`,
+      owner(organization),
+    );
     expect(answer.json.meta.pagination['total-count']).toBe(answer.json.data.length);
     return answer.json.data.map((k: any) => ({ id: k.id, key: k.attributes.key }));
   };
   const create = (organization: string, key: string, headers: Record<string, string> = {}) =>
-    callRoute('reserved-tag-keys/create', `/organizations/${organization}/reserved-tag-keys`, owner(organization), keyDocument({ key }), headers);
-  const rename = (organization: string, id: string, key: string) => callRoute('reserved-tag-keys/update', `/reserved-tag-keys/${id}`, owner(organization), keyDocument({ key }));
-  const remove = (organization: string, id: string) => callRoute('reserved-tag-keys/delete', `/reserved-tag-keys/${id}`, owner(organization));
+    callRoute(
+      'reserved-tag-keys/create',
+      `/organizations/${organization}/reserved-tag-keys`,
+      owner(organization),
+      keyDocument({ key }),
+      headers,
+    );
+  const rename = (organization: string, id: string, key: string) =>
+    callRoute('reserved-tag-keys/update', `/reserved-tag-keys/${id}`, owner(organization), keyDocument({ key }));
+  const remove = (organization: string, id: string) =>
+    callRoute('reserved-tag-keys/delete', `/reserved-tag-keys/${id}`, owner(organization));
 
   // Writes: the receipt's claim, the head's commit, the guard and the copy (sent together), the member.
   for (const k of [1, 2, 3, 4]) {
@@ -226,11 +260,21 @@ describe('reserved tag key changes killed after each of their writes', () => {
   it('two renames of one key, both killed after their commits: the last name everywhere once the next writers drop them', async () => {
     const organization = newOrganization();
     const { json } = await create(organization, 'first');
-    for (const key of ['second', 'third']) expectKilled(await killedAfterCommit(() => rename(organization, json.data.id, key)), true);
+    for (const key of ['second', 'third'])
+      expectKilled(await killedAfterCommit(() => rename(organization, json.data.id, key)), true);
     for (const key of ['x', 'y']) expect((await create(organization, key)).status).toBe(201);
-    expect(await list(organization)).toEqual([{ id: json.data.id, key: 'third' }, { id: expect.any(String), key: 'x' }, { id: expect.any(String), key: 'y' }]);
+    expect(await list(organization)).toEqual([
+      { id: json.data.id, key: 'third' },
+      { id: expect.any(String), key: 'x' },
+      { id: expect.any(String), key: 'y' },
+    ]);
     expect((await getItem(keys.reservedTagKeyById(json.data.id)))?.key).toBe('third');
-    for (const [key, status] of [['FIRST', 201], ['SECOND', 201], ['THIRD', 422]] as const) expect((await create(organization, key)).status).toBe(status);
+    for (const [key, status] of [
+      ['FIRST', 201],
+      ['SECOND', 201],
+      ['THIRD', 422],
+    ] as const)
+      expect((await create(organization, key)).status).toBe(status);
   });
 
   // Writes: the head's commit, the guard's release and the copy's tombstone (together), the member's tombstone.

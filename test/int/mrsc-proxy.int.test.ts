@@ -1,8 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import {
-  BatchWriteItemCommand, DeleteItemCommand, DynamoDBClient, DynamoDBServiceException, GetItemCommand, PutItemCommand, QueryCommand,
-  ReplicatedWriteConflictException, TransactGetItemsCommand, TransactWriteItemsCommand, UpdateItemCommand,
+  BatchWriteItemCommand,
+  DeleteItemCommand,
+  DynamoDBClient,
+  DynamoDBServiceException,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  ReplicatedWriteConflictException,
+  TransactGetItemsCommand,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { LOCAL_REGION, localTableArn, Stack } from '#infra/local/aws/cloudformation';
 import { IamPolicies, startDynamoDbProxy, type DynamoDbCall, type DynamoDbProxy } from '#infra/local/aws/iam';
@@ -29,7 +38,12 @@ const reached: string[] = [];
 let releaseHeld: () => void = () => undefined;
 let held: Promise<void> = Promise.resolve();
 let holding = 0;
-const direct = new DynamoDBClient({ endpoint: dynamoDbLocal, region: LOCAL_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+const direct = new DynamoDBClient({
+  endpoint: dynamoDbLocal,
+  region: LOCAL_REGION,
+  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  maxAttempts: 1,
+});
 const proxies: DynamoDbProxy[] = [];
 
 beforeAll(async () => {
@@ -37,7 +51,12 @@ beforeAll(async () => {
   assembly = fixtureAssembly({
     functions: {
       Writer: { code, statements: [{ Effect: 'Allow', Action: 'dynamodb:*', Resource: localTableArn(tableName) }] },
-      Reader: { code, statements: [{ Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:Query'], Resource: localTableArn(tableName) }] },
+      Reader: {
+        code,
+        statements: [
+          { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:Query'], Resource: localTableArn(tableName) },
+        ],
+      },
     },
     methods: [],
   });
@@ -53,10 +72,19 @@ beforeAll(async () => {
       await held;
       holding--;
     }
-    const upstream = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const upstream = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: target.host },
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     upstream.end(body);
   });
   await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
@@ -66,7 +94,10 @@ beforeAll(async () => {
 afterAll(async () => {
   releaseHeld();
   await Promise.all(proxies.map((p) => p.close()));
-  await new Promise((resolve) => { relay.closeAllConnections(); relay.close(resolve); });
+  await new Promise((resolve) => {
+    relay.closeAllConnections();
+    relay.close(resolve);
+  });
   direct.destroy();
   assembly.remove();
 });
@@ -75,18 +106,33 @@ afterAll(async () => {
 async function proxyWith(mrsc: MrscOptions): Promise<{ proxy: DynamoDbProxy; calls: DynamoDbCall[] }> {
   const calls: DynamoDbCall[] = [];
   const proxy = await startDynamoDbProxy({
-    policies, target: relayEndpoint, tableArn: localTableArn, partitionKeyOf: () => 'PK', onCall: (call) => calls.push(call), mrsc,
+    policies,
+    target: relayEndpoint,
+    tableArn: localTableArn,
+    partitionKeyOf: () => 'PK',
+    onCall: (call) => calls.push(call),
+    mrsc,
   });
   proxies.push(proxy);
   return { proxy, calls };
 }
 
 /** A client signing with the credentials the proxy gives a role (`WriterRole`, `ReaderRole`), for a Region. */
-function clientOf(proxy: DynamoDbProxy, role: string, options: { region?: string; maxAttempts?: number } = {}): DynamoDBClient {
+function clientOf(
+  proxy: DynamoDbProxy,
+  role: string,
+  options: { region?: string; maxAttempts?: number } = {},
+): DynamoDBClient {
   const credentials = proxy.credentialsFor(role);
   return new DynamoDBClient({
-    endpoint: proxy.endpoint, region: options.region ?? LOCAL_REGION, maxAttempts: options.maxAttempts ?? 1,
-    credentials: { accessKeyId: credentials.AWS_ACCESS_KEY_ID!, secretAccessKey: credentials.AWS_SECRET_ACCESS_KEY!, sessionToken: credentials.AWS_SESSION_TOKEN! },
+    endpoint: proxy.endpoint,
+    region: options.region ?? LOCAL_REGION,
+    maxAttempts: options.maxAttempts ?? 1,
+    credentials: {
+      accessKeyId: credentials.AWS_ACCESS_KEY_ID!,
+      secretAccessKey: credentials.AWS_SECRET_ACCESS_KEY!,
+      sessionToken: credentials.AWS_SESSION_TOKEN!,
+    },
   });
 }
 
@@ -94,8 +140,10 @@ let counter = 0;
 /** A fresh partition for each test: `PK` values no other test writes. */
 const partition = (name: string) => `MRSC#${name}#${++counter}`;
 const key = (pk: string, sk = 'ITEM') => ({ PK: { S: pk }, SK: { S: sk } });
-const putItem = (pk: string, sk = 'ITEM', extra: Record<string, { S: string }> = {}) => new PutItemCommand({ TableName: tableName, Item: { ...key(pk, sk), ...extra } });
-const stored = async (pk: string, sk = 'ITEM') => (await direct.send(new GetItemCommand({ TableName: tableName, Key: key(pk, sk), ConsistentRead: true }))).Item;
+const putItem = (pk: string, sk = 'ITEM', extra: Record<string, { S: string }> = {}) =>
+  new PutItemCommand({ TableName: tableName, Item: { ...key(pk, sk), ...extra } });
+const stored = async (pk: string, sk = 'ITEM') =>
+  (await direct.send(new GetItemCommand({ TableName: tableName, Key: key(pk, sk), ConsistentRead: true }))).Item;
 const reachedSince = (mark: number, operation: string) => reached.slice(mark).filter((o) => o === operation).length;
 
 describe('transactions, refused as an MRSC replica refuses them', () => {
@@ -105,16 +153,30 @@ describe('transactions, refused as an MRSC replica refuses them', () => {
     const pk = partition('transact');
     const mark = reached.length;
 
-    const write = client.send(new TransactWriteItemsCommand({
-      TransactItems: [{ Put: { TableName: tableName, Item: key(pk, 'A') } }, { Put: { TableName: tableName, Item: key(pk, 'B') } }],
-    }));
+    const write = client.send(
+      new TransactWriteItemsCommand({
+        TransactItems: [
+          { Put: { TableName: tableName, Item: key(pk, 'A') } },
+          { Put: { TableName: tableName, Item: key(pk, 'B') } },
+        ],
+      }),
+    );
     await expect(write).rejects.toBeInstanceOf(DynamoDBServiceException);
     await expect(write).rejects.toMatchObject({
-      name: 'ValidationException', $fault: 'client', $metadata: { httpStatusCode: 400 },
-      message: 'TransactWriteItems is not supported: transactions are not supported on multi-Region strongly consistent (MRSC) global tables',
+      name: 'ValidationException',
+      $fault: 'client',
+      $metadata: { httpStatusCode: 400 },
+      message:
+        'TransactWriteItems is not supported: transactions are not supported on multi-Region strongly consistent (MRSC) global tables',
     });
-    await expect(client.send(new TransactGetItemsCommand({ TransactItems: [{ Get: { TableName: tableName, Key: key(pk, 'A') } }] })))
-      .rejects.toMatchObject({ name: 'ValidationException', message: expect.stringMatching(/^TransactGetItems is not supported: /) });
+    await expect(
+      client.send(
+        new TransactGetItemsCommand({ TransactItems: [{ Get: { TableName: tableName, Key: key(pk, 'A') } }] }),
+      ),
+    ).rejects.toMatchObject({
+      name: 'ValidationException',
+      message: expect.stringMatching(/^TransactGetItems is not supported: /),
+    });
 
     expect(reachedSince(mark, 'TransactWriteItems') + reachedSince(mark, 'TransactGetItems')).toBe(0);
     expect(await stored(pk, 'A')).toBeUndefined();
@@ -131,7 +193,9 @@ describe('transactions, refused as an MRSC replica refuses them', () => {
   it('forwards them when refuseTransactions is off', async () => {
     const { proxy, calls } = await proxyWith({ refuseTransactions: false, replicatedWriteConflictRate: 0 });
     const pk = partition('transact-off');
-    await clientOf(proxy, 'WriterRole').send(new TransactWriteItemsCommand({ TransactItems: [{ Put: { TableName: tableName, Item: key(pk) } }] }));
+    await clientOf(proxy, 'WriterRole').send(
+      new TransactWriteItemsCommand({ TransactItems: [{ Put: { TableName: tableName, Item: key(pk) } }] }),
+    );
     expect(await stored(pk)).toBeDefined();
     expect(calls.filter((c) => c.mrsc)).toEqual([]);
   });
@@ -148,37 +212,67 @@ describe('replicated write conflicts at a rate', () => {
     const writes = [
       putItem(pk, 'NEW'),
       putItem(pk, 'ITEM', { body: { S: 'replaced' } }),
-      new UpdateItemCommand({ TableName: tableName, Key: key(pk), UpdateExpression: 'SET body = :b', ExpressionAttributeValues: { ':b': { S: 'updated' } } }),
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: key(pk),
+        UpdateExpression: 'SET body = :b',
+        ExpressionAttributeValues: { ':b': { S: 'updated' } },
+      }),
       new DeleteItemCommand({ TableName: tableName, Key: key(pk) }),
-      new BatchWriteItemCommand({ RequestItems: { [tableName]: [{ PutRequest: { Item: key(pk, 'BATCH') } }, { DeleteRequest: { Key: key(pk) } }] } }),
+      new BatchWriteItemCommand({
+        RequestItems: {
+          [tableName]: [{ PutRequest: { Item: key(pk, 'BATCH') } }, { DeleteRequest: { Key: key(pk) } }],
+        },
+      }),
     ];
     for (const write of writes) {
       const sent = client.send(write as PutItemCommand);
       await expect(sent).rejects.toBeInstanceOf(ReplicatedWriteConflictException);
-      await expect(sent).rejects.toMatchObject({ name: 'ReplicatedWriteConflictException', message: REPLICATED_WRITE_CONFLICT_MESSAGE, $metadata: { httpStatusCode: 400 } });
+      await expect(sent).rejects.toMatchObject({
+        name: 'ReplicatedWriteConflictException',
+        message: REPLICATED_WRITE_CONFLICT_MESSAGE,
+        $metadata: { httpStatusCode: 400 },
+      });
     }
-    for (const operation of ['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']) expect(reachedSince(mark, operation)).toBe(0);
+    for (const operation of ['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'])
+      expect(reachedSince(mark, operation)).toBe(0);
 
     // Reads pass, and see nothing written.
-    expect((await client.send(new GetItemCommand({ TableName: tableName, Key: key(pk), ConsistentRead: true }))).Item?.body).toEqual({ S: 'before' });
-    const query = await client.send(new QueryCommand({ TableName: tableName, KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': { S: pk } } }));
+    expect(
+      (await client.send(new GetItemCommand({ TableName: tableName, Key: key(pk), ConsistentRead: true }))).Item?.body,
+    ).toEqual({ S: 'before' });
+    const query = await client.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': { S: pk } },
+      }),
+    );
     expect(query.Items?.map((i) => i.SK?.S)).toEqual(['ITEM']);
     expect(calls.map((c) => [c.operation, c.mrsc?.cause])).toEqual([
-      ['PutItem', 'injected'], ['PutItem', 'injected'], ['UpdateItem', 'injected'], ['DeleteItem', 'injected'], ['BatchWriteItem', 'injected'],
-      ['GetItem', undefined], ['Query', undefined],
+      ['PutItem', 'injected'],
+      ['PutItem', 'injected'],
+      ['UpdateItem', 'injected'],
+      ['DeleteItem', 'injected'],
+      ['BatchWriteItem', 'injected'],
+      ['GetItem', undefined],
+      ['Query', undefined],
     ]);
   });
 
   it('is retried by the SDK (the error is retryable), each attempt refused and recorded', async () => {
     const { proxy, calls } = await proxyWith({ replicatedWriteConflictRate: 1 });
-    await expect(clientOf(proxy, 'WriterRole', { maxAttempts: 3 }).send(putItem(partition('retried'))))
-      .rejects.toMatchObject({ name: 'ReplicatedWriteConflictException', $metadata: { attempts: 3 } });
+    await expect(
+      clientOf(proxy, 'WriterRole', { maxAttempts: 3 }).send(putItem(partition('retried'))),
+    ).rejects.toMatchObject({ name: 'ReplicatedWriteConflictException', $metadata: { attempts: 3 } });
     expect(calls.filter((c) => c.mrsc?.error === 'ReplicatedWriteConflictException')).toHaveLength(3);
   });
 
-  it('answers what IAM denies with IAM\'s AccessDeniedException, before any conflict', async () => {
+  it("answers what IAM denies with IAM's AccessDeniedException, before any conflict", async () => {
     const { proxy, calls } = await proxyWith({ replicatedWriteConflictRate: 1 });
-    await expect(clientOf(proxy, 'ReaderRole').send(putItem(partition('denied')))).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    await expect(clientOf(proxy, 'ReaderRole').send(putItem(partition('denied')))).rejects.toMatchObject({
+      name: 'AccessDeniedException',
+    });
     expect(calls.map((c) => [c.allowed, c.mrsc])).toEqual([[false, undefined]]);
   });
 
@@ -188,7 +282,9 @@ describe('replicated write conflicts at a rate', () => {
     try {
       const { proxy, calls } = await proxyWith({});
       expect(proxy.mrsc.replicatedWriteConflictRate).toBe(1);
-      await expect(clientOf(proxy, 'WriterRole').send(putItem(partition('from-env')))).rejects.toBeInstanceOf(ReplicatedWriteConflictException);
+      await expect(clientOf(proxy, 'WriterRole').send(putItem(partition('from-env')))).rejects.toBeInstanceOf(
+        ReplicatedWriteConflictException,
+      );
       expect(calls.map((c) => c.mrsc?.cause)).toEqual(['injected']);
       expect((await proxyWith({ replicatedWriteConflictRate: 0 })).proxy.mrsc.replicatedWriteConflictRate).toBe(0); // the option wins
     } finally {
@@ -202,9 +298,18 @@ describe('replicated write conflicts at a rate', () => {
     const client = clientOf(proxy, 'WriterRole');
     const pk = partition('rate-0');
     for (let i = 0; i < 20; i++) await client.send(putItem(pk, `I#${i}`));
-    await client.send(new UpdateItemCommand({ TableName: tableName, Key: key(pk, 'I#0'), UpdateExpression: 'SET body = :b', ExpressionAttributeValues: { ':b': { S: 'u' } } }));
+    await client.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: key(pk, 'I#0'),
+        UpdateExpression: 'SET body = :b',
+        ExpressionAttributeValues: { ':b': { S: 'u' } },
+      }),
+    );
     await client.send(new DeleteItemCommand({ TableName: tableName, Key: key(pk, 'I#1') }));
-    await client.send(new BatchWriteItemCommand({ RequestItems: { [tableName]: [{ PutRequest: { Item: key(pk, 'B') } }] } }));
+    await client.send(
+      new BatchWriteItemCommand({ RequestItems: { [tableName]: [{ PutRequest: { Item: key(pk, 'B') } }] } }),
+    );
     expect(calls).toHaveLength(23);
     expect(calls.filter((c) => c.mrsc)).toEqual([]);
     expect((await stored(pk, 'I#0'))?.body).toEqual({ S: 'u' });
@@ -213,19 +318,27 @@ describe('replicated write conflicts at a rate', () => {
   });
 });
 
-describe('replicated write conflicts from another Region\'s write of the same item in flight', () => {
+describe("replicated write conflicts from another Region's write of the same item in flight", () => {
   /** Holds the writes marked HOLD at the relay (after the proxy admitted them) until `release()`. */
   function holdMarkedWrites(): { release(): void; until(count: number): Promise<void> } {
-    held = new Promise<void>((resolve) => { releaseHeld = resolve; });
+    held = new Promise<void>((resolve) => {
+      releaseHeld = resolve;
+    });
     return {
       release: () => releaseHeld(),
-      until: async (count) => { while (holding < count) await new Promise((resolve) => setTimeout(resolve, 5)); },
+      until: async (count) => {
+        while (holding < count) await new Promise((resolve) => setTimeout(resolve, 5));
+      },
     };
   }
 
-  it('refuses another Region\'s concurrent write of the same item, and lets a write of another item through', async () => {
+  it("refuses another Region's concurrent write of the same item, and lets a write of another item through", async () => {
     const inFlightWrites = new InFlightWrites();
-    const { proxy, calls } = await proxyWith({ refuseTransactions: true, replicatedWriteConflictRate: 0, inFlightWrites });
+    const { proxy, calls } = await proxyWith({
+      refuseTransactions: true,
+      replicatedWriteConflictRate: 0,
+      inFlightWrites,
+    });
     // One proxy, callers labelled by the Region they sign for.
     const east = clientOf(proxy, 'WriterRole', { region: 'us-east-1' });
     const west = clientOf(proxy, 'WriterRole', { region: 'us-west-2' });
@@ -234,7 +347,14 @@ describe('replicated write conflicts from another Region\'s write of the same it
 
     const first = east.send(putItem(pk, 'ITEM', { body: { S: HOLD } }));
     await gate.until(1);
-    const conflicting = west.send(new UpdateItemCommand({ TableName: tableName, Key: key(pk), UpdateExpression: 'SET body = :b', ExpressionAttributeValues: { ':b': { S: 'west' } } }));
+    const conflicting = west.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: key(pk),
+        UpdateExpression: 'SET body = :b',
+        ExpressionAttributeValues: { ':b': { S: 'west' } },
+      }),
+    );
     await expect(conflicting).rejects.toBeInstanceOf(ReplicatedWriteConflictException);
     await west.send(putItem(pk, 'OTHER', { body: { S: 'west' } })); // another item: through, while the first is held
     expect((await stored(pk, 'OTHER'))?.body).toEqual({ S: 'west' });
@@ -244,13 +364,22 @@ describe('replicated write conflicts from another Region\'s write of the same it
     expect((await stored(pk))?.body).toEqual({ S: HOLD }); // the refused update was not applied
     expect(inFlightWrites.size).toBe(0);
     // Retried once nothing is in flight, it succeeds.
-    await west.send(new UpdateItemCommand({ TableName: tableName, Key: key(pk), UpdateExpression: 'SET body = :b', ExpressionAttributeValues: { ':b': { S: 'west' } } }));
+    await west.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: key(pk),
+        UpdateExpression: 'SET body = :b',
+        ExpressionAttributeValues: { ':b': { S: 'west' } },
+      }),
+    );
     expect((await stored(pk))?.body).toEqual({ S: 'west' });
 
     const refused = calls.filter((c) => c.mrsc);
     expect(refused).toHaveLength(1);
     expect(refused[0]!.mrsc).toMatchObject({
-      error: 'ReplicatedWriteConflictException', cause: 'in-flight', region: 'us-west-2',
+      error: 'ReplicatedWriteConflictException',
+      cause: 'in-flight',
+      region: 'us-west-2',
       conflict: { region: 'us-east-1', item: { table: tableName, key: JSON.stringify(key(pk)) } },
     });
   });
@@ -262,13 +391,20 @@ describe('replicated write conflicts from another Region\'s write of the same it
     const gate = holdMarkedWrites();
     const first = east.send(putItem(pk, 'ITEM', { body: { S: HOLD } }));
     await gate.until(1);
-    await east.send(new UpdateItemCommand({ TableName: tableName, Key: key(pk), UpdateExpression: 'SET n = :n', ExpressionAttributeValues: { ':n': { S: '1' } } }));
+    await east.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: key(pk),
+        UpdateExpression: 'SET n = :n',
+        ExpressionAttributeValues: { ':n': { S: '1' } },
+      }),
+    );
     gate.release();
     await first;
     expect(calls.filter((c) => c.mrsc)).toEqual([]);
   });
 
-  it('works across two Regions\' proxies that share one tracker', async () => {
+  it("works across two Regions' proxies that share one tracker", async () => {
     const inFlightWrites = new InFlightWrites();
     const east = await proxyWith({ replicatedWriteConflictRate: 0, inFlightWrites, region: 'us-east-1' });
     const west = await proxyWith({ replicatedWriteConflictRate: 0, inFlightWrites, region: 'us-east-2' });
@@ -276,8 +412,9 @@ describe('replicated write conflicts from another Region\'s write of the same it
     const gate = holdMarkedWrites();
     const first = clientOf(east.proxy, 'WriterRole').send(putItem(pk, 'ITEM', { body: { S: HOLD } }));
     await gate.until(1);
-    await expect(clientOf(west.proxy, 'WriterRole').send(new DeleteItemCommand({ TableName: tableName, Key: key(pk) })))
-      .rejects.toMatchObject({ name: 'ReplicatedWriteConflictException' });
+    await expect(
+      clientOf(west.proxy, 'WriterRole').send(new DeleteItemCommand({ TableName: tableName, Key: key(pk) })),
+    ).rejects.toMatchObject({ name: 'ReplicatedWriteConflictException' });
     expect(west.calls.map((c) => c.mrsc?.conflict?.region)).toEqual(['us-east-1']);
     gate.release();
     await first;

@@ -2,7 +2,12 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Principal } from '#shared/auth/principal';
 import { registerNewRun } from '#shared/store/runs';
 import { insertComment } from '#shared/store/comments';
-import { deleteStoredReservedTagKey, findReservedTagKey, insertReservedTagKey, WINDOW_CAPACITY } from '#shared/store/reserved-tag-keys';
+import {
+  deleteStoredReservedTagKey,
+  findReservedTagKey,
+  insertReservedTagKey,
+  WINDOW_CAPACITY,
+} from '#shared/store/reserved-tag-keys';
 import type { ReservedTagKey } from '#shared/reserved-tag-keys/reserved-tag-key';
 import { callRoute } from '../support/call-route';
 import { itemsRead, recordReads } from '../support/read-costs';
@@ -22,8 +27,12 @@ let commentIds: string[];
 let liveKeyIds: string[];
 
 const page = (number: number, size: number) => `page%5Bnumber%5D=${number}&page%5Bsize%5D=${size}`;
-const listComments = (query: string, principal = reader) => recordReads(() => callRoute('comments/list', `/runs/${runId}/comments?${query}`, principal));
-const listKeys = (query: string) => recordReads(() => callRoute('reserved-tag-keys/list', `/organizations/${organization}/reserved-tag-keys?${query}`, reader));
+const listComments = (query: string, principal = reader) =>
+  recordReads(() => callRoute('comments/list', `/runs/${runId}/comments?${query}`, principal));
+const listKeys = (query: string) =>
+  recordReads(() =>
+    callRoute('reserved-tag-keys/list', `/organizations/${organization}/reserved-tag-keys?${query}`, reader),
+  );
 const ids = (json: any) => json.data.map((resource: { id: string }) => resource.id);
 
 beforeAll(async () => {
@@ -40,7 +49,9 @@ beforeAll(async () => {
     if (typeof key === 'string') throw new Error(key);
     keys.push(key);
   }
-  const deleted = new Set(Array.from({ length: KEYS.deleted }, (_, i) => Math.floor((i * KEYS.created) / KEYS.deleted)));
+  const deleted = new Set(
+    Array.from({ length: KEYS.deleted }, (_, i) => Math.floor((i * KEYS.created) / KEYS.deleted)),
+  );
   for (const i of deleted) await deleteStoredReservedTagKey((await findReservedTagKey(keys[i]!.id))!);
   liveKeyIds = keys.filter((_, i) => !deleted.has(i)).map((k) => k.id);
 }, 60_000);
@@ -58,7 +69,12 @@ describe('comments of a run, at any depth', () => {
     expect(result.status).toBe(200);
     expect(ids(result.json)).toEqual(commentIds.slice(220, 240));
     expect(result.json.meta.pagination).toEqual({
-      'current-page': 12, 'page-size': 20, 'prev-page': 11, 'next-page': 13, 'total-pages': 13, 'total-count': COMMENTS,
+      'current-page': 12,
+      'page-size': 20,
+      'prev-page': 11,
+      'next-page': 13,
+      'total-pages': 13,
+      'total-count': COMMENTS,
     });
     expect(calls.map((c) => c.command).sort()).toEqual(['GetItem', 'Query']);
     expect(itemsRead(calls)).toBe(21);
@@ -73,7 +89,13 @@ describe('comments of a run, at any depth', () => {
   it('a page past the end reads no comment', async () => {
     const { result, calls } = await listComments(page(14, 20));
     expect(result.json.data).toEqual([]);
-    expect(result.json.meta.pagination).toMatchObject({ 'current-page': 14, 'prev-page': 13, 'next-page': null, 'total-pages': 13, 'total-count': COMMENTS });
+    expect(result.json.meta.pagination).toMatchObject({
+      'current-page': 14,
+      'prev-page': 13,
+      'next-page': null,
+      'total-pages': 13,
+      'total-count': COMMENTS,
+    });
     expect(itemsRead(calls)).toBe(1);
   });
 
@@ -93,7 +115,12 @@ describe('page numbers', () => {
       expect(result.status).toBe(200);
       expect(result.json.data).toEqual([]);
       expect(result.json.meta.pagination).toEqual({
-        'current-page': number, 'page-size': 100, 'prev-page': number - 1, 'next-page': null, 'total-pages': 3, 'total-count': COMMENTS,
+        'current-page': number,
+        'page-size': 100,
+        'prev-page': number - 1,
+        'next-page': null,
+        'total-pages': 3,
+        'total-count': COMMENTS,
       });
       expect((await listKeys(page(number, 100))).result.status).toBe(200);
     }
@@ -112,7 +139,11 @@ describe('reserved tag keys, at any depth', () => {
     const pages = Math.ceil(liveKeyIds.length / size);
     for (let number = 1; number <= pages; number++) {
       const { result } = await listKeys(page(number, size));
-      expect(result.json.meta.pagination).toMatchObject({ 'current-page': number, 'total-pages': pages, 'total-count': liveKeyIds.length });
+      expect(result.json.meta.pagination).toMatchObject({
+        'current-page': number,
+        'total-pages': pages,
+        'total-count': liveKeyIds.length,
+      });
       seen.push(...ids(result.json));
     }
     expect(seen).toEqual(liveKeyIds);

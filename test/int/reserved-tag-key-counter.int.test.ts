@@ -3,7 +3,12 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '#shared/store/client';
 import { currentTurn, whileContended } from '#shared/store/contention';
 import { keys } from '#shared/store/keys';
-import { deleteStoredReservedTagKey, findReservedTagKey, insertReservedTagKey, listReservedTagKeys } from '#shared/store/reserved-tag-keys';
+import {
+  deleteStoredReservedTagKey,
+  findReservedTagKey,
+  insertReservedTagKey,
+  listReservedTagKeys,
+} from '#shared/store/reserved-tag-keys';
 import type { ReservedTagKey } from '#shared/reserved-tag-keys/reserved-tag-key';
 import { randomAlphanumeric } from '#shared/ids';
 import { deleteKey } from '#shared/reserved-tag-keys/operations';
@@ -16,7 +21,9 @@ import { written } from '../support/written';
  * created until DynamoDB's 400 KB item limit refuses the organization's next create.
  */
 const windowsOf = async (organization: string) => {
-  const { Item: counter } = await documentClient.send(new GetCommand({ TableName: tableName(), Key: keys.reservedTagKeyCounter(organization), ConsistentRead: true }));
+  const { Item: counter } = await documentClient.send(
+    new GetCommand({ TableName: tableName(), Key: keys.reservedTagKeyCounter(organization), ConsistentRead: true }),
+  );
   return Object.keys(counter ?? {}).filter((name) => /^w\d+$/.test(name)).length;
 };
 const newOrganization = () => `counter-${randomAlphanumeric(8).toLowerCase()}`;
@@ -28,21 +35,27 @@ const remove = async (key: ReservedTagKey) => {
 };
 
 describe('the key counter', () => {
-  it('lets the writer whose turn it is delete its window\'s last key: one commit releases the turn and the window', async () => {
+  it("lets the writer whose turn it is delete its window's last key: one commit releases the turn and the window", async () => {
     const organization = newOrganization();
     const key = written(await insertReservedTagKey(organization, { key: 'last', disableOverrides: false }));
     await whileContended('organization', { organization }, async () => {
       // This request claimed the head's turn in an earlier round (fair-turns.ts).
       const turn = currentTurn();
-      await documentClient.send(new UpdateCommand({
-        TableName: tableName(), Key: keys.reservedTagKeyCounter(organization),
-        UpdateExpression: 'SET turnSince = :since, turnUntil = :until', ExpressionAttributeValues: { ':since': turn.since, ':until': Date.now() + 60_000 },
-      }));
+      await documentClient.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: keys.reservedTagKeyCounter(organization),
+          UpdateExpression: 'SET turnSince = :since, turnUntil = :until',
+          ExpressionAttributeValues: { ':since': turn.since, ':until': Date.now() + 60_000 },
+        }),
+      );
       turn.held = true;
       expect(await remove(key)).toBeUndefined();
       return true;
     });
-    const { Item: head } = await documentClient.send(new GetCommand({ TableName: tableName(), Key: keys.reservedTagKeyCounter(organization), ConsistentRead: true }));
+    const { Item: head } = await documentClient.send(
+      new GetCommand({ TableName: tableName(), Key: keys.reservedTagKeyCounter(organization), ConsistentRead: true }),
+    );
     expect([head?.turnSince, head?.itemCount]).toEqual([undefined, 0]);
     expect(await windowsOf(organization)).toBe(0);
   });
@@ -63,7 +76,9 @@ describe('the key counter', () => {
     for (let round = 0; round < 8; round++) {
       const organization = newOrganization();
       // Created together, so in one 100 ms window (a round whose keys straddle two windows proves less).
-      const [a, b] = await Promise.all(['x', 'y'].map((key) => insertReservedTagKey(organization, { key, disableOverrides: false }).then(written)));
+      const [a, b] = await Promise.all(
+        ['x', 'y'].map((key) => insertReservedTagKey(organization, { key, disableOverrides: false }).then(written)),
+      );
       await Promise.all([deleteKey(a!.id, () => 'owner'), deleteKey(b!.id, () => 'owner')]);
       // Each delete could find the other still there and take one from the window, leaving it at 0.
       expect(await windowsOf(organization)).toBe(0);
@@ -74,11 +89,16 @@ describe('the key counter', () => {
   it('keeps a window while another key created in it lives, and pages stay right', async () => {
     const organization = newOrganization();
     // Created together: most likely in one 100 ms window.
-    const [first, second, third] = await Promise.all(['a', 'b', 'c'].map((key) => insertReservedTagKey(organization, { key, disableOverrides: false }).then(written)));
+    const [first, second, third] = await Promise.all(
+      ['a', 'b', 'c'].map((key) => insertReservedTagKey(organization, { key, disableOverrides: false }).then(written)),
+    );
     const windows = await windowsOf(organization);
     expect(await remove(first!)).toBeUndefined();
     expect(await windowsOf(organization)).toBeLessThanOrEqual(windows);
-    expect(await listReservedTagKeys(organization, { offset: 1, limit: 1 })).toMatchObject({ totalCount: 2, items: [expect.objectContaining({ id: expect.any(String) })] });
+    expect(await listReservedTagKeys(organization, { offset: 1, limit: 1 })).toMatchObject({
+      totalCount: 2,
+      items: [expect.objectContaining({ id: expect.any(String) })],
+    });
     expect(await remove(second!)).toBeUndefined();
     expect(await remove(third!)).toBeUndefined();
     expect(await windowsOf(organization)).toBe(0);
@@ -88,7 +108,9 @@ describe('the key counter', () => {
   it('deletes a key in one read and one commit, then its derived writes: no transaction', async () => {
     const organization = newOrganization();
     // Created together: in one window, or two.
-    const created = await Promise.all(['p', 'q', 'r'].map((key) => insertReservedTagKey(organization, { key, disableOverrides: false }).then(written)));
+    const created = await Promise.all(
+      ['p', 'q', 'r'].map((key) => insertReservedTagKey(organization, { key, disableOverrides: false }).then(written)),
+    );
     const owner = () => 'owner';
     for (const key of created) {
       const { commands } = await roundTrips(() => deleteKey(key!.id, owner));

@@ -18,7 +18,8 @@ async function createKey(key: string): Promise<string> {
   if (typeof created === 'string') throw new Error(`${key}: ${created}`);
   return created.id;
 }
-const rename = (id: string, key: string) => callRoute('reserved-tag-keys/update', `/reserved-tag-keys/${id}`, owner, keyDocument(key));
+const rename = (id: string, key: string) =>
+  callRoute('reserved-tag-keys/update', `/reserved-tag-keys/${id}`, owner, keyDocument(key));
 const remove = (id: string) => callRoute('reserved-tag-keys/delete', `/reserved-tag-keys/${id}`, owner);
 
 // A fresh DynamoDB Local compiles its transaction path on first use, which can outlast the store's request timeout.
@@ -50,7 +51,9 @@ describe(`${ROUNDS} rounds of concurrent requests on one key`, () => {
       const final = (await findReservedTagKey(id))?.key;
       expect([`Foo-${round}`, `FOO-${round}`]).toContain(final);
       // The name stays reserved for this key alone, in any casing.
-      expect(await insertReservedTagKey(organization, { key: `foo-${round}`, disableOverrides: false })).toBe('name-taken');
+      expect(await insertReservedTagKey(organization, { key: `foo-${round}`, disableOverrides: false })).toBe(
+        'name-taken',
+      );
     }
   }, 120_000);
 });

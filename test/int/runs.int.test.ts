@@ -14,7 +14,12 @@ describe('runs store', () => {
     const runId = newId('run');
     const { run, created } = written(await registerRun({ runId, organization: 'acme', workspace: 'networking' }));
     expect(created).toBe(true);
-    expect(run).toEqual({ runId, organization: 'acme', workspace: 'networking', createdAt: expect.stringMatching(ISO) });
+    expect(run).toEqual({
+      runId,
+      organization: 'acme',
+      workspace: 'networking',
+      createdAt: expect.stringMatching(ISO),
+    });
     expect(await findRun(runId)).toEqual(run);
     expect(await listRuns('acme')).toEqual([run]);
     expect(await listRuns('other-org')).toEqual([]);
@@ -44,7 +49,9 @@ describe('runs store', () => {
 
   it('settles concurrent registrations of one run on a single organization', async () => {
     const runId = newId('run');
-    const results = await Promise.all(['race-a', 'race-b', 'race-a', 'race-b'].map((organization) => registerRun({ runId, organization })));
+    const results = await Promise.all(
+      ['race-a', 'race-b', 'race-a', 'race-b'].map((organization) => registerRun({ runId, organization })),
+    );
     const winner = (await findRun(runId))!.organization;
     const registrations = results.filter((r) => r !== 'registered-elsewhere');
     for (const { run } of registrations) expect(run.organization).toBe(winner);
@@ -67,15 +74,31 @@ describe('npm start’s seed', () => {
     const { ensureSeed } = await import('#infra/local/seed');
     const dataDir = mkdtempSync(join(tmpdir(), 'tfc-seed-'));
     const seed = await ensureSeed(dataDir);
-    expect(seed).toMatchObject({ organization: 'example-org', tokenId: expect.stringMatching(/^at-/), token: expect.stringMatching(/^tfcapi_/), tokenCreated: true, runCreated: true });
+    expect(seed).toMatchObject({
+      organization: 'example-org',
+      tokenId: expect.stringMatching(/^at-/),
+      token: expect.stringMatching(/^tfcapi_/),
+      tokenCreated: true,
+      runCreated: true,
+    });
     expect(seed.replaced).toBeUndefined();
     expect(await findRun(seed.runId)).toEqual({
-      runId: seed.runId, organization: 'example-org', workspace: 'example-workspace', createdAt: expect.stringMatching(ISO),
+      runId: seed.runId,
+      organization: 'example-org',
+      workspace: 'example-workspace',
+      createdAt: expect.stringMatching(ISO),
     });
     // A later start gives the same token back (kept in the data folder, owner only): nothing new is minted.
     expect(statSync(join(dataDir, 'seed-token')).mode & 0o777).toBe(0o600);
     const again = await ensureSeed(dataDir);
-    expect(again).toEqual({ organization: 'example-org', tokenId: seed.tokenId, token: seed.token, tokenCreated: false, runId: seed.runId, runCreated: false });
+    expect(again).toEqual({
+      organization: 'example-org',
+      tokenId: seed.tokenId,
+      token: seed.token,
+      tokenCreated: false,
+      runId: seed.runId,
+      runCreated: false,
+    });
     expect(await listRuns('example-org')).toHaveLength(2);
   });
 
@@ -91,6 +114,10 @@ describe('npm start’s seed', () => {
     rmSync(join(dataDir, 'seed-token'));
     const notKept = await ensureSeed(dataDir);
     expect(notKept).toMatchObject({ tokenCreated: true, replaced: { tokenId: afterRevoke.tokenId, why: 'not kept' } });
-    expect(await ensureSeed(dataDir)).toMatchObject({ tokenId: notKept.tokenId, token: notKept.token, tokenCreated: false });
+    expect(await ensureSeed(dataDir)).toMatchObject({
+      tokenId: notKept.tokenId,
+      token: notKept.token,
+      tokenCreated: false,
+    });
   });
 });

@@ -12,11 +12,18 @@ const NOW = nowSeconds();
 const unbounded: SweepLimits = { maxDeletes: 1_000_000, remainingMs: () => 60_000 };
 
 /** An item of kind `kind` (a prefix the sweeper may delete from) expiring `inSeconds` from now; undefined: no expiry. */
-async function put(kind: 'RECEIPT#' | 'ORG#' | 'RTK#', inSeconds: number | undefined, SK = 'ITEM', PK = `${kind}${randomAlphanumeric(12)}`): Promise<{ PK: string; SK: string }> {
-  await documentClient.send(new PutCommand({
-    TableName: tableName(),
-    Item: { PK, SK, entity: 'Test', ...(inSeconds === undefined ? {} : expiring(PK, NOW + inSeconds)) },
-  }));
+async function put(
+  kind: 'RECEIPT#' | 'ORG#' | 'RTK#',
+  inSeconds: number | undefined,
+  SK = 'ITEM',
+  PK = `${kind}${randomAlphanumeric(12)}`,
+): Promise<{ PK: string; SK: string }> {
+  await documentClient.send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { PK, SK, entity: 'Test', ...(inSeconds === undefined ? {} : expiring(PK, NOW + inSeconds)) },
+    }),
+  );
   return { PK, SK };
 }
 /** `count` items, one after the other (DynamoDB Local on a busy machine is slow to answer dozens at once). */
@@ -26,7 +33,8 @@ async function putMany<T>(count: number, one: (i: number) => Promise<T>): Promis
   return made;
 }
 const exists = async (key: { PK: string; SK: string }) =>
-  (await documentClient.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item !== undefined;
+  (await documentClient.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item !==
+  undefined;
 const shardOf = (PK: string) => expiring(PK, 0).sweepShard;
 /** A partition key of the first shard, the one a run reads first. */
 function inFirstShard(kind: string): string {
@@ -40,16 +48,27 @@ function inFirstShard(kind: string): string {
 function beforeDeleteOf(key: { PK: string; SK: string }, intercept: () => Promise<void>): void {
   const name = `before-delete-${randomAlphanumeric(6)}`;
   let done = false;
-  documentClient.middlewareStack.add((next, context) => async (args) => {
-    // The document client's DeleteCommand goes through this stack as DeleteItemCommand, its key marshalled.
-    const input = args.input as { Key?: Record<string, { S?: string } | string> };
-    const value = (name: string) => { const v = input.Key?.[name]; return typeof v === 'string' ? v : v?.S; };
-    if (!done && /^Delete(Item)?Command$/.test(String(context.commandName)) && value('PK') === key.PK && value('SK') === key.SK) {
-      done = true;
-      await intercept();
-    }
-    return next(args);
-  }, { step: 'initialize', name });
+  documentClient.middlewareStack.add(
+    (next, context) => async (args) => {
+      // The document client's DeleteCommand goes through this stack as DeleteItemCommand, its key marshalled.
+      const input = args.input as { Key?: Record<string, { S?: string } | string> };
+      const value = (name: string) => {
+        const v = input.Key?.[name];
+        return typeof v === 'string' ? v : v?.S;
+      };
+      if (
+        !done &&
+        /^Delete(Item)?Command$/.test(String(context.commandName)) &&
+        value('PK') === key.PK &&
+        value('SK') === key.SK
+      ) {
+        done = true;
+        await intercept();
+      }
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
   interceptors.push(name);
 }
 const interceptors: string[] = [];
@@ -73,7 +92,7 @@ describe('a sweep', () => {
     expect(Object.keys(report.shards)).toEqual(Array.from({ length: SWEEP_SHARDS }, (_, n) => sweepShard(n)));
     const expected: Record<string, SweepCounts> = {};
     for (const { PK } of expired) {
-      const counts = expected[shardOf(PK)] ??= { found: 0, deleted: 0, kept: 0, gone: 0, conflicted: 0 };
+      const counts = (expected[shardOf(PK)] ??= { found: 0, deleted: 0, kept: 0, gone: 0, conflicted: 0 });
       counts.found += 1;
       counts.deleted += 1;
     }
@@ -95,7 +114,9 @@ describe('a sweep', () => {
     const later = await put('RTK#', -5);
     const forever = await put('ORG#', -5, 'TOMBSTONE');
     beforeDeleteOf(later, async () => {
-      await documentClient.send(new PutCommand({ TableName: tableName(), Item: { ...later, ...expiring(later.PK, NOW + 3_600) } }));
+      await documentClient.send(
+        new PutCommand({ TableName: tableName(), Item: { ...later, ...expiring(later.PK, NOW + 3_600) } }),
+      );
     });
     beforeDeleteOf(forever, async () => {
       await documentClient.send(new PutCommand({ TableName: tableName(), Item: { ...forever, entity: 'Live' } }));
@@ -111,14 +132,30 @@ describe('a sweep', () => {
 
   it('counts an item someone else deleted meanwhile as gone, not as an error', async () => {
     const key = await put('RECEIPT#', -5);
-    beforeDeleteOf(key, async () => { await documentClient.send(new DeleteCommand({ TableName: tableName(), Key: key })); });
-    expect((await sweepExpired(unbounded, NOW)).total).toEqual({ found: 1, deleted: 0, kept: 0, gone: 1, conflicted: 0 });
+    beforeDeleteOf(key, async () => {
+      await documentClient.send(new DeleteCommand({ TableName: tableName(), Key: key }));
+    });
+    expect((await sweepExpired(unbounded, NOW)).total).toEqual({
+      found: 1,
+      deleted: 0,
+      kept: 0,
+      gone: 1,
+      conflicted: 0,
+    });
   });
 
   it('leaves an item a replicated write conflict refused for the next run', async () => {
     const key = await put('RECEIPT#', -5);
-    beforeDeleteOf(key, async () => { throw Object.assign(new Error('another Region writes it'), { name: 'ReplicatedWriteConflictException' }); });
-    expect((await sweepExpired(unbounded, NOW)).total).toEqual({ found: 1, deleted: 0, kept: 0, gone: 0, conflicted: 1 });
+    beforeDeleteOf(key, async () => {
+      throw Object.assign(new Error('another Region writes it'), { name: 'ReplicatedWriteConflictException' });
+    });
+    expect((await sweepExpired(unbounded, NOW)).total).toEqual({
+      found: 1,
+      deleted: 0,
+      kept: 0,
+      gone: 0,
+      conflicted: 1,
+    });
     expect(await exists(key)).toBe(true);
     expect((await sweepExpired(unbounded, NOW)).total).toMatchObject({ found: 1, deleted: 1 });
   });
@@ -144,7 +181,10 @@ describe('the bounds of a run', () => {
     expect(none).toMatchObject({ queries: 0, stoppedBy: 'time', total: { found: 0, deleted: 0 } });
 
     let calls = 0; // asked before the first Query and before each delete: it runs out after 3 deletes of the first shard
-    const some = await sweepExpired({ ...unbounded, concurrency: 1, remainingMs: () => (calls++ < 5 ? 60_000 : 0) }, NOW);
+    const some = await sweepExpired(
+      { ...unbounded, concurrency: 1, remainingMs: () => (calls++ < 5 ? 60_000 : 0) },
+      NOW,
+    );
     expect(some.stoppedBy).toBe('time');
     expect(some.queries).toBe(1);
     expect(some.total.deleted).toBe(3);
@@ -152,7 +192,9 @@ describe('the bounds of a run', () => {
 
   it('stops at a delete that fails otherwise, reporting what it did', async () => {
     const key = await put('RECEIPT#', -5);
-    beforeDeleteOf(key, async () => { throw Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' }); });
+    beforeDeleteOf(key, async () => {
+      throw Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' });
+    });
     const failed = await sweepExpired(unbounded, NOW).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(SweepFailed);
     expect((failed as SweepFailed).message).toBe('sweep stopped: AccessDeniedException: not authorized');
@@ -164,7 +206,11 @@ describe('the bounds of a run', () => {
 describe('the sweeper function', () => {
   it('sweeps within its invocation’s time and answers what it did', async () => {
     const keys = await putMany(3, (i) => put('RECEIPT#', -100 - i));
-    const context = { getRemainingTimeInMillis: () => 60_000, functionName: 'sweeper', awsRequestId: 'test' } as unknown as Context;
+    const context = {
+      getRemainingTimeInMillis: () => 60_000,
+      functionName: 'sweeper',
+      awsRequestId: 'test',
+    } as unknown as Context;
     const result = await handler({} as never, context);
     expect(result.total).toMatchObject({ found: 3, deleted: 3 });
     expect(Object.values(result.shards).every((c) => c.found > 0)).toBe(true); // only the shards that had something
@@ -173,7 +219,11 @@ describe('the sweeper function', () => {
 
   it('fails the invocation when the sweep fails, so that Lambda counts an error', async () => {
     const key = await put('RECEIPT#', -100);
-    beforeDeleteOf(key, async () => { throw Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' }); });
-    await expect(handler({} as never, undefined)).rejects.toThrow('sweep stopped: AccessDeniedException: not authorized');
+    beforeDeleteOf(key, async () => {
+      throw Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' });
+    });
+    await expect(handler({} as never, undefined)).rejects.toThrow(
+      'sweep stopped: AccessDeniedException: not authorized',
+    );
   });
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { BatchWriteItemCommand, DeleteItemCommand, DynamoDBClient, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  BatchWriteItemCommand,
+  DeleteItemCommand,
+  DynamoDBClient,
+  PutItemCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import { randomAlphanumeric } from '#shared/ids';
 import { ensureTable } from '#infra/local/aws/dynamodb-local';
 import { admin as runAdmin, startAdmin } from '../support/admin-cli';
@@ -11,8 +17,19 @@ import { expectWith } from '../support/expect-with';
  * changes nothing, and verifications that find nothing, then exactly the differences planted.
  */
 const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB!;
-const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-const env = { AWS_ENDPOINT_URL_DYNAMODB: endpoint, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', TABLE_NAME: undefined, AWS_PROFILE: undefined };
+const client = new DynamoDBClient({
+  endpoint,
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+});
+const env = {
+  AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'local',
+  AWS_SECRET_ACCESS_KEY: 'local',
+  TABLE_NAME: undefined,
+  AWS_PROFILE: undefined,
+};
 const admin = (args: string[]) => runAdmin(args, env);
 
 const ITEMS = 600;
@@ -66,7 +83,11 @@ describe('npm run admin -- table copy, table verify', () => {
 
     const again = await admin(['table', 'copy', '--from', source, '--to', target, '--json']);
     expectWith(again.code, again.output).toBe(0);
-    expect(JSON.parse(again.output.trim().split('\n').at(-1)!)).toMatchObject({ copied: 0, alreadyThere: ITEMS, keptTargets: 0 });
+    expect(JSON.parse(again.output.trim().split('\n').at(-1)!)).toMatchObject({
+      copied: 0,
+      alreadyThere: ITEMS,
+      keptTargets: 0,
+    });
 
     const verified = await admin(['table', 'verify', '--from', source, '--to', target]);
     expectWith(verified.code, verified.output).toBe(0);
@@ -81,18 +102,32 @@ describe('npm run admin -- table copy, table verify', () => {
 
     const key = (i: number) => ({ PK: item(i).PK, SK: item(i).SK });
     await client.send(new DeleteItemCommand({ TableName: target, Key: key(7) }));
-    await client.send(new UpdateItemCommand({ TableName: target, Key: key(8), UpdateExpression: 'SET body = :b', ExpressionAttributeValues: { ':b': { S: 'edited' } } }));
-    await client.send(new PutItemCommand({ TableName: target, Item: { ...item(ITEMS + 1), PK: { S: 'RUN#only-in-target' } } }));
+    await client.send(
+      new UpdateItemCommand({
+        TableName: target,
+        Key: key(8),
+        UpdateExpression: 'SET body = :b',
+        ExpressionAttributeValues: { ':b': { S: 'edited' } },
+      }),
+    );
+    await client.send(
+      new PutItemCommand({ TableName: target, Item: { ...item(ITEMS + 1), PK: { S: 'RUN#only-in-target' } } }),
+    );
 
     const verified = await admin(['table', 'verify', '--from', source, '--to', target]);
     expectWith(verified.code, verified.output).toBe(1);
-    const lines = verified.output.trim().split('\n').filter((l) => !l.startsWith('admin:'));
+    const lines = verified.output
+      .trim()
+      .split('\n')
+      .filter((l) => !l.startsWith('admin:'));
     expect(lines[0]).toBe(`3 differences between ${source} (${ITEMS} items) and ${target} (${ITEMS} items):`);
-    expect(lines.slice(1).sort()).toEqual([
-      `  different: {"PK":{"S":"${item(8).PK.S}"},"SK":{"S":"${item(8).SK.S}"}}: body`,
-      `  missing in ${target}: {"PK":{"S":"${item(7).PK.S}"},"SK":{"S":"${item(7).SK.S}"}}`,
-      `  only in ${target}: {"PK":{"S":"RUN#only-in-target"},"SK":{"S":"${item(ITEMS + 1).SK.S}"}}`,
-    ].sort());
+    expect(lines.slice(1).sort()).toEqual(
+      [
+        `  different: {"PK":{"S":"${item(8).PK.S}"},"SK":{"S":"${item(8).SK.S}"}}: body`,
+        `  missing in ${target}: {"PK":{"S":"${item(7).PK.S}"},"SK":{"S":"${item(7).SK.S}"}}`,
+        `  only in ${target}: {"PK":{"S":"RUN#only-in-target"},"SK":{"S":"${item(ITEMS + 1).SK.S}"}}`,
+      ].sort(),
+    );
 
     // The copy again: the missing item is back, the edited one (newer in the target) is not overwritten.
     const rerun = await admin(['table', 'copy', '--from', source, '--to', target]);
@@ -100,11 +135,17 @@ describe('npm run admin -- table copy, table verify', () => {
     expect(rerun.output).toContain(`1 items copied, ${ITEMS - 2} already there, 1 different in ${target} and kept.`);
     const after = await admin(['table', 'verify', '--from', source, '--to', target, '--json']);
     expect(after.code).toBe(1);
-    expect(JSON.parse(after.output.trim().split('\n').at(-1)!).differences.map((d: { kind: string }) => d.kind).sort()).toEqual(['different', 'extra']);
+    expect(
+      JSON.parse(after.output.trim().split('\n').at(-1)!)
+        .differences.map((d: { kind: string }) => d.kind)
+        .sort(),
+    ).toEqual(['different', 'extra']);
   }, 120_000);
 
   it('refuses a cursor of another copy, and the same table twice, before touching DynamoDB', async () => {
-    expect((await admin(['table', 'copy', '--from', 'a', '--to', 'a'])).output).toContain('admin: --from and --to name the same table');
+    expect((await admin(['table', 'copy', '--from', 'a', '--to', 'a'])).output).toContain(
+      'admin: --from and --to name the same table',
+    );
     const other = Buffer.from(JSON.stringify({ from: 'x', to: 'y', at: [null] })).toString('base64url');
     const refused = await admin(['table', 'copy', '--from', 'a', '--to', 'b', '--resume', other]);
     expect(refused.code).toBe(2);

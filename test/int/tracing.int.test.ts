@@ -34,7 +34,10 @@ const parent = () => randomBytes(8).toString('hex');
 async function invocation(header: string, work: () => Promise<void>): Promise<void> {
   process.env.AWS_XRAY_DAEMON_ADDRESS = `127.0.0.1:${daemon.address().port}`;
   process.env._X_AMZN_TRACE_ID = header;
-  const trace = openInvocationTrace('reserved-tag-keys/create', 'POST /organizations/{organization_name}/reserved-tag-keys');
+  const trace = openInvocationTrace(
+    'reserved-tag-keys/create',
+    'POST /organizations/{organization_name}/reserved-tag-keys',
+  );
   let status = 201;
   try {
     await work();
@@ -49,12 +52,14 @@ const secretValue = `secret-${randomBytes(6).toString('hex')}`;
 const item = () => ({ PK: `ORG#trace-org-${randomBytes(4).toString('hex')}`, SK: 'TRACE', body: secretValue });
 
 describe('the tracer (shared/observability/tracer.ts) over UDP', () => {
-  it('sends one datagram per sampled invocation: the daemon header, then its subsegment under Lambda\'s, its DynamoDB calls nested', async () => {
+  it("sends one datagram per sampled invocation: the daemon header, then its subsegment under Lambda's, its DynamoDB calls nested", async () => {
     const [traceId, lambdaSegment] = [root(), parent()];
     const written = item();
     await invocation(`Root=${traceId};Parent=${lambdaSegment};Sampled=1;Lineage=a87bd80c:0`, async () => {
       await documentClient.send(new PutCommand({ TableName: tableName(), Item: written }));
-      await documentClient.send(new GetCommand({ TableName: tableName(), Key: { PK: written.PK, SK: written.SK }, ConsistentRead: true }));
+      await documentClient.send(
+        new GetCommand({ TableName: tableName(), Key: { PK: written.PK, SK: written.SK }, ConsistentRead: true }),
+      );
     });
     await eventually(() => datagrams.length === 1, 2_000);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -64,17 +69,35 @@ describe('the tracer (shared/observability/tracer.ts) over UDP', () => {
     expect(JSON.parse(header)).toEqual({ format: 'json', version: 1 });
     const document = JSON.parse(body);
     expect(document).toEqual({
-      type: 'subsegment', name: '## reserved-tag-keys/create', id: expect.stringMatching(/^[0-9a-f]{16}$/),
-      trace_id: traceId, parent_id: lambdaSegment, start_time: expect.any(Number), end_time: expect.any(Number),
+      type: 'subsegment',
+      name: '## reserved-tag-keys/create',
+      id: expect.stringMatching(/^[0-9a-f]{16}$/),
+      trace_id: traceId,
+      parent_id: lambdaSegment,
+      start_time: expect.any(Number),
+      end_time: expect.any(Number),
       annotations: { route: 'POST /organizations/{organization_name}/reserved-tag-keys', outcome: '201' },
       subsegments: [expect.anything(), expect.anything()],
     });
     const [put, get] = document.subsegments;
-    for (const [call, operation] of [[put, 'PutItem'], [get, 'GetItem']] as const) {
+    for (const [call, operation] of [
+      [put, 'PutItem'],
+      [get, 'GetItem'],
+    ] as const) {
       expect(call).toEqual({
-        id: expect.stringMatching(/^[0-9a-f]{16}$/), name: 'DynamoDB', namespace: 'aws',
-        start_time: expect.any(Number), end_time: expect.any(Number), http: { response: { status: 200 } },
-        aws: { operation, region: expect.any(String), table_name: tableName(), request_id: expect.any(String), retries: 0 },
+        id: expect.stringMatching(/^[0-9a-f]{16}$/),
+        name: 'DynamoDB',
+        namespace: 'aws',
+        start_time: expect.any(Number),
+        end_time: expect.any(Number),
+        http: { response: { status: 200 } },
+        aws: {
+          operation,
+          region: expect.any(String),
+          table_name: tableName(),
+          request_id: expect.any(String),
+          retries: 0,
+        },
       });
       expect(call.end_time).toBeGreaterThanOrEqual(call.start_time);
       expect(call.start_time).toBeGreaterThanOrEqual(document.start_time);
@@ -87,13 +110,18 @@ describe('the tracer (shared/observability/tracer.ts) over UDP', () => {
     expect(datagrams[0]).not.toContain('trace-org');
   });
 
-  it('marks a refused call with the error\'s name only, never its message or the item', async () => {
+  it("marks a refused call with the error's name only, never its message or the item", async () => {
     const written = item();
     await documentClient.send(new PutCommand({ TableName: tableName(), Item: written }));
     await invocation(`Root=${root()};Parent=${parent()};Sampled=1`, async () => {
-      await documentClient.send(new PutCommand({
-        TableName: tableName(), Item: written, ConditionExpression: 'attribute_not_exists(PK)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }));
+      await documentClient.send(
+        new PutCommand({
+          TableName: tableName(),
+          Item: written,
+          ConditionExpression: 'attribute_not_exists(PK)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
     });
     await eventually(() => datagrams.length === 1, 2_000);
     const document = JSON.parse(datagrams[0]!.split('\n')[1]!);
@@ -101,7 +129,9 @@ describe('the tracer (shared/observability/tracer.ts) over UDP', () => {
     expect(document.fault).toBeUndefined();
     const call = document.subsegments[0];
     expect(call).toMatchObject({
-      name: 'DynamoDB', error: true, http: { response: { status: 400 } },
+      name: 'DynamoDB',
+      error: true,
+      http: { response: { status: 400 } },
       cause: { exceptions: [{ id: call.id, type: 'ConditionalCheckFailedException', remote: true }] },
       aws: { operation: 'PutItem', table_name: tableName() },
     });

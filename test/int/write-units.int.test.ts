@@ -22,28 +22,45 @@ describe('write units per create (DynamoDB Local consumed capacity)', () => {
   it(`a comment create: at most ${WRITE_UNIT_GOALS['comments/create']} write units, the receipt's index entry included`, async () => {
     const org = organization();
     const { runId } = await registerNewRun(org);
-    const create = (body: string) => callRoute('comments/create', `/runs/${runId}/comments`, owner(org), { data: { type: 'comments', attributes: { body } } });
+    const create = (body: string) =>
+      callRoute('comments/create', `/runs/${runId}/comments`, owner(org), {
+        data: { type: 'comments', attributes: { body } },
+      });
     expect((await create('first: the function learns the run')).status).toBe(201);
     const { result, capacity } = await recordCapacity(() => create('second, as a warm function makes it'));
     expect(result.status).toBe(201);
     // The receipt's claim, the run's record (the commit), the copy, the member: one unit each.
-    expect(capacity.perCall.map((c) => [c.command, c.write])).toEqual([['PutItem', 1], ['UpdateItem', 1], ['PutItem', 1], ['PutItem', 1]]);
+    expect(capacity.perCall.map((c) => [c.command, c.write])).toEqual([
+      ['PutItem', 1],
+      ['UpdateItem', 1],
+      ['PutItem', 1],
+      ['PutItem', 1],
+    ]);
     expect(capacity.tableWrite).toBe(4);
-    expect({ reported: capacity.indexWrite, fromItems: indexUnitsOf(capacity) }).toEqual({ reported: { Expiry: 1 }, fromItems: 1 });
+    expect({ reported: capacity.indexWrite, fromItems: indexUnitsOf(capacity) }).toEqual({
+      reported: { Expiry: 1 },
+      fromItems: 1,
+    });
     expect(unitsOf(capacity)).toBe(5);
     expect(unitsOf(capacity)).toBeLessThanOrEqual(WRITE_UNIT_GOALS['comments/create']!);
   });
 
   it(`a reserved tag key create: at most ${WRITE_UNIT_GOALS['reserved-tag-keys/create']} write units, the receipt's index entry included`, async () => {
     const org = organization();
-    const create = (key: string) => callRoute('reserved-tag-keys/create', `/organizations/${org}/reserved-tag-keys`, owner(org), { data: { type: 'reserved-tag-keys', attributes: { key } } });
+    const create = (key: string) =>
+      callRoute('reserved-tag-keys/create', `/organizations/${org}/reserved-tag-keys`, owner(org), {
+        data: { type: 'reserved-tag-keys', attributes: { key } },
+      });
     expect((await create('first')).status).toBe(201);
     const { result, capacity } = await recordCapacity(() => create('second'));
     expect(result.status).toBe(201);
     // The receipt's claim, the head (the commit), the guard, the copy, the member: one unit each; the reads are not writes.
     expect(capacity.perCall.filter((c) => c.write > 0).map((c) => c.write)).toEqual([1, 1, 1, 1, 1]);
     expect(capacity.tableWrite).toBe(5);
-    expect({ reported: capacity.indexWrite, fromItems: indexUnitsOf(capacity) }).toEqual({ reported: { Expiry: 1 }, fromItems: 1 });
+    expect({ reported: capacity.indexWrite, fromItems: indexUnitsOf(capacity) }).toEqual({
+      reported: { Expiry: 1 },
+      fromItems: 1,
+    });
     expect(unitsOf(capacity)).toBe(6);
     expect(unitsOf(capacity)).toBeLessThanOrEqual(WRITE_UNIT_GOALS['reserved-tag-keys/create']!);
   });

@@ -48,42 +48,78 @@ if (values.target && (!values.token?.length || !values.org || (values.run?.lengt
   process.exit(2);
 }
 
-interface Answer { status: number; ms: number; retryAfter: string | null; detail?: string }
+interface Answer {
+  status: number;
+  ms: number;
+  retryAfter: string | null;
+  detail?: string;
+}
 
 /**
  * One request. Against the local stack each writer is its own client address (127.0.0.N), as
  * separate clients are: the web ACL's per-address limit (100 req/s) would otherwise count every
  * writer of this one machine together, and throttle the measurement instead of the hot spot.
  */
-async function send(target: Target, token: string, method: string, path: string, body?: unknown, client = 0): Promise<Answer & { json: any }> {
+async function send(
+  target: Target,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  client = 0,
+): Promise<Answer & { json: any }> {
   const started = performance.now();
   const url = new URL(`${target.apiUrl}${path}`);
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/vnd.api+json' };
   const payload = body === undefined ? undefined : JSON.stringify(body);
-  const { status, retryAfter, text } = url.protocol === 'http:' && url.hostname === '127.0.0.1'
-    ? await new Promise<{ status: number; retryAfter: string | null; text: string }>((resolve, reject) => {
-      const request = httpRequest(url, { method, headers, localAddress: `127.0.0.${2 + (client % 250)}` }, (response) => {
-        let received = '';
-        response.setEncoding('utf8').on('data', (chunk: string) => { received += chunk; }).on('end', () => resolve({
-          status: response.statusCode!, retryAfter: (response.headers['retry-after'] as string | undefined) ?? null, text: received,
-        }));
-      }).on('error', reject);
-      request.end(payload);
-    })
-    : await fetch(url, { method, headers, ...(payload === undefined ? {} : { body: payload }) })
-      .then(async (response) => ({ status: response.status, retryAfter: response.headers.get('retry-after'), text: await response.text() }));
+  const { status, retryAfter, text } =
+    url.protocol === 'http:' && url.hostname === '127.0.0.1'
+      ? await new Promise<{ status: number; retryAfter: string | null; text: string }>((resolve, reject) => {
+          const request = httpRequest(
+            url,
+            { method, headers, localAddress: `127.0.0.${2 + (client % 250)}` },
+            (response) => {
+              let received = '';
+              response
+                .setEncoding('utf8')
+                .on('data', (chunk: string) => {
+                  received += chunk;
+                })
+                .on('end', () =>
+                  resolve({
+                    status: response.statusCode!,
+                    retryAfter: (response.headers['retry-after'] as string | undefined) ?? null,
+                    text: received,
+                  }),
+                );
+            },
+          ).on('error', reject);
+          request.end(payload);
+        })
+      : await fetch(url, { method, headers, ...(payload === undefined ? {} : { body: payload }) }).then(
+          async (response) => ({
+            status: response.status,
+            retryAfter: response.headers.get('retry-after'),
+            text: await response.text(),
+          }),
+        );
   const json = text ? JSON.parse(text) : undefined;
   return { status, ms: performance.now() - started, retryAfter, json, detail: json?.errors?.[0]?.detail };
 }
 
 /** `writers` clients each sending `request(writer, n)` in a loop until the time is up. */
-async function writeFor(writers: number, request: (writer: number, n: number) => Promise<Answer[]>): Promise<{ answers: Answer[]; elapsed: number }> {
+async function writeFor(
+  writers: number,
+  request: (writer: number, n: number) => Promise<Answer[]>,
+): Promise<{ answers: Answer[]; elapsed: number }> {
   const answers: Answer[] = [];
   const started = performance.now();
   const until = started + seconds * 1000;
-  await Promise.all(Array.from({ length: writers }, async (_, writer) => {
-    for (let n = 0; performance.now() < until; n++) answers.push(...await request(writer, n));
-  }));
+  await Promise.all(
+    Array.from({ length: writers }, async (_, writer) => {
+      for (let n = 0; performance.now() < until; n++) answers.push(...(await request(writer, n)));
+    }),
+  );
   return { answers, elapsed: (performance.now() - started) / 1000 };
 }
 
@@ -93,9 +129,15 @@ const reasons = new Map<string, number>();
 let wrong = 0;
 function report(spot: string, writers: number, { answers, elapsed }: { answers: Answer[]; elapsed: number }): void {
   const sorted = answers.map((a) => a.ms).sort((a, b) => a - b);
-  const at = (p: number) => (supported(p, sorted.length) ? `${Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!)}` : '—');
-  const statuses = Object.entries(answers.reduce<Record<number, number>>((c, a) => ({ ...c, [a.status]: (c[a.status] ?? 0) + 1 }), {}))
-    .map(([status, count]) => `${status}×${count}`).join(' ');
+  const at = (p: number) =>
+    supported(p, sorted.length)
+      ? `${Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!)}`
+      : '—';
+  const statuses = Object.entries(
+    answers.reduce<Record<number, number>>((c, a) => ({ ...c, [a.status]: (c[a.status] ?? 0) + 1 }), {}),
+  )
+    .map(([status, count]) => `${status}×${count}`)
+    .join(' ');
   const not2xx = answers.filter((a) => a.status >= 300).length;
   for (const a of answers.filter((answer) => answer.status >= 300)) {
     const reason = `${a.status} ${a.detail ?? '(no detail)'}`;
@@ -103,45 +145,86 @@ function report(spot: string, writers: number, { answers, elapsed }: { answers: 
   }
   const unearned = answers.filter((a) => a.status >= 500 && !(a.status === 503 && a.retryAfter));
   wrong += unearned.length;
-  rows.push([spot, String(writers), String(answers.length), (answers.length / elapsed).toFixed(1), at(50), at(90), at(99),
-    `${((100 * not2xx) / Math.max(1, answers.length)).toFixed(1)}%`, statuses]);
+  rows.push([
+    spot,
+    String(writers),
+    String(answers.length),
+    (answers.length / elapsed).toFixed(1),
+    at(50),
+    at(90),
+    at(99),
+    `${((100 * not2xx) / Math.max(1, answers.length)).toFixed(1)}%`,
+    statuses,
+  ]);
 }
 
 async function main(): Promise<void> {
   const target: Target = values.target
-    ? { apiUrl: apiUrlOf(values.target), tokens: values.token!, organization: values.org!, runId: values.run![0]!, commentRunIds: values.run!, stop: async () => {} }
-    // A token per writer of every phase (run, organization) and one to list with: the WAF limits each
-    // token to 30 req/s over a minute, which one writer alone would pass.
-    : await startLocalTarget(2 * writerCounts.reduce((sum, n) => sum + n, 0) + 1);
+    ? {
+        apiUrl: apiUrlOf(values.target),
+        tokens: values.token!,
+        organization: values.org!,
+        runId: values.run![0]!,
+        commentRunIds: values.run!,
+        stop: async () => {},
+      }
+    : // A token per writer of every phase (run, organization) and one to list with: the WAF limits each
+      // token to 30 req/s over a minute, which one writer alone would pass.
+      await startLocalTarget(2 * writerCounts.reduce((sum, n) => sum + n, 0) + 1);
   let firstOfStep = 1;
   const token = (writer: number) => target.tokens[(firstOfStep + writer) % target.tokens.length]!;
   const lister = target.tokens[0]!;
   const unique = Date.now().toString(36);
-  console.log(`${seconds} s per writer count, writers ${writerCounts.join(', ')}, against ${values.target ?? 'a local stack (npm start) on this machine: the emulator\'s latencies, not AWS\'s'}`);
+  console.log(
+    `${seconds} s per writer count, writers ${writerCounts.join(', ')}, against ${values.target ?? "a local stack (npm start) on this machine: the emulator's latencies, not AWS's"}`,
+  );
   try {
     for (const [step, writers] of writerCounts.entries()) {
       const runId = target.commentRunIds[step]!;
       const created: string[] = [];
       const onRun = await writeFor(writers, async (writer, n) => {
-        const answer = await send(target, token(writer), 'POST', `/runs/${runId}/comments`,
-          { data: { type: 'comments', attributes: { body: `hot spot ${unique}: writer ${writer} #${n}` } } }, firstOfStep + writer);
+        const answer = await send(
+          target,
+          token(writer),
+          'POST',
+          `/runs/${runId}/comments`,
+          { data: { type: 'comments', attributes: { body: `hot spot ${unique}: writer ${writer} #${n}` } } },
+          firstOfStep + writer,
+        );
         if (answer.status === 201) created.push(answer.json.data.id);
         return [answer];
       });
       report('one run', writers, onRun);
       firstOfStep += writers;
       const listed = await send(target, lister, 'GET', `/runs/${runId}/comments?page[size]=1`);
-      if (listed.status !== 200) throw new Error(`listing run ${runId} answered ${listed.status}: ${JSON.stringify(listed.json)}`);
+      if (listed.status !== 200)
+        throw new Error(`listing run ${runId} answered ${listed.status}: ${JSON.stringify(listed.json)}`);
       const total = listed.json.meta.pagination['total-count'];
       if (total !== created.length) {
         console.error(`run ${runId}: ${created.length} comments answered 201, ${total} listed`);
         wrong++;
       }
       const inOrg = await writeFor(writers, async (writer, n) => {
-        const create = await send(target, token(writer), 'POST', `/organizations/${target.organization}/reserved-tag-keys`,
-          { data: { type: 'reserved-tag-keys', attributes: { key: `hot-${unique}-${writers}-${writer}-${n}` } } }, firstOfStep + writer);
+        const create = await send(
+          target,
+          token(writer),
+          'POST',
+          `/organizations/${target.organization}/reserved-tag-keys`,
+          { data: { type: 'reserved-tag-keys', attributes: { key: `hot-${unique}-${writers}-${writer}-${n}` } } },
+          firstOfStep + writer,
+        );
         if (create.status !== 201) return [create];
-        return [create, await send(target, token(writer), 'DELETE', `/reserved-tags/${create.json.data.id}`, undefined, firstOfStep + writer)];
+        return [
+          create,
+          await send(
+            target,
+            token(writer),
+            'DELETE',
+            `/reserved-tags/${create.json.data.id}`,
+            undefined,
+            firstOfStep + writer,
+          ),
+        ];
       });
       report('one organization', writers, inOrg);
       console.log(`  ${writers} writers: done`);
@@ -156,7 +239,9 @@ async function main(): Promise<void> {
   console.log('(— : too few samples for that percentile)');
   for (const [reason, count] of reasons) console.log(`${String(count).padStart(6)} × ${reason}`);
   if (wrong > 0) {
-    console.error(`hot-spots: ${wrong} wrong answers (a 5xx other than 503 with Retry-After, or comments answered 201 but not listed)`);
+    console.error(
+      `hot-spots: ${wrong} wrong answers (a 5xx other than 503 with Retry-After, or comments answered 201 but not listed)`,
+    );
     process.exit(1);
   }
 }

@@ -9,12 +9,33 @@ import { randomAlphanumeric } from '#shared/ids';
 import { bodyText, scenarios, type Fixture } from './scenarios';
 import { RATE_LIMIT_PER_SECOND } from '#shared/config';
 import { CLIENT_IP_LIMIT_PER_SECOND, RATE_WINDOW_SECONDS } from '#infra/cdk/constructs/waf';
-import { anyToken, apiPath, apiUrlOf, call, cleanUp, fillDeletable, prepareFixture, startLocalTarget, type Target } from './target';
+import {
+  anyToken,
+  apiPath,
+  apiUrlOf,
+  call,
+  cleanUp,
+  fillDeletable,
+  prepareFixture,
+  startLocalTarget,
+  type Target,
+} from './target';
 
 /** Under the per-address limit, with room for set-up and clean-up in the same window. */
 const DEFAULT_RATE = 50;
 import {
-  breachesOf, html, latencySource, loadAverage, missedRate, missedRateLine, percentile, percentilesOf, runHeader, samplesNeeded, table, throughputOf,
+  breachesOf,
+  html,
+  latencySource,
+  loadAverage,
+  missedRate,
+  missedRateLine,
+  percentile,
+  percentilesOf,
+  runHeader,
+  samplesNeeded,
+  table,
+  throughputOf,
   type FunctionResult,
 } from './report';
 
@@ -26,11 +47,19 @@ import {
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    target: { type: 'string' }, token: { type: 'string', multiple: true }, org: { type: 'string' }, run: { type: 'string', multiple: true },
+    target: { type: 'string' },
+    token: { type: 'string', multiple: true },
+    org: { type: 'string' },
+    run: { type: 'string', multiple: true },
     'notification-secret': { type: 'string' },
-    duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' }, rate: { type: 'string', default: String(DEFAULT_RATE) },
-    'max-p50': { type: 'string' }, 'max-p90': { type: 'string' }, 'max-p99': { type: 'string' },
-    'max-error-rate': { type: 'string' }, 'report-dir': { type: 'string', default: 'reports' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '16' },
+    rate: { type: 'string', default: String(DEFAULT_RATE) },
+    'max-p50': { type: 'string' },
+    'max-p90': { type: 'string' },
+    'max-p99': { type: 'string' },
+    'max-error-rate': { type: 'string' },
+    'report-dir': { type: 'string', default: 'reports' },
     help: { type: 'boolean' },
   },
 });
@@ -48,7 +77,10 @@ Against a --target, run-notifications/receive needs the organization's --notific
 A --max-pN gate judges pN only where the report can show it (at least 10 samples beyond it: p50
 needs 20, p90 100, p99 1,000 per function): a run too short for it is refused before it starts,
 and a function that answered too few is a breach. A function under 90% of --rate is flagged.`;
-if (values.help) { console.log(USAGE); process.exit(0); }
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 
 const duration = Number(values.duration);
 const connections = Number(values.connections);
@@ -66,8 +98,12 @@ if (gates.some((g) => !(g.ms >= 0)) || (maxErrorRate !== undefined && !(maxError
 const NOTIFICATIONS = 'run-notifications/receive';
 /** Signed notifications need the organization's secret: a local stack makes one, a deployed stage must be given it. */
 const canSign = !values.target || values['notification-secret'] !== undefined;
-const selected = positionals.length > 0 ? positionals : functionNames().filter((name) => canSign || name !== NOTIFICATIONS);
-if (!canSign && selected.includes(NOTIFICATIONS)) { console.error(`${NOTIFICATIONS} against a --target needs --notification-secret\n${USAGE}`); process.exit(2); }
+const selected =
+  positionals.length > 0 ? positionals : functionNames().filter((name) => canSign || name !== NOTIFICATIONS);
+if (!canSign && selected.includes(NOTIFICATIONS)) {
+  console.error(`${NOTIFICATIONS} against a --target needs --notification-secret\n${USAGE}`);
+  process.exit(2);
+}
 const unknown = selected.filter((name) => !scenarios[name] || !functionNames().includes(name));
 if (unknown.length > 0 || [duration, connections, rate].some((n) => !(n > 0))) {
   console.error(`${unknown.length > 0 ? `Unknown function: ${unknown.join(', ')}\n` : ''}${USAGE}`);
@@ -83,9 +119,11 @@ const needed = Math.max(0, ...gates.map((g) => samplesNeeded(g.percentile)));
 const strictest = gates.find((g) => samplesNeeded(g.percentile) === needed);
 if (strictest && rate * duration < needed) {
   const enough = Math.ceil((needed * 1.1) / rate);
-  console.error(`--max-p${strictest.percentile} needs at least ${needed.toLocaleString('en')} latency samples per function for p${strictest.percentile} ` +
-    `to be shown and judged, and --duration ${duration} at --rate ${rate} gives at most ${(rate * duration).toLocaleString('en')}: ` +
-    `run for --duration ${enough} or more.`);
+  console.error(
+    `--max-p${strictest.percentile} needs at least ${needed.toLocaleString('en')} latency samples per function for p${strictest.percentile} ` +
+      `to be shown and judged, and --duration ${duration} at --rate ${rate} gives at most ${(rate * duration).toLocaleString('en')}: ` +
+      `run for --duration ${enough} or more.`,
+  );
   process.exit(2);
 }
 
@@ -93,10 +131,18 @@ if (strictest && rate * duration < needed) {
 const loadBefore = loadAverage();
 let target: Target;
 if (values.target) {
-  if (!values.token || !values.org || !values.run) { console.error(`--target needs --token, --org and --run\n${USAGE}`); process.exit(2); }
+  if (!values.token || !values.org || !values.run) {
+    console.error(`--target needs --token, --org and --run\n${USAGE}`);
+    process.exit(2);
+  }
   target = {
-    apiUrl: apiUrlOf(values.target), tokens: values.token, organization: values.org, runId: values.run[0]!, commentRunIds: values.run,
-    notificationSecret: values['notification-secret'], stop: async () => {},
+    apiUrl: apiUrlOf(values.target),
+    tokens: values.token,
+    organization: values.org,
+    runId: values.run[0]!,
+    commentRunIds: values.run,
+    notificationSecret: values['notification-secret'],
+    stop: async () => {},
   };
 } else {
   console.error('Starting the local stack (npm start in a child process)…');
@@ -115,15 +161,19 @@ try {
   created.push(...fixture.keyIds);
   for (const name of selected) {
     const scenario = scenarios[name]!;
-    if (scenario.consumesDeletable) await fillDeletable(target, fixture, unique, Math.max(connections * 20, Math.ceil(needed * 1.1)));
-    console.error(`▶ ${name}: ${connections} connections, ${duration} s, ${rate} req/s${scenario.consumesDeletable ? `, at most ${fixture.deletable.length} deletes` : ''}`);
+    if (scenario.consumesDeletable)
+      await fillDeletable(target, fixture, unique, Math.max(connections * 20, Math.ceil(needed * 1.1)));
+    console.error(
+      `▶ ${name}: ${connections} connections, ${duration} s, ${rate} req/s${scenario.consumesDeletable ? `, at most ${fixture.deletable.length} deletes` : ''}`,
+    );
     await warmUp(name, fixture);
     results.push(await load(name, fixture));
     if (name === 'reserved-tag-keys/create') fixture.deletable.push(...createdByRun.splice(0));
   }
 } finally {
   const leftovers = [...created, ...(fixture?.deletable ?? []), ...createdByRun];
-  if (leftovers.length > 0) console.error(`Cleaning up: deleted ${await cleanUp(target, leftovers)} keys created by this run.`);
+  if (leftovers.length > 0)
+    console.error(`Cleaning up: deleted ${await cleanUp(target, leftovers)} keys created by this run.`);
   await target.stop();
 }
 
@@ -134,7 +184,9 @@ try {
  */
 async function warmUp(name: string, f: Fixture): Promise<void> {
   const scenario = scenarios[name]!;
-  const probe = scenario.consumesDeletable ? { method: 'DELETE' as const, path: '/reserved-tags/rtk-0000000000000000' } : scenario.request(f, 0, unique);
+  const probe = scenario.consumesDeletable
+    ? { method: 'DELETE' as const, path: '/reserved-tags/rtk-0000000000000000' }
+    : scenario.request(f, 0, unique);
   const harmless = probe.method === 'POST' || probe.method === 'PATCH' ? { ...probe, body: {} } : probe;
   await Promise.all(Array.from({ length: connections }, () => call(target, harmless)));
 }
@@ -145,47 +197,71 @@ async function load(name: string, f: Fixture): Promise<FunctionResult> {
   const timeline: FunctionResult['timeline'] = [];
   let startedAt = 0;
   let finish!: (result: autocannon.Result) => void;
-  const finished = new Promise<autocannon.Result>((resolve) => { finish = resolve; });
-  const instance = autocannon({
-    url: new URL(target.apiUrl).origin,
-    connections,
-    duration,
-    overallRate: rate,
-    ...(scenario.consumesDeletable ? { amount: f.deletable.length } : {}),
-    headers: { 'content-type': 'application/vnd.api+json' },
-    // autocannon gives each connection its own copy of the context: one token per connection.
-    initialContext: {},
-    requests: [{
-      setupRequest: (request, context: { token?: string }) => {
-        context.token ??= anyToken(target);
-        const next = scenario.request(f, n++, unique);
-        return {
-          ...request, method: next.method, path: apiPath(target, next.path), body: bodyText(next),
-          headers: { ...request.headers, authorization: `Bearer ${context.token}`, ...next.headers },
-        };
-      },
-      onResponse: (status, body) => {
-        if (name === 'reserved-tag-keys/create' && status === 201) createdByRun.push(JSON.parse(body).data.id);
-      },
-    }],
-  }, (error, result) => {
-    if (error) throw error;
-    finish(result);
+  const finished = new Promise<autocannon.Result>((resolve) => {
+    finish = resolve;
   });
+  const instance = autocannon(
+    {
+      url: new URL(target.apiUrl).origin,
+      connections,
+      duration,
+      overallRate: rate,
+      ...(scenario.consumesDeletable ? { amount: f.deletable.length } : {}),
+      headers: { 'content-type': 'application/vnd.api+json' },
+      // autocannon gives each connection its own copy of the context: one token per connection.
+      initialContext: {},
+      requests: [
+        {
+          setupRequest: (request, context: { token?: string }) => {
+            context.token ??= anyToken(target);
+            const next = scenario.request(f, n++, unique);
+            return {
+              ...request,
+              method: next.method,
+              path: apiPath(target, next.path),
+              body: bodyText(next),
+              headers: { ...request.headers, authorization: `Bearer ${context.token}`, ...next.headers },
+            };
+          },
+          onResponse: (status, body) => {
+            if (name === 'reserved-tag-keys/create' && status === 201) createdByRun.push(JSON.parse(body).data.id);
+          },
+        },
+      ],
+    },
+    (error, result) => {
+      if (error) throw error;
+      finish(result);
+    },
+  );
   startedAt = performance.now();
   // Every answer as it comes, with autocannon's own measure of its latency (ms, from the request written to the response read).
   instance.on('response', (_client: unknown, status: number, _bytes: number, latencyMs: number) => {
     timeline.push([Math.round(performance.now() - startedAt), Number(latencyMs.toFixed(3)), status]);
   });
-  autocannon.track(instance, { renderProgressBar: process.stderr.isTTY, renderResultsTable: false, renderLatencyTable: false });
+  autocannon.track(instance, {
+    renderProgressBar: process.stderr.isTTY,
+    renderResultsTable: false,
+    renderLatencyTable: false,
+  });
   const result = await finished;
   // Percentiles of the 2xx answers' latencies themselves, not of autocannon's histogram (see percentilesOf).
   const latencies = timeline.filter(([, , status]) => status >= 200 && status < 300).map(([, ms]) => ms);
   const percentiles = percentilesOf(latencies);
   const partial: FunctionResult = {
-    function: name, requests: result.requests.total, seconds: result.duration, throughput: throughputOf(result.requests.total, result.duration),
-    samples: latencies.length, p50: Number.NaN, p90: Number.NaN, p99: Number.NaN,
-    non2xx: result.non2xx, errors: result.errors + result.timeouts, percentiles, targetRate: rate, timeline,
+    function: name,
+    requests: result.requests.total,
+    seconds: result.duration,
+    throughput: throughputOf(result.requests.total, result.duration),
+    samples: latencies.length,
+    p50: Number.NaN,
+    p90: Number.NaN,
+    p99: Number.NaN,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    percentiles,
+    targetRate: rate,
+    timeline,
   };
   return { ...partial, p50: percentile(partial, 50), p90: percentile(partial, 90), p99: percentile(partial, 99) };
 }
@@ -195,17 +271,33 @@ console.log(`Latencies: ${latencySource(values.target)}.`);
 const reportDir = resolve(values['report-dir']!);
 mkdirSync(reportDir, { recursive: true });
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const meta = runHeader({
-  target: values.target ?? 'local (npm start)', latencies: latencySource(values.target), functions: selected.join(', '), connections,
-  duration: `${duration} s per function`, 'target rate': `${rate} req/s`,
-  ...Object.fromEntries(gates.map((g) => [`max p${g.percentile}`, `${g.ms} ms`])), ...(maxErrorRate === undefined ? {} : { 'max error rate': maxErrorRate }),
-}, loadBefore);
+const meta = runHeader(
+  {
+    target: values.target ?? 'local (npm start)',
+    latencies: latencySource(values.target),
+    functions: selected.join(', '),
+    connections,
+    duration: `${duration} s per function`,
+    'target rate': `${rate} req/s`,
+    ...Object.fromEntries(gates.map((g) => [`max p${g.percentile}`, `${g.ms} ms`])),
+    ...(maxErrorRate === undefined ? {} : { 'max error rate': maxErrorRate }),
+  },
+  loadBefore,
+);
 const jsonFile = join(reportDir, `load-${stamp}.json`);
 const htmlFile = join(reportDir, `load-${stamp}.html`);
-writeFileSync(jsonFile, JSON.stringify({
-  ...meta,
-  results: results.map(({ percentiles: _p, timeline, ...r }) => ({ ...r, belowTargetRate: missedRate({ ...r, percentiles: _p, timeline }), percentiles: Object.fromEntries(_p), timeline })),
-}));
+writeFileSync(
+  jsonFile,
+  JSON.stringify({
+    ...meta,
+    results: results.map(({ percentiles: _p, timeline, ...r }) => ({
+      ...r,
+      belowTargetRate: missedRate({ ...r, percentiles: _p, timeline }),
+      percentiles: Object.fromEntries(_p),
+      timeline,
+    })),
+  }),
+);
 writeFileSync(htmlFile, html(results, meta));
 console.log(`\nReports: ${jsonFile}\n         ${htmlFile}`);
 

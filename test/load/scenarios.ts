@@ -31,7 +31,11 @@ export interface ScenarioRequest {
 
 /** A request's body as sent: a string as it is (a signature covers those bytes), a document as JSON. */
 export const bodyText = (request: ScenarioRequest) =>
-  request.body === undefined ? undefined : typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
+  request.body === undefined
+    ? undefined
+    : typeof request.body === 'string'
+      ? request.body
+      : JSON.stringify(request.body);
 
 /**
  * A realistic request mix for one function, shared by the load test (over HTTP) and the bench
@@ -62,7 +66,9 @@ export const scenarios: Record<string, Scenario> = {
     // 6 calls in 4 round trips; 7 when the instance does not know the head (GetItem with the claim).
     budget: 6,
     request: (f, n, unique) => ({
-      method: 'POST', path: `/organizations/${f.organization}/reserved-tag-keys`, body: keyDocument({ key: `load-${unique}-${n}` }),
+      method: 'POST',
+      path: `/organizations/${f.organization}/reserved-tag-keys`,
+      body: keyDocument({ key: `load-${unique}-${n}` }),
     }),
   },
   'reserved-tag-keys/update': {
@@ -71,7 +77,8 @@ export const scenarios: Record<string, Scenario> = {
     budget: 4,
     request: (f, n) => ({
       // Each visit to a key flips its flag, so every request really changes something.
-      method: 'PATCH', path: `/reserved-tag-keys/${f.keyIds[n % f.keyIds.length]}`,
+      method: 'PATCH',
+      path: `/reserved-tag-keys/${f.keyIds[n % f.keyIds.length]}`,
       body: keyDocument({ 'disable-overrides': Math.floor(n / f.keyIds.length) % 2 === 0 }),
     }),
   },
@@ -88,8 +95,11 @@ export const scenarios: Record<string, Scenario> = {
     // member (PutItem each); one more (GetItem of the run) when the instance does not know the run.
     budget: 4,
     request: (f, n, unique) => ({
-      method: 'POST', path: `/runs/${f.commentRunIds[n % f.commentRunIds.length]}/comments`,
-      body: { data: { type: 'comments', attributes: { body: `Load test ${unique} #${n}: plan reviewed, looks good.` } } },
+      method: 'POST',
+      path: `/runs/${f.commentRunIds[n % f.commentRunIds.length]}/comments`,
+      body: {
+        data: { type: 'comments', attributes: { body: `Load test ${unique} #${n}: plan reviewed, looks good.` } },
+      },
     }),
   },
   'comments/show': { budget: 1, request: (f) => ({ method: 'GET', path: `/comments/${f.commentId}` }) },
@@ -102,14 +112,34 @@ export const scenarios: Record<string, Scenario> = {
       const stage = (['run:created', 'run:planning', 'run:needs_attention', 'run:applied'] as const)[n % 4]!;
       const runId = `run-L${unique.slice(0, 6).padEnd(6, '0')}${String(Math.floor(n / 4)).padStart(9, '0')}`;
       const body = JSON.stringify({
-        payload_version: 1, notification_configuration_id: 'nc-LoadLoadLoadLoad', run_url: null, run_id: runId,
-        run_message: 'load test', run_created_at: new Date().toISOString(), run_created_by: 'load-user',
-        workspace_id: 'ws-LoadLoadLoadLoad', workspace_name: 'load-workspace', organization_name: f.organization,
-        notifications: [{ message: stage, trigger: stage, run_status: stage.slice(4), run_updated_at: new Date().toISOString(), run_updated_by: 'load-user' }],
+        payload_version: 1,
+        notification_configuration_id: 'nc-LoadLoadLoadLoad',
+        run_url: null,
+        run_id: runId,
+        run_message: 'load test',
+        run_created_at: new Date().toISOString(),
+        run_created_by: 'load-user',
+        workspace_id: 'ws-LoadLoadLoadLoad',
+        workspace_name: 'load-workspace',
+        organization_name: f.organization,
+        notifications: [
+          {
+            message: stage,
+            trigger: stage,
+            run_status: stage.slice(4),
+            run_updated_at: new Date().toISOString(),
+            run_updated_by: 'load-user',
+          },
+        ],
       });
       return {
-        method: 'POST', path: `/run-notifications/${f.organization}`, body,
-        headers: { 'content-type': 'application/json', [SIGNATURE_HEADER.toLowerCase()]: signatureOf(Buffer.from(body), f.notificationSecret) },
+        method: 'POST',
+        path: `/run-notifications/${f.organization}`,
+        body,
+        headers: {
+          'content-type': 'application/json',
+          [SIGNATURE_HEADER.toLowerCase()]: signatureOf(Buffer.from(body), f.notificationSecret),
+        },
       };
     },
   },

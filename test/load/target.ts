@@ -34,8 +34,13 @@ export const apiUrlOf = (target: string) => `${target.replace(/\/+$/, '').replac
 export async function startLocalTarget(tokenCount: number): Promise<Target> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tfc-load-'));
   const proc = run([TSX, 'infra/local/start.ts'], {
-    PORT: String(await freePort()), DDB_PORT: String(await freePort()), ISSUER_PORT: String(await freePort()), DATA_DIR: dataDir,
-    TABLE_NAME: undefined, AWS_ENDPOINT_URL_DYNAMODB: undefined, POWERTOOLS_LOG_LEVEL: 'ERROR',
+    PORT: String(await freePort()),
+    DDB_PORT: String(await freePort()),
+    ISSUER_PORT: String(await freePort()),
+    DATA_DIR: dataDir,
+    TABLE_NAME: undefined,
+    AWS_ENDPOINT_URL_DYNAMODB: undefined,
+    POWERTOOLS_LOG_LEVEL: 'ERROR',
   });
   // A start after a source change synthesizes first: about 20 s, longer on a busy machine.
   const [, apiUrl] = await proc.waitFor(/API ready in [\d.]+ s at (\S+)/, 180_000);
@@ -46,7 +51,12 @@ export async function startLocalTarget(tokenCount: number): Promise<Target> {
   proc.child.stdout.resume();
   const { tokens, runIds, notificationSecret } = await inLocalStore(endpoint!, tableName!, tokenCount - 1);
   return {
-    apiUrl: apiUrl!, tokens: [token!, ...tokens], organization: 'example-org', runId: runId!, commentRunIds: [runId!, ...runIds], notificationSecret,
+    apiUrl: apiUrl!,
+    tokens: [token!, ...tokens],
+    organization: 'example-org',
+    runId: runId!,
+    commentRunIds: [runId!, ...runIds],
+    notificationSecret,
     async stop() {
       proc.child.kill('SIGINT');
       await proc.exited;
@@ -56,7 +66,11 @@ export async function startLocalTarget(tokenCount: number): Promise<Target> {
 }
 
 /** What the operator CLI would make in the local store: `count` more owner tokens and runs, and the organization's notification secret. */
-async function inLocalStore(endpoint: string, tableName: string, count: number): Promise<{ tokens: string[]; runIds: string[]; notificationSecret: string }> {
+async function inLocalStore(
+  endpoint: string,
+  tableName: string,
+  count: number,
+): Promise<{ tokens: string[]; runIds: string[]; notificationSecret: string }> {
   useLocalEndpoint(endpoint);
   process.env.TABLE_NAME = tableName;
   // Imported only now: the store's client reads the endpoint when it is created.
@@ -67,12 +81,17 @@ async function inLocalStore(endpoint: string, tableName: string, count: number):
   // A few at a time: a DynamoDB Local just started on a busy machine answers a burst of 120 late.
   const tokens: string[] = [];
   const runIds: string[] = [];
-  await inParallel(Array.from({ length: count }, (_, i) => i), SETUP_WIDTH, async (i) => {
-    tokens.push((await createToken({ subject: `load-${i}`, grants: { 'example-org': 'owner' } })).token);
-    runIds.push((await registerNewRun('example-org', 'load')).runId);
-  });
+  await inParallel(
+    Array.from({ length: count }, (_, i) => i),
+    SETUP_WIDTH,
+    async (i) => {
+      tokens.push((await createToken({ subject: `load-${i}`, grants: { 'example-org': 'owner' } })).token);
+      runIds.push((await registerNewRun('example-org', 'load')).runId);
+    },
+  );
   return {
-    tokens, runIds,
+    tokens,
+    runIds,
     notificationSecret: written(await createNotificationSecret('example-org')).current.secret,
   };
 }
@@ -88,7 +107,11 @@ export const anyToken = (target: Target) => target.tokens[nextToken++ % target.t
 export async function call(target: Target, request: ScenarioRequest): Promise<{ status: number; json: any }> {
   const response = await fetch(`${target.apiUrl}${request.path}`, {
     method: request.method,
-    headers: { authorization: `Bearer ${anyToken(target)}`, 'content-type': 'application/vnd.api+json', ...request.headers },
+    headers: {
+      authorization: `Bearer ${anyToken(target)}`,
+      'content-type': 'application/vnd.api+json',
+      ...request.headers,
+    },
     body: bodyText(request),
   });
   const text = await response.text();
@@ -97,34 +120,49 @@ export async function call(target: Target, request: ScenarioRequest): Promise<{ 
 
 async function createKey(target: Target, key: string): Promise<string> {
   const response = await call(target, {
-    method: 'POST', path: `/organizations/${target.organization}/reserved-tag-keys`,
+    method: 'POST',
+    path: `/organizations/${target.organization}/reserved-tag-keys`,
     body: { data: { type: 'reserved-tag-keys', attributes: { key } } },
   });
-  if (response.status !== 201) throw new Error(`could not create key ${key}: ${response.status} ${JSON.stringify(response.json)}`);
+  if (response.status !== 201)
+    throw new Error(`could not create key ${key}: ${response.status} ${JSON.stringify(response.json)}`);
   return response.json.data.id as string;
 }
 
 /** Runs `tasks` with at most `width` in flight. */
 export async function inParallel<T>(items: T[], width: number, task: (item: T) => Promise<unknown>): Promise<void> {
   const queue = [...items];
-  await Promise.all(Array.from({ length: Math.min(width, queue.length) }, async () => {
-    while (queue.length > 0) await task(queue.shift()!);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(width, queue.length) }, async () => {
+      while (queue.length > 0) await task(queue.shift()!);
+    }),
+  );
 }
 
 /** Keys to update (one per connection), a comment to show; everything created is recorded for cleanup. */
 export async function prepareFixture(target: Target, unique: string, connections: number): Promise<Fixture> {
   const keyIds: string[] = [];
-  await inParallel(Array.from({ length: connections }, (_, i) => i), 8, async (i) => {
-    keyIds.push(await createKey(target, `load-${unique}-fixture-${i}`));
-  });
+  await inParallel(
+    Array.from({ length: connections }, (_, i) => i),
+    8,
+    async (i) => {
+      keyIds.push(await createKey(target, `load-${unique}-fixture-${i}`));
+    },
+  );
   const comment = await call(target, {
-    method: 'POST', path: `/runs/${target.runId}/comments`,
+    method: 'POST',
+    path: `/runs/${target.runId}/comments`,
     body: { data: { type: 'comments', attributes: { body: `Load test ${unique}: fixture comment` } } },
   });
-  if (comment.status !== 201) throw new Error(`could not create a comment on ${target.runId}: ${comment.status} ${JSON.stringify(comment.json)}`);
+  if (comment.status !== 201)
+    throw new Error(`could not create a comment on ${target.runId}: ${comment.status} ${JSON.stringify(comment.json)}`);
   return {
-    organization: target.organization, runId: target.runId, commentRunIds: target.commentRunIds, keyIds, deletable: [], commentId: comment.json.data.id,
+    organization: target.organization,
+    runId: target.runId,
+    commentRunIds: target.commentRunIds,
+    keyIds,
+    deletable: [],
+    commentId: comment.json.data.id,
     notificationSecret: target.notificationSecret ?? '',
   };
 }
@@ -132,7 +170,9 @@ export async function prepareFixture(target: Target, unique: string, connections
 /** Fills the delete pool up to `size` keys (when the create scenario has not already). */
 export async function fillDeletable(target: Target, fixture: Fixture, unique: string, size: number): Promise<void> {
   const missing = Array.from({ length: Math.max(0, size - fixture.deletable.length) }, (_, i) => i);
-  await inParallel(missing, SETUP_WIDTH, async (i) => { fixture.deletable.push(await createKey(target, `load-${unique}-pool-${i}`)); });
+  await inParallel(missing, SETUP_WIDTH, async (i) => {
+    fixture.deletable.push(await createKey(target, `load-${unique}-pool-${i}`));
+  });
 }
 
 /** Deletes every key the run created that is still there (comments are immutable and stay). */

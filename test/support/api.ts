@@ -43,18 +43,30 @@ export class TestApi {
    * A request with exactly these header lines, in this order (fetch folds a repeated header into
    * one line): for what a client sends twice. Host is added; the body is sent as it is.
    */
-  requestWithLines(method: string, path: string, lines: string[][], body?: string): Promise<{ status: number; json: any }> {
+  requestWithLines(
+    method: string,
+    path: string,
+    lines: string[][],
+    body?: string,
+  ): Promise<{ status: number; json: any }> {
     const url = new URL(`${this.baseUrl}${API_BASE_PATH}${path}`);
-    const headers = [['Host', url.host], ...(body === undefined ? [] : [['Content-Length', String(Buffer.byteLength(body))]]), ...lines];
+    const headers = [
+      ['Host', url.host],
+      ...(body === undefined ? [] : [['Content-Length', String(Buffer.byteLength(body))]]),
+      ...lines,
+    ];
     return new Promise((resolve, reject) => {
-      const request = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method, headers: headers.flat() }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: response.statusCode!, json: text ? JSON.parse(text) : undefined });
-        });
-      });
+      const request = httpRequest(
+        { host: url.hostname, port: url.port, path: url.pathname, method, headers: headers.flat() },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            resolve({ status: response.statusCode!, json: text ? JSON.parse(text) : undefined });
+          });
+        },
+      );
       request.on('error', reject);
       request.end(body);
     });
@@ -73,7 +85,14 @@ export async function tokenFor(grants: Record<string, Role>, subject = 'user-tes
 
 /** The contract's error body, for exact comparisons. */
 export const errorBody = (status: number, title: string, detail?: string, pointer?: string) => ({
-  errors: [{ status: String(status), title, ...(detail !== undefined ? { detail } : {}), ...(pointer ? { source: { pointer } } : {}) }],
+  errors: [
+    {
+      status: String(status),
+      title,
+      ...(detail !== undefined ? { detail } : {}),
+      ...(pointer ? { source: { pointer } } : {}),
+    },
+  ],
 });
 
 /** Headers of contract section 6, present on every response. */

@@ -13,10 +13,18 @@ export interface RouteAnswer {
  * blur what is measured or raced.
  */
 export async function callRoute(
-  functionName: string, path: string, principal: Principal, body?: unknown, headers: Record<string, string> = {},
+  functionName: string,
+  path: string,
+  principal: Principal,
+  body?: unknown,
+  headers: Record<string, string> = {},
 ): Promise<RouteAnswer> {
   const { handler, event, route } = await routeInvocation({
-    function: functionName, path, principal, body, headers: Object.entries(headers),
+    function: functionName,
+    path,
+    principal,
+    body,
+    headers: Object.entries(headers),
   });
   const response = await handler(event, lambdaContext(route.function));
   return { status: response.statusCode, json: response.body ? JSON.parse(response.body) : undefined };

@@ -20,7 +20,11 @@ function explained<M extends object>(matchers: M, message: string): M {
       return (...args: unknown[]) => {
         try {
           const result = member.apply(target, args);
-          return isThenable(result) ? result.then(undefined, (error: unknown) => { throw prefixed(error, message); }) : result;
+          return isThenable(result)
+            ? result.then(undefined, (error: unknown) => {
+                throw prefixed(error, message);
+              })
+            : result;
         } catch (error) {
           throw prefixed(error, message);
         }

@@ -11,7 +11,10 @@ import { keysOf, LOOPBACK_ISSUERS_ENV } from '#shared/workload-identity/issuer-k
 process.env[LOOPBACK_ISSUERS_ENV] = 'allowed';
 const key = await newIssuerKey('RS256');
 const issuer = await startOidcIssuer({ published: () => [key] });
-const token = await mintToken(issuer.url, key, { audience: 'first-jwt', subject: 'repo:acme/infra:ref:refs/heads/main' });
+const token = await mintToken(issuer.url, key, {
+  audience: 'first-jwt',
+  subject: 'repo:acme/infra:ref:refs/heads/main',
+});
 const { payload } = await jwtVerify(token, await keysOf(issuer.url), { issuer: issuer.url, audience: 'first-jwt' });
 const loaded = (process as unknown as { moduleLoadList: string[] }).moduleLoadList;
 console.log(JSON.stringify({ subject: payload.sub, undici: loaded.filter((name) => name.includes('undici')) }));

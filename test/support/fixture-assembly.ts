@@ -27,12 +27,22 @@ export interface FixtureApi {
   functions: Record<string, FixtureFunction>;
   /** `GET /things/{id}` → function name, or `{ mock: … }` for a MOCK integration. */
   methods: Array<{
-    method: string; path: string; function?: string; authorizer?: boolean; mock?: Record<string, unknown>; timeoutMs?: number;
+    method: string;
+    path: string;
+    function?: string;
+    authorizer?: boolean;
+    mock?: Record<string, unknown>;
+    timeoutMs?: number;
     /** Invoke the function's alias (its `alias`) rather than the unqualified function ($LATEST). */
     throughAlias?: boolean;
   }>;
   authorizer?: { function: string; ttlSeconds: number; identitySource?: string };
-  gatewayResponses?: Array<{ type: string; statusCode?: string; parameters?: Record<string, string>; templates?: Record<string, string> }>;
+  gatewayResponses?: Array<{
+    type: string;
+    statusCode?: string;
+    parameters?: Record<string, string>;
+    templates?: Record<string, string>;
+  }>;
   webAcl?: Record<string, unknown>;
   stageVariables?: Record<string, string>;
   /** More AWS::ApiGateway::Stage properties (MethodSettings, …). */
@@ -48,8 +58,24 @@ export function fixtureAssembly(api: FixtureApi): Assembly & { remove(): void } 
   mkdirSync(directory, { recursive: true });
   const resources: Record<string, any> = {
     Api: { Type: 'AWS::ApiGateway::RestApi', Properties: { Name: 'fixture' } },
-    Stage: { Type: 'AWS::ApiGateway::Stage', Properties: { RestApiId: { Ref: 'Api' }, StageName: 'test', ...(api.stageVariables ? { Variables: api.stageVariables } : {}), ...api.stage } },
-    Table: { Type: 'AWS::DynamoDB::GlobalTable', Properties: { KeySchema: [{ AttributeName: 'PK', KeyType: 'HASH' }, { AttributeName: 'SK', KeyType: 'RANGE' }] } },
+    Stage: {
+      Type: 'AWS::ApiGateway::Stage',
+      Properties: {
+        RestApiId: { Ref: 'Api' },
+        StageName: 'test',
+        ...(api.stageVariables ? { Variables: api.stageVariables } : {}),
+        ...api.stage,
+      },
+    },
+    Table: {
+      Type: 'AWS::DynamoDB::GlobalTable',
+      Properties: {
+        KeySchema: [
+          { AttributeName: 'PK', KeyType: 'HASH' },
+          { AttributeName: 'SK', KeyType: 'RANGE' },
+        ],
+      },
+    },
   };
   const files: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(api.functions)) {
@@ -60,13 +86,20 @@ export function fixtureAssembly(api: FixtureApi): Assembly & { remove(): void } 
     resources[`${name}Role`] = { Type: 'AWS::IAM::Role', Properties: {} };
     resources[`${name}Policy`] = {
       Type: 'AWS::IAM::Policy',
-      Properties: { PolicyDocument: { Statement: fn.statements ?? [], Version: '2012-10-17' }, Roles: [{ Ref: `${name}Role` }] },
+      Properties: {
+        PolicyDocument: { Statement: fn.statements ?? [], Version: '2012-10-17' },
+        Roles: [{ Ref: `${name}Role` }],
+      },
     };
     resources[name] = {
       Type: 'AWS::Lambda::Function',
       Properties: {
-        Code: { S3Bucket: 'assets', S3Key: `${hash}.zip` }, Handler: 'index.handler', Runtime: 'nodejs24.x',
-        Timeout: fn.timeout ?? 10, MemorySize: 128, Role: { 'Fn::GetAtt': [`${name}Role`, 'Arn'] },
+        Code: { S3Bucket: 'assets', S3Key: `${hash}.zip` },
+        Handler: 'index.handler',
+        Runtime: 'nodejs24.x',
+        Timeout: fn.timeout ?? 10,
+        MemorySize: 128,
+        Role: { 'Fn::GetAtt': [`${name}Role`, 'Arn'] },
         Environment: { Variables: { TABLE_NAME: { Ref: 'Table' }, ...fn.environment } },
         ...fn.properties,
       },
@@ -75,17 +108,34 @@ export function fixtureAssembly(api: FixtureApi): Assembly & { remove(): void } 
       resources[`${name}Version`] = { Type: 'AWS::Lambda::Version', Properties: { FunctionName: { Ref: name } } };
       resources[`${name}Alias`] = {
         Type: 'AWS::Lambda::Alias',
-        Properties: { FunctionName: { Ref: name }, FunctionVersion: { 'Fn::GetAtt': [`${name}Version`, 'Version'] }, Name: fn.alias },
+        Properties: {
+          FunctionName: { Ref: name },
+          FunctionVersion: { 'Fn::GetAtt': [`${name}Version`, 'Version'] },
+          Name: fn.alias,
+        },
       };
     }
   }
   const uri = (fn: string, throughAlias = false) => ({
-    'Fn::Join': ['', ['arn:aws:apigateway:us-east-1:lambda:path/2015-03-31/functions/', throughAlias ? { Ref: `${fn}Alias` } : { 'Fn::GetAtt': [fn, 'Arn'] }, '/invocations']],
+    'Fn::Join': [
+      '',
+      [
+        'arn:aws:apigateway:us-east-1:lambda:path/2015-03-31/functions/',
+        throughAlias ? { Ref: `${fn}Alias` } : { 'Fn::GetAtt': [fn, 'Arn'] },
+        '/invocations',
+      ],
+    ],
   });
   if (api.authorizer) {
     resources.Authorizer = {
       Type: 'AWS::ApiGateway::Authorizer',
-      Properties: { Type: 'REQUEST', RestApiId: { Ref: 'Api' }, AuthorizerUri: uri(api.authorizer.function), AuthorizerResultTtlInSeconds: api.authorizer.ttlSeconds, IdentitySource: api.authorizer.identitySource ?? 'method.request.header.Authorization' },
+      Properties: {
+        Type: 'REQUEST',
+        RestApiId: { Ref: 'Api' },
+        AuthorizerUri: uri(api.authorizer.function),
+        AuthorizerResultTtlInSeconds: api.authorizer.ttlSeconds,
+        IdentitySource: api.authorizer.identitySource ?? 'method.request.header.Authorization',
+      },
     };
   }
   const resourceIds = new Map<string, string>();
@@ -96,7 +146,14 @@ export function fixtureAssembly(api: FixtureApi): Assembly & { remove(): void } 
       id = `Resource${resourceIds.size}`;
       resourceIds.set(path, id);
       const parent = path.slice(0, path.lastIndexOf('/'));
-      resources[id] = { Type: 'AWS::ApiGateway::Resource', Properties: { RestApiId: { Ref: 'Api' }, ParentId: resourceFor(parent), PathPart: path.slice(path.lastIndexOf('/') + 1) } };
+      resources[id] = {
+        Type: 'AWS::ApiGateway::Resource',
+        Properties: {
+          RestApiId: { Ref: 'Api' },
+          ParentId: resourceFor(parent),
+          PathPart: path.slice(path.lastIndexOf('/') + 1),
+        },
+      };
     }
     return { Ref: id };
   };
@@ -104,24 +161,48 @@ export function fixtureAssembly(api: FixtureApi): Assembly & { remove(): void } 
     resources[`Method${i}`] = {
       Type: 'AWS::ApiGateway::Method',
       Properties: {
-        RestApiId: { Ref: 'Api' }, ResourceId: resourceFor(m.path), HttpMethod: m.method,
-        AuthorizationType: m.authorizer ? 'CUSTOM' : 'NONE', ...(m.authorizer ? { AuthorizerId: { Ref: 'Authorizer' } } : {}),
-        Integration: m.mock ? { Type: 'MOCK', ...m.mock } : { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST', Uri: uri(m.function!, m.throughAlias), ...(m.timeoutMs ? { TimeoutInMillis: m.timeoutMs } : {}) },
+        RestApiId: { Ref: 'Api' },
+        ResourceId: resourceFor(m.path),
+        HttpMethod: m.method,
+        AuthorizationType: m.authorizer ? 'CUSTOM' : 'NONE',
+        ...(m.authorizer ? { AuthorizerId: { Ref: 'Authorizer' } } : {}),
+        Integration: m.mock
+          ? { Type: 'MOCK', ...m.mock }
+          : {
+              Type: 'AWS_PROXY',
+              IntegrationHttpMethod: 'POST',
+              Uri: uri(m.function!, m.throughAlias),
+              ...(m.timeoutMs ? { TimeoutInMillis: m.timeoutMs } : {}),
+            },
       },
     };
   });
   (api.gatewayResponses ?? []).forEach((r, i) => {
     resources[`GatewayResponse${i}`] = {
       Type: 'AWS::ApiGateway::GatewayResponse',
-      Properties: { RestApiId: { Ref: 'Api' }, ResponseType: r.type, ...(r.statusCode ? { StatusCode: r.statusCode } : {}), ResponseParameters: r.parameters, ResponseTemplates: r.templates },
+      Properties: {
+        RestApiId: { Ref: 'Api' },
+        ResponseType: r.type,
+        ...(r.statusCode ? { StatusCode: r.statusCode } : {}),
+        ResponseParameters: r.parameters,
+        ResponseTemplates: r.templates,
+      },
     };
   });
   if (api.webAcl) {
     resources.WebAcl = { Type: 'AWS::WAFv2::WebACL', Properties: api.webAcl };
-    resources.WebAclAssociation = { Type: 'AWS::WAFv2::WebACLAssociation', Properties: { ResourceArn: 'stage', WebACLArn: { 'Fn::GetAtt': ['WebAcl', 'Arn'] } } };
+    resources.WebAclAssociation = {
+      Type: 'AWS::WAFv2::WebACLAssociation',
+      Properties: { ResourceArn: 'stage', WebACLArn: { 'Fn::GetAtt': ['WebAcl', 'Arn'] } },
+    };
   }
   Object.assign(resources, api.resources);
   writeFileSync(join(directory, `${STACK}.template.json`), JSON.stringify({ Resources: resources }));
   writeFileSync(join(directory, `${STACK}.assets.json`), JSON.stringify({ files }));
-  return { directory, stackName: STACK, synthesized: false, remove: () => rmSync(directory, { recursive: true, force: true }) };
+  return {
+    directory,
+    stackName: STACK,
+    synthesized: false,
+    remove: () => rmSync(directory, { recursive: true, force: true }),
+  };
 }

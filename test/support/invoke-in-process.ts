@@ -29,8 +29,15 @@ async function invoke(request: Invocation): Promise<InvocationOutcome> {
   let call: () => Promise<{ statusCode: number; headers?: Record<string, unknown>; body: string }>;
   if (request.function === AUTHORIZER_FUNCTION) {
     const { handler } = await import('#functions/authorizer');
-    const event = { type: 'REQUEST', methodArn: 'arn:aws:execute-api:us-east-1:1:api/local/GET/x', headers: { Authorization: request.authorization } };
-    call = async () => { await handler(event as unknown as APIGatewayRequestAuthorizerEvent, lambdaContext(AUTHORIZER_FUNCTION)); return { statusCode: 200, body: '' }; };
+    const event = {
+      type: 'REQUEST',
+      methodArn: 'arn:aws:execute-api:us-east-1:1:api/local/GET/x',
+      headers: { Authorization: request.authorization },
+    };
+    call = async () => {
+      await handler(event as unknown as APIGatewayRequestAuthorizerEvent, lambdaContext(AUTHORIZER_FUNCTION));
+      return { statusCode: 200, body: '' };
+    };
   } else {
     const { function: name, path, principal } = request;
     const { handler, event } = await routeInvocation({ function: name, path: path!, principal: principal! });
@@ -39,7 +46,12 @@ async function invoke(request: Invocation): Promise<InvocationOutcome> {
   const started = performance.now();
   try {
     const response = await call();
-    return { status: response.statusCode, headers: response.headers, body: response.body ? JSON.parse(response.body) : undefined, ms: performance.now() - started };
+    return {
+      status: response.statusCode,
+      headers: response.headers,
+      body: response.body ? JSON.parse(response.body) : undefined,
+      ms: performance.now() - started,
+    };
   } catch (error) {
     return { threw: (error as Error).name, ms: performance.now() - started };
   }

@@ -86,7 +86,11 @@ export function proxyEvent(request: ProxyRequest): APIGatewayProxyEvent {
 
 /** Percent-escapes decoded as API Gateway decodes them (`page%5Bsize%5D` → `page[size]`). */
 function decode(text: string): string {
-  try { return decodeURIComponent(text); } catch { return text; }
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 /** The Lambda context of one invocation of `functionName`, with `remainingMs` left before its timeout. */
@@ -137,7 +141,8 @@ export interface RouteInvocation {
 export async function routeInvocation(request: RouteRequest): Promise<RouteInvocation> {
   const path = `${API_BASE_PATH}${request.path}`;
   const pathname = path.split('?')[0]!;
-  const match = routes.filter((r) => r.function === request.function)
+  const match = routes
+    .filter((r) => r.function === request.function)
     .map((route) => ({ route, ...matchPath(route, pathname) }))
     .find((m) => m.pathParameters !== undefined);
   if (!match) throw new Error(`${request.function} serves no route at ${request.path}`);
@@ -147,7 +152,8 @@ export async function routeInvocation(request: RouteRequest): Promise<RouteInvoc
     resource: `${API_BASE_PATH}${match.route.path}`,
     pathParameters: match.pathParameters,
     headers: [
-      ['Host', '127.0.0.1'], ACCEPT_JSON_API,
+      ['Host', '127.0.0.1'],
+      ACCEPT_JSON_API,
       ...(request.body === undefined ? [] : [['Content-Type', 'application/vnd.api+json'] as [string, string]]),
       ...(request.headers ?? []),
     ],
@@ -158,8 +164,10 @@ export async function routeInvocation(request: RouteRequest): Promise<RouteInvoc
 }
 
 /** What the authorizer passes on for `principal`: `requestContext.authorizer`. */
-export const authorizerContext = (principal: Principal) =>
-  ({ principalId: principal.subject, ...encodePrincipal(principal) });
+export const authorizerContext = (principal: Principal) => ({
+  principalId: principal.subject,
+  ...encodePrincipal(principal),
+});
 
 /** `pathname`'s path parameters on `route` (null for a route without any); none if it does not match. */
 function matchPath(route: Route, pathname: string): { pathParameters?: Record<string, string> | null } {
@@ -179,13 +187,16 @@ const handlers = new Map<string, Promise<ProxyHandler>>();
 /** The handler a function's module exports (`functions/comments/create.ts`), loaded once. */
 export function handlerOf(functionName: string): Promise<ProxyHandler> {
   if (!handlers.has(functionName)) {
-    handlers.set(functionName, (async () => {
-      // A computed file path (not a template literal import): jest then loads nested handler files too.
-      const file = fileURLToPath(new URL(`../../functions/${functionName}.ts`, import.meta.url));
-      const module = (await import(file)) as { handler?: unknown };
-      if (typeof module.handler === 'function') return module.handler as ProxyHandler;
-      throw new Error(`functions/${functionName}.ts does not export a handler`);
-    })());
+    handlers.set(
+      functionName,
+      (async () => {
+        // A computed file path (not a template literal import): jest then loads nested handler files too.
+        const file = fileURLToPath(new URL(`../../functions/${functionName}.ts`, import.meta.url));
+        const module = (await import(file)) as { handler?: unknown };
+        if (typeof module.handler === 'function') return module.handler as ProxyHandler;
+        throw new Error(`functions/${functionName}.ts does not export a handler`);
+      })(),
+    );
   }
   return handlers.get(functionName)!;
 }

@@ -35,9 +35,13 @@ export function useLocalRegions(names: string[], healthCheck: HealthCheckSetting
       stack: {
         dynamoDbEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
         tableName: process.env.TABLE_NAME!,
-        log: (name, line) => { logs.push(`[${name}] ${line}`); },
+        log: (name, line) => {
+          logs.push(`[${name}] ${line}`);
+        },
       },
-      onHealthChange: (line) => { healthLines.push(line); },
+      onHealthChange: (line) => {
+        healthLines.push(line);
+      },
     });
     (front as { baseUrl: string }).baseUrl = multi.url;
     for (const region of multi.regions.regions) clients.set(region.name, new TestApi(region.url));

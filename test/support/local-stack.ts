@@ -24,7 +24,9 @@ export function useLocalStack(): LocalStackHandle {
     stack = await startLocalStack({
       dynamoDbEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
       tableName: process.env.TABLE_NAME!,
-      log: (name, line) => { logs.push(`[${name}] ${line}`); },
+      log: (name, line) => {
+        logs.push(`[${name}] ${line}`);
+      },
     });
     (api as { baseUrl: string }).baseUrl = stack.url;
   }, 120_000);

@@ -26,7 +26,8 @@ ajv.addKeyword({
 ajv.addSchema(document, DOCUMENT_ID);
 
 const compiled = new Map<string, ValidateFunction>();
-const pointer = (...tokens: string[]) => tokens.map((t) => `/${encodeURIComponent(t.replaceAll('~', '~0').replaceAll('/', '~1'))}`).join('');
+const pointer = (...tokens: string[]) =>
+  tokens.map((t) => `/${encodeURIComponent(t.replaceAll('~', '~0').replaceAll('/', '~1'))}`).join('');
 /** A validator of the schema at `tokens` in the document (its $refs resolve in the document). */
 export function schemaAt(...tokens: string[]): ValidateFunction {
   const at = pointer(...tokens);
@@ -38,15 +39,26 @@ export function schemaAt(...tokens: string[]): ValidateFunction {
   return validate;
 }
 
-const tokensOf = (reference: string) => reference.slice(2).split('/').map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'));
-const resolve = (value: any): any => (value?.$ref ? resolve(tokensOf(value.$ref).reduce((node: any, token: string) => node[token], document)) : value);
+const tokensOf = (reference: string) =>
+  reference
+    .slice(2)
+    .split('/')
+    .map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'));
+const resolve = (value: any): any =>
+  value?.$ref ? resolve(tokensOf(value.$ref).reduce((node: any, token: string) => node[token], document)) : value;
 
 /** The document's path template that `path` (under the API's base path, or the root of the host) is an instance of. */
 function templateOf(pathname: string): string | undefined {
-  const path = pathname === SERVICE_DISCOVERY_PATH ? pathname : pathname.startsWith(`${API_BASE_PATH}/`) ? pathname.slice(API_BASE_PATH.length) : undefined;
+  const path =
+    pathname === SERVICE_DISCOVERY_PATH
+      ? pathname
+      : pathname.startsWith(`${API_BASE_PATH}/`)
+        ? pathname.slice(API_BASE_PATH.length)
+        : undefined;
   if (path === undefined) return undefined;
   return Object.keys(document.paths).find((template) =>
-    new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{\w+\}/g, '[^/]+')}$`).test(path));
+    new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{\w+\}/g, '[^/]+')}$`).test(path),
+  );
 }
 
 export interface Answer {
@@ -70,12 +82,14 @@ export function problemsWith(answer: Answer): string[] {
   const method = answer.method.toLowerCase();
   const operation = template === undefined ? undefined : document.paths[template][method];
   if (!operation) {
-    if (answer.status < 400) return [`${answer.method} ${pathname} answered ${answer.status}, and the document has no such operation`];
+    if (answer.status < 400)
+      return [`${answer.method} ${pathname} answered ${answer.status}, and the document has no such operation`];
     return bodyProblems(answer, schemaAt('components', 'schemas', 'Errors'), 'the error document');
   }
   const key = String(answer.status) in operation.responses ? String(answer.status) : 'default';
   const response = resolve(operation.responses[key]);
-  if (key === 'default' && answer.status < 500) return [`${operation.operationId} answered ${answer.status}, which the document does not declare`];
+  if (key === 'default' && answer.status < 500)
+    return [`${operation.operationId} answered ${answer.status}, which the document does not declare`];
   const problems: string[] = [];
   for (const [name, header] of Object.entries<any>(response.headers ?? {})) {
     const declared = resolve(header);
@@ -85,15 +99,22 @@ export function problemsWith(answer: Answer): string[] {
       continue;
     }
     const validate = ajv.compile(declared.schema);
-    if (!validate(value)) problems.push(`${operation.operationId} ${answer.status}: header ${name} ${JSON.stringify(value)}: ${ajv.errorsText(validate.errors)}`);
+    if (!validate(value))
+      problems.push(
+        `${operation.operationId} ${answer.status}: header ${name} ${JSON.stringify(value)}: ${ajv.errorsText(validate.errors)}`,
+      );
   }
   if (!response.content) {
-    if (answer.text !== '') problems.push(`${operation.operationId} ${answer.status}: a body, where the document declares none`);
+    if (answer.text !== '')
+      problems.push(`${operation.operationId} ${answer.status}: a body, where the document declares none`);
     return problems;
   }
   const type = answer.headers.get('content-type')?.split(';')[0]?.trim() ?? '';
   if (!(type in response.content)) {
-    return [...problems, `${operation.operationId} ${answer.status}: Content-Type ${JSON.stringify(type)}, not one of ${Object.keys(response.content).join(', ')}`];
+    return [
+      ...problems,
+      `${operation.operationId} ${answer.status}: Content-Type ${JSON.stringify(type)}, not one of ${Object.keys(response.content).join(', ')}`,
+    ];
   }
   const reference = operation.responses[key].$ref as string | undefined;
   const at = reference ? tokensOf(reference) : ['paths', template!, method, 'responses', key];

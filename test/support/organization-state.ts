@@ -18,7 +18,9 @@ const recordOf = (item: Item) => {
 export async function organizationState(organization: string): Promise<{ keys: ReservedTagKey[]; problems: string[] }> {
   const partition = await queryPrefix({ PK: organizationPartition(organization), SKPrefix: 'TAG' });
   const counter = partition.find((item) => item.SK === keys.reservedTagKeyCounter(organization).SK);
-  const members = partition.filter((item) => String(item.SK).startsWith('TAGKEYS#') && !item.deleted) as Array<Item & ReservedTagKey>;
+  const members = partition.filter((item) => String(item.SK).startsWith('TAGKEYS#') && !item.deleted) as Array<
+    Item & ReservedTagKey
+  >;
   const guards = partition.filter((item) => String(item.SK).startsWith('TAGNAME#'));
   const problems: string[] = [];
   if (((counter?.itemCount as number | undefined) ?? 0) !== members.length) {
@@ -33,16 +35,25 @@ export async function organizationState(organization: string): Promise<{ keys: R
       problems.push(`key ${member.id} (${member.key}): its copy by id differs`);
     }
     const guard = guards.find((g) => g.SK === keys.reservedTagKeyName(organization, member.key).SK);
-    if (guard?.id !== member.id) problems.push(`key ${member.id} (${member.key}): its name guard is ${String(guard?.id)}`);
+    if (guard?.id !== member.id)
+      problems.push(`key ${member.id} (${member.key}): its name guard is ${String(guard?.id)}`);
   }
   for (const guard of guards) {
     if (!members.some((m) => m.id === guard.id)) problems.push(`guard ${String(guard.SK)} points to no key`);
   }
   for (const [name, count] of Object.entries(counter ?? {})) {
-    if (/^w\d+$/.test(name) && windows.get(name) !== count) problems.push(`window ${name} counts ${String(count)}, holds ${windows.get(name) ?? 0}`);
+    if (/^w\d+$/.test(name) && windows.get(name) !== count)
+      problems.push(`window ${name} counts ${String(count)}, holds ${windows.get(name) ?? 0}`);
   }
   for (const [window, count] of windows) {
-    if (counter?.[window] !== count) problems.push(`window ${window} holds ${count}, counter says ${String(counter?.[window])}`);
+    if (counter?.[window] !== count)
+      problems.push(`window ${window} holds ${count}, counter says ${String(counter?.[window])}`);
   }
-  return { keys: members.map((member) => { const { v: _v, ...record } = recordOf(member); return record as ReservedTagKey; }), problems };
+  return {
+    keys: members.map((member) => {
+      const { v: _v, ...record } = recordOf(member);
+      return record as ReservedTagKey;
+    }),
+    problems,
+  };
 }

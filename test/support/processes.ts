@@ -4,7 +4,12 @@ export { freePort } from '#infra/local/aws/dynamodb-local';
 export const TSX = 'node_modules/.bin/tsx';
 
 export const isAlive = (pid: number) => {
-  try { process.kill(pid, 0); return true; } catch { return false; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 };
 
 /** Polls until `check` holds or the time runs out; returns whether it held. */
@@ -18,13 +23,23 @@ export async function eventually(check: () => boolean, ms = 10_000): Promise<boo
 }
 
 /** A child process whose output is collected, with a way to wait for a line. */
-export function run(args: string[], env: Record<string, string | undefined>): {
-  child: ChildProcessWithoutNullStreams; output: () => string; waitFor(pattern: RegExp, ms?: number): Promise<RegExpMatchArray>; exited: Promise<number | null>;
+export function run(
+  args: string[],
+  env: Record<string, string | undefined>,
+): {
+  child: ChildProcessWithoutNullStreams;
+  output: () => string;
+  waitFor(pattern: RegExp, ms?: number): Promise<RegExpMatchArray>;
+  exited: Promise<number | null>;
 } {
   const child = spawn(args[0]!, args.slice(1), { env: { ...process.env, ...env }, stdio: 'pipe' });
   let output = '';
-  child.stdout.on('data', (c: Buffer) => { output += c.toString(); });
-  child.stderr.on('data', (c: Buffer) => { output += c.toString(); });
+  child.stdout.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     child,

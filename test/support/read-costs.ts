@@ -18,7 +18,11 @@ const recorder: InitializeMiddleware<any, any> = (next, context) => async (args)
   if (recording) args.input.ReturnConsumedCapacity ??= 'TOTAL';
   const calls = recording;
   const result = await next(args);
-  const output = result.output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[]; ScannedCount?: number; Item?: unknown };
+  const output = result.output as {
+    ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[];
+    ScannedCount?: number;
+    Item?: unknown;
+  };
   calls?.push({
     command: String(context.commandName).replace(/Command$/, ''),
     itemsRead: output.ScannedCount ?? (output.Item ? 1 : 0),
@@ -31,7 +35,11 @@ let installed = false;
 /** The DynamoDB calls `fn` made and what each read, with its result. One recording at a time. */
 export async function recordReads<T>(fn: () => Promise<T>): Promise<{ result: T; calls: ReadCost[] }> {
   if (!installed) {
-    (documentClient.middlewareStack as MiddlewareStack<any, any>).add(recorder, { step: 'initialize', name: 'readCostRecorder', priority: 'low' });
+    (documentClient.middlewareStack as MiddlewareStack<any, any>).add(recorder, {
+      step: 'initialize',
+      name: 'readCostRecorder',
+      priority: 'low',
+    });
     installed = true;
   }
   const calls: ReadCost[] = [];

@@ -15,7 +15,10 @@ const realFetch = globalThis.fetch;
 
 const isApiPath = (pathname: string) => pathname === SERVICE_DISCOVERY_PATH || pathname.startsWith(`${API_BASE_PATH}/`);
 
-globalThis.fetch = async function fetchCheckedAgainstOpenApi(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+globalThis.fetch = async function fetchCheckedAgainstOpenApi(
+  input: string | URL | Request,
+  init?: RequestInit,
+): Promise<Response> {
   const response = await realFetch(input, init);
   const url = input instanceof Request ? input.url : String(input);
   if (!isApiPath(new URL(url).pathname)) return response;
@@ -27,7 +30,8 @@ globalThis.fetch = async function fetchCheckedAgainstOpenApi(input: string | URL
     return response; // aborted by the test: nothing to check
   }
   const problems = problemsWith({ method, url, status: response.status, headers: response.headers, text });
-  if (problems.length > 0) mismatches.push(`${method.toUpperCase()} ${url} → ${response.status}:\n    ${problems.join('\n    ')}`);
+  if (problems.length > 0)
+    mismatches.push(`${method.toUpperCase()} ${url} → ${response.status}:\n    ${problems.join('\n    ')}`);
   return response;
 };
 

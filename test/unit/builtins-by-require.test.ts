@@ -19,7 +19,9 @@ describe('the built-ins taken through require()', () => {
 
   it('has a module for each, and none for another', () => {
     const directory = dirname(builtinModuleFile('http'));
-    expect(readdirSync(directory).sort()).toEqual(BUILTINS_BY_REQUIRE.map((name) => basename(builtinModuleFile(name))).sort());
+    expect(readdirSync(directory).sort()).toEqual(
+      BUILTINS_BY_REQUIRE.map((name) => basename(builtinModuleFile(name))).sort(),
+    );
   });
 });
 
@@ -31,7 +33,10 @@ function modulesLoadedFor(name: string, as: 'import' | 'exports'): number {
 }
 
 describe('why: an ES module import of a built-in reads every export', () => {
-  it.each(['http', 'process', 'util', 'fs'])('node:%s loads more internal modules as an ES module than its CommonJS exports need', (name) => {
-    expect(modulesLoadedFor(name, 'import')).toBeGreaterThan(modulesLoadedFor(name, 'exports') + 20);
-  });
+  it.each(['http', 'process', 'util', 'fs'])(
+    'node:%s loads more internal modules as an ES module than its CommonJS exports need',
+    (name) => {
+      expect(modulesLoadedFor(name, 'import')).toBeGreaterThan(modulesLoadedFor(name, 'exports') + 20);
+    },
+  );
 });

@@ -9,10 +9,12 @@ describe('whileContended', () => {
     const started = Date.now();
     const deadline = started + ROOM_MS + 400;
     const attemptStarts: number[] = [];
-    const outcome = withStoreDeadline(deadline, () => whileContended('run', { runId: 'run-x' }, async () => {
-      attemptStarts.push(Date.now());
-      return LOST_ROUND;
-    }));
+    const outcome = withStoreDeadline(deadline, () =>
+      whileContended('run', { runId: 'run-x' }, async () => {
+        attemptStarts.push(Date.now());
+        return LOST_ROUND;
+      }),
+    );
     await expect(outcome).rejects.toBeInstanceOf(Contended);
     // Far more than the old fixed counts (6 or 30 attempts)…
     expect(attemptStarts.length).toBeGreaterThan(6);
@@ -23,7 +25,9 @@ describe('whileContended', () => {
 
   it('returns the first attempt that did not lose, after as many rounds as it took', async () => {
     let attempts = 0;
-    const outcome = await whileContended('organization', { organization: 'acme' }, async () => (++attempts < 5 ? LOST_ROUND : 'written'));
+    const outcome = await whileContended('organization', { organization: 'acme' }, async () =>
+      ++attempts < 5 ? LOST_ROUND : 'written',
+    );
     expect(outcome).toBe('written');
     expect(attempts).toBe(5);
   });
@@ -32,7 +36,9 @@ describe('whileContended', () => {
     // A timer set before the first attempt fires only once the event loop reaches its timers: an
     // attempt that runs before it followed the last without waiting for one of its own.
     let timerFired = false;
-    setTimeout(() => { timerFired = true; }, 0);
+    setTimeout(() => {
+      timerFired = true;
+    }, 0);
     const firedBeforeAttempt: boolean[] = [];
     const outcome = await whileContended('organization', { organization: 'acme' }, async () => {
       firedBeforeAttempt.push(timerFired);
@@ -44,20 +50,24 @@ describe('whileContended', () => {
 
   it('gives up at once when the deadline leaves no room for another attempt', async () => {
     let attempts = 0;
-    const outcome = withStoreDeadline(Date.now() + 10, () => whileContended('run', { runId: 'run-y' }, async () => {
-      attempts++;
-      return LOST_ROUND;
-    }));
+    const outcome = withStoreDeadline(Date.now() + 10, () =>
+      whileContended('run', { runId: 'run-y' }, async () => {
+        attempts++;
+        return LOST_ROUND;
+      }),
+    );
     await expect(outcome).rejects.toThrow(/gave up after 1 attempts/);
     expect(attempts).toBe(1);
   });
 
   it('lets an error through as it is, without trying again', async () => {
     let attempts = 0;
-    await expect(whileContended('run', { runId: 'run-z' }, async () => {
-      attempts++;
-      throw new Error('store down');
-    })).rejects.toThrow('store down');
+    await expect(
+      whileContended('run', { runId: 'run-z' }, async () => {
+        attempts++;
+        throw new Error('store down');
+      }),
+    ).rejects.toThrow('store down');
     expect(attempts).toBe(1);
   });
 });
@@ -76,14 +86,20 @@ async function waitMetrics(work: () => Promise<unknown>): Promise<Array<Record<s
     if (disabled === undefined) delete process.env.POWERTOOLS_METRICS_DISABLED;
     else process.env.POWERTOOLS_METRICS_DISABLED = disabled;
   }
-  return written.filter((line) => line.startsWith('{"_aws"')).map((line) => JSON.parse(line) as Record<string, unknown>)
+  return written
+    .filter((line) => line.startsWith('{"_aws"'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
     .filter((entry) => entry.HotSpotWaits !== undefined);
 }
 
 describe('the hot-spot wait metrics', () => {
   // An update's round (read, then a transaction that has a wait of its own) and a delete's are nested waits.
-  const nested = (outcomes: Array<'lost' | 'won'>) => whileContended('organization', { organization: 'acme' }, () =>
-    whileContended('organization', { organization: 'acme' }, async () => (outcomes.shift() === 'lost' ? LOST_ROUND : 'written')));
+  const nested = (outcomes: Array<'lost' | 'won'>) =>
+    whileContended('organization', { organization: 'acme' }, () =>
+      whileContended('organization', { organization: 'acme' }, async () =>
+        outcomes.shift() === 'lost' ? LOST_ROUND : 'written',
+      ),
+    );
 
   it('records nothing for a write that won its first round, nested or not', async () => {
     expect(await waitMetrics(() => nested(['won']))).toEqual([]);
@@ -98,11 +114,16 @@ describe('the hot-spot wait metrics', () => {
 
   it('records a give-up with every attempt it made', async () => {
     let attempts = 0;
-    const gaveUp = () => withStoreDeadline(Date.now() + ROOM_MS + 30, () => whileContended('run', { runId: 'run-y' }, async () => {
-      attempts++;
-      return LOST_ROUND;
-    }));
-    expect(await waitMetrics(gaveUp)).toEqual([expect.objectContaining({ hotSpot: 'run', HotSpotWaits: 1, HotSpotGaveUp: 1, HotSpotAttempts: attempts })]);
+    const gaveUp = () =>
+      withStoreDeadline(Date.now() + ROOM_MS + 30, () =>
+        whileContended('run', { runId: 'run-y' }, async () => {
+          attempts++;
+          return LOST_ROUND;
+        }),
+      );
+    expect(await waitMetrics(gaveUp)).toEqual([
+      expect.objectContaining({ hotSpot: 'run', HotSpotWaits: 1, HotSpotGaveUp: 1, HotSpotAttempts: attempts }),
+    ]);
     expect(attempts).toBeGreaterThanOrEqual(1);
   });
 });
@@ -111,8 +132,10 @@ describe('the hot-spot wait metrics', () => {
 describe('the routes that write', () => {
   it('are every POST, PATCH and DELETE, and the two lists (which write out a change they meet unwritten); no other GET', () => {
     for (const route of routes) {
-      expect({ route: route.operationId, writes: route.table.actions.some(isWriteAction) })
-        .toEqual({ route: route.operationId, writes: route.method !== 'GET' || route.function.endsWith('/list') });
+      expect({ route: route.operationId, writes: route.table.actions.some(isWriteAction) }).toEqual({
+        route: route.operationId,
+        writes: route.method !== 'GET' || route.function.endsWith('/list'),
+      });
     }
   });
 });

@@ -15,28 +15,51 @@ describe('REGIONS and the health check settings', () => {
   });
 
   it('the health check: 2 s × 3 by default, 7 s to leave a failed Region; the variables override, a bad one is refused', () => {
-    expect(healthCheckSettings({})).toEqual({ intervalMs: 2_000, failureThreshold: 3, timeoutMs: 1_000, path: '/api/v2/ping' });
+    expect(healthCheckSettings({})).toEqual({
+      intervalMs: 2_000,
+      failureThreshold: 3,
+      timeoutMs: 1_000,
+      path: '/api/v2/ping',
+    });
     expect(detectionMs(healthCheckSettings({}))).toBe(7_000);
-    expect(healthCheckSettings({ HEALTH_CHECK_INTERVAL_SECONDS: '0.5', HEALTH_CHECK_FAILURE_THRESHOLD: '2' })).toMatchObject({ intervalMs: 500, failureThreshold: 2, timeoutMs: 500 });
-    expect(() => healthCheckSettings({ HEALTH_CHECK_INTERVAL_SECONDS: 'fast' })).toThrow('HEALTH_CHECK_INTERVAL_SECONDS=fast is not an interval');
-    expect(() => healthCheckSettings({ HEALTH_CHECK_FAILURE_THRESHOLD: '0' })).toThrow('HEALTH_CHECK_FAILURE_THRESHOLD=0 is not a threshold');
+    expect(
+      healthCheckSettings({ HEALTH_CHECK_INTERVAL_SECONDS: '0.5', HEALTH_CHECK_FAILURE_THRESHOLD: '2' }),
+    ).toMatchObject({ intervalMs: 500, failureThreshold: 2, timeoutMs: 500 });
+    expect(() => healthCheckSettings({ HEALTH_CHECK_INTERVAL_SECONDS: 'fast' })).toThrow(
+      'HEALTH_CHECK_INTERVAL_SECONDS=fast is not an interval',
+    );
+    expect(() => healthCheckSettings({ HEALTH_CHECK_FAILURE_THRESHOLD: '0' })).toThrow(
+      'HEALTH_CHECK_FAILURE_THRESHOLD=0 is not a threshold',
+    );
   });
 });
 
 describe('the front', () => {
   const closing: Array<() => Promise<void>> = [];
-  afterEach(async () => { await Promise.all(closing.splice(0).map((close) => close())); });
+  afterEach(async () => {
+    await Promise.all(closing.splice(0).map((close) => close()));
+  });
 
   /** A stand-in Region: answers 204 to the check and its name to anything else; `down()` closes it, `up()` reopens it on its port. */
   async function fakeRegion(name: string) {
     let server: Server;
-    const open = (port: number) => new Promise<number>((resolve) => {
-      server = createServer((req, res) => { res.writeHead(req.url === '/api/v2/ping' ? 204 : 200); res.end(req.url === '/api/v2/ping' ? undefined : name); });
-      server.listen(port, '127.0.0.1', () => resolve((server.address() as { port: number }).port));
-    });
+    const open = (port: number) =>
+      new Promise<number>((resolve) => {
+        server = createServer((req, res) => {
+          res.writeHead(req.url === '/api/v2/ping' ? 204 : 200);
+          res.end(req.url === '/api/v2/ping' ? undefined : name);
+        });
+        server.listen(port, '127.0.0.1', () => resolve((server.address() as { port: number }).port));
+      });
     const port = await open(0);
-    const down = () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
-    closing.push(async () => { if (server.listening) await down(); });
+    const down = () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
+    closing.push(async () => {
+      if (server.listening) await down();
+    });
     return { name, url: `http://127.0.0.1:${port}`, down, up: () => open(port) };
   }
 
@@ -46,7 +69,11 @@ describe('the front', () => {
     const [a, b] = [await fakeRegion('a'), await fakeRegion('b')];
     const settings = { intervalMs: 100, failureThreshold: 3, timeoutMs: 100, path: '/api/v2/ping' };
     const changes: string[] = [];
-    const front = await startFrontRouter({ regions: [a, b], settings, onChange: (c) => changes.push(`${c.region} ${c.healthy}`) });
+    const front = await startFrontRouter({
+      regions: [a, b],
+      settings,
+      onChange: (c) => changes.push(`${c.region} ${c.healthy}`),
+    });
     closing.push(() => front.close());
     expect(await via(front)).toBe('a');
 
@@ -57,7 +84,10 @@ describe('the front', () => {
     while (front.current() !== 'b') await new Promise((r) => setTimeout(r, 10));
     expect(Date.now() - failedAt).toBeLessThanOrEqual(detectionMs(settings) + 100);
     expect(await via(front)).toBe('b');
-    expect(front.health()).toEqual([{ name: 'a', url: a.url, healthy: false }, { name: 'b', url: b.url, healthy: true }]);
+    expect(front.health()).toEqual([
+      { name: 'a', url: a.url, healthy: false },
+      { name: 'b', url: b.url, healthy: true },
+    ]);
 
     await a.up();
     while (front.current() !== 'a') await new Promise((r) => setTimeout(r, 10));
@@ -67,7 +97,10 @@ describe('the front', () => {
 
   it('fails open to the primary when no Region is healthy, as Route 53 answers with every record', async () => {
     const [a, b] = [await fakeRegion('a'), await fakeRegion('b')];
-    const front = await startFrontRouter({ regions: [a, b], settings: { intervalMs: 50, failureThreshold: 1, timeoutMs: 50, path: '/api/v2/ping' } });
+    const front = await startFrontRouter({
+      regions: [a, b],
+      settings: { intervalMs: 50, failureThreshold: 1, timeoutMs: 50, path: '/api/v2/ping' },
+    });
     closing.push(() => front.close());
     await a.down();
     await b.down();

@@ -57,6 +57,9 @@ describe('mergeSpellings', () => {
   it('takes a header named like a built-in object member as just a name', () => {
     const merged = mergeSpellings(JSON.parse('{"__proto__": ["x"], "Constructor": ["y"], "constructor": ["z"]}'));
     expect(Object.getPrototypeOf(merged)).toBeNull();
-    expect(Object.entries(merged)).toEqual([['__proto__', ['x']], ['constructor', ['y', 'z']]]);
+    expect(Object.entries(merged)).toEqual([
+      ['__proto__', ['x']],
+      ['constructor', ['y', 'z']],
+    ]);
   });
 });

@@ -30,22 +30,49 @@ describe('Content-Type of POST and PATCH bodies', () => {
 
   it.each([
     // Each says what is accepted: both types the functions read.
-    [undefined, '415 Content-Type must be application/vnd.api+json (application/json is accepted too); the request has none'],
-    ['text/plain', '415 Content-Type must be application/vnd.api+json (application/json is accepted too), not text/plain'],
-    ['application/x-www-form-urlencoded', '415 Content-Type must be application/vnd.api+json (application/json is accepted too), not application/x-www-form-urlencoded'],
-    ['application/vnd.api+json; charset=utf-8', '415 media type parameter charset is not supported: application/vnd.api+json takes only ext and profile'],
-    ['application/vnd.api+json; ext="a;b"; foo=1', '415 media type parameter foo is not supported: application/vnd.api+json takes only ext and profile'],
-  ])('refuses %s with 415, saying what is accepted', (type, expected) => expect(statusOf(() => assertRequestContentType(type))).toBe(expected));
+    [
+      undefined,
+      '415 Content-Type must be application/vnd.api+json (application/json is accepted too); the request has none',
+    ],
+    [
+      'text/plain',
+      '415 Content-Type must be application/vnd.api+json (application/json is accepted too), not text/plain',
+    ],
+    [
+      'application/x-www-form-urlencoded',
+      '415 Content-Type must be application/vnd.api+json (application/json is accepted too), not application/x-www-form-urlencoded',
+    ],
+    [
+      'application/vnd.api+json; charset=utf-8',
+      '415 media type parameter charset is not supported: application/vnd.api+json takes only ext and profile',
+    ],
+    [
+      'application/vnd.api+json; ext="a;b"; foo=1',
+      '415 media type parameter foo is not supported: application/vnd.api+json takes only ext and profile',
+    ],
+  ])('refuses %s with 415, saying what is accepted', (type, expected) =>
+    expect(statusOf(() => assertRequestContentType(type))).toBe(expected),
+  );
 });
 
 describe('Accept', () => {
-  it.each([undefined, '', '*/*', 'application/json', 'application/vnd.api+json', 'application/vnd.api+json, text/html;q=0.9',
-    'application/vnd.api+json; q=0.8', 'text/html, */*', 'application/*'])('accepts %j', (accept) =>
-    expect(statusOf(() => assertAcceptable(accept))).toBe('ok'));
+  it.each([
+    undefined,
+    '',
+    '*/*',
+    'application/json',
+    'application/vnd.api+json',
+    'application/vnd.api+json, text/html;q=0.9',
+    'application/vnd.api+json; q=0.8',
+    'text/html, */*',
+    'application/*',
+  ])('accepts %j', (accept) => expect(statusOf(() => assertAcceptable(accept))).toBe('ok'));
 
   it('answers 406 when every JSON:API range carries a parameter', () => {
     expect(statusOf(() => assertAcceptable('application/vnd.api+json; charset=utf-8'))).toMatch(/^406 /);
-    expect(statusOf(() => assertAcceptable('application/vnd.api+json; foo=1, application/vnd.api+json; bar=2'))).toMatch(/^406 /);
+    expect(
+      statusOf(() => assertAcceptable('application/vnd.api+json; foo=1, application/vnd.api+json; bar=2')),
+    ).toMatch(/^406 /);
   });
 
   it('is satisfied when one JSON:API range has no parameter', () => {
@@ -63,8 +90,12 @@ describe('Accept', () => {
   });
 
   it('takes q=0 as "not acceptable" (RFC 9110 §12.4.2)', () => {
-    expect(statusOf(() => assertAcceptable('application/vnd.api+json;q=0'))).toBe('406 responses are application/vnd.api+json');
-    expect(statusOf(() => assertAcceptable('application/vnd.api+json; q=0.000, application/json; q=0'))).toMatch(/^406 /);
+    expect(statusOf(() => assertAcceptable('application/vnd.api+json;q=0'))).toBe(
+      '406 responses are application/vnd.api+json',
+    );
+    expect(statusOf(() => assertAcceptable('application/vnd.api+json; q=0.000, application/json; q=0'))).toMatch(
+      /^406 /,
+    );
     expect(statusOf(() => assertAcceptable('application/vnd.api+json;q=0, application/json'))).toBe('ok');
     expect(statusOf(() => assertAcceptable('application/vnd.api+json;q=0.001'))).toBe('ok');
     expect(statusOf(() => assertAcceptable('application/vnd.api+json;q=zero'))).toBe('ok'); // a malformed weight is no weight
@@ -97,11 +128,24 @@ describe('page parameters', () => {
 
   it('computes meta at the edges and past the end', () => {
     expect(paginationMeta({ number: 1, size: 20 }, 47)).toEqual({
-      'current-page': 1, 'page-size': 20, 'prev-page': null, 'next-page': 2, 'total-pages': 3, 'total-count': 47,
+      'current-page': 1,
+      'page-size': 20,
+      'prev-page': null,
+      'next-page': 2,
+      'total-pages': 3,
+      'total-count': 47,
     });
     expect(paginationMeta({ number: 3, size: 20 }, 47)).toMatchObject({ 'prev-page': 2, 'next-page': null });
-    expect(paginationMeta({ number: 1, size: 20 }, 0)).toMatchObject({ 'total-pages': 1, 'next-page': null, 'prev-page': null });
-    expect(paginationMeta({ number: 9, size: 20 }, 47)).toMatchObject({ 'current-page': 9, 'prev-page': 8, 'next-page': null });
+    expect(paginationMeta({ number: 1, size: 20 }, 0)).toMatchObject({
+      'total-pages': 1,
+      'next-page': null,
+      'prev-page': null,
+    });
+    expect(paginationMeta({ number: 9, size: 20 }, 47)).toMatchObject({
+      'current-page': 9,
+      'prev-page': 8,
+      'next-page': null,
+    });
   });
 
   it('builds absolute links with encoded brackets', () => {
@@ -137,7 +181,9 @@ describe('request documents', () => {
   });
 
   it('returns the attributes, empty when absent', () => {
-    expect(parseRequestDocument('{"data":{"type":"things","attributes":{"x":1}}}', 'things').attributes).toEqual({ x: 1 });
+    expect(parseRequestDocument('{"data":{"type":"things","attributes":{"x":1}}}', 'things').attributes).toEqual({
+      x: 1,
+    });
     expect(parseRequestDocument('{"data":{"type":"things"}}', 'things').attributes).toEqual({});
   });
 
@@ -156,11 +202,19 @@ describe('include', () => {
     throw new Error('include was not refused');
   };
 
-  it('is refused 400 with HCP Terraform\'s words, which go-tfe turns into ErrInvalidIncludeValue, naming what was asked', () => {
+  it("is refused 400 with HCP Terraform's words, which go-tfe turns into ErrInvalidIncludeValue, naming what was asked", () => {
     // go-tfe (checkResponseCode) maps a 400 to ErrInvalidIncludeValue when its text contains "include parameter".
-    expect(refusal({ include: 'run' })).toEqual({ status: '400', title: 'bad request', detail: 'Invalid include parameter: run cannot be included, this endpoint includes no related resources' });
-    expect(refusal({ include: 'run, created-by' }).detail).toBe('Invalid include parameter: run, created-by cannot be included, this endpoint includes no related resources');
-    expect(refusal({ include: ' , ' }).detail).toBe('Invalid include parameter: it names no relationship path, and this endpoint includes no related resources');
+    expect(refusal({ include: 'run' })).toEqual({
+      status: '400',
+      title: 'bad request',
+      detail: 'Invalid include parameter: run cannot be included, this endpoint includes no related resources',
+    });
+    expect(refusal({ include: 'run, created-by' }).detail).toBe(
+      'Invalid include parameter: run, created-by cannot be included, this endpoint includes no related resources',
+    );
+    expect(refusal({ include: ' , ' }).detail).toBe(
+      'Invalid include parameter: it names no relationship path, and this endpoint includes no related resources',
+    );
   });
 
   it('is answered as docs/api.md quotes it', () => {
@@ -177,7 +231,14 @@ describe('error documents', () => {
   it('carries status as a string, and source only when there is a pointer', () => {
     expect(errorDocument(new NotFound())).toEqual({ errors: [{ status: '404', title: 'not found' }] });
     expect(errorDocument(new InvalidAttribute('Key is invalid', '/data/attributes/key'))).toEqual({
-      errors: [{ status: '422', title: 'invalid attribute', detail: 'Key is invalid', source: { pointer: '/data/attributes/key' } }],
+      errors: [
+        {
+          status: '422',
+          title: 'invalid attribute',
+          detail: 'Key is invalid',
+          source: { pointer: '/data/attributes/key' },
+        },
+      ],
     });
   });
 });

@@ -33,7 +33,7 @@ describe('decodeUtf8', () => {
 });
 
 describe('decodeUtf8Body', () => {
-  it('reads a base64-encoded body (API Gateway\'s binary media types) as UTF-8', () => {
+  it("reads a base64-encoded body (API Gateway's binary media types) as UTF-8", () => {
     expect(decodeUtf8Body(Buffer.from('{"body":"café"}').toString('base64'))).toBe('{"body":"café"}');
   });
 

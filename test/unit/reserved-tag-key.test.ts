@@ -1,5 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import { parseCreateAttributes, parseUpdateAttributes, serializeReservedTagKey } from '#shared/reserved-tag-keys/reserved-tag-key';
+import {
+  parseCreateAttributes,
+  parseUpdateAttributes,
+  serializeReservedTagKey,
+} from '#shared/reserved-tag-keys/reserved-tag-key';
 import { keys } from '#shared/store/keys';
 import { InvalidAttribute } from '#shared/jsonapi/errors';
 
@@ -14,37 +18,70 @@ const detailOf = (fn: () => unknown) => {
 
 describe('reserved tag key attributes', () => {
   it.each(['environment', 'cost-center', 'a', 'k'.repeat(128), 'team:owner', 'x.y=z+1@host_a', 'two words', 'UPPER'])(
-    'accepts key %j', (key) => expect(detailOf(() => parseCreateAttributes({ key }))).toBe('ok'));
+    'accepts key %j',
+    (key) => expect(detailOf(() => parseCreateAttributes({ key }))).toBe('ok'),
+  );
 
-  it.each(['k'.repeat(129), ' leading', 'trailing ', 'tab\there', 'naïve', 'slash/key', 'emoji😀', 'comma,key', 7, true, ['a']])(
-    'refuses key %j as invalid', (key) => expect(detailOf(() => parseCreateAttributes({ key }))).toBe('Key is invalid @ /data/attributes/key'));
+  it.each([
+    'k'.repeat(129),
+    ' leading',
+    'trailing ',
+    'tab\there',
+    'naïve',
+    'slash/key',
+    'emoji😀',
+    'comma,key',
+    7,
+    true,
+    ['a'],
+  ])('refuses key %j as invalid', (key) =>
+    expect(detailOf(() => parseCreateAttributes({ key }))).toBe('Key is invalid @ /data/attributes/key'),
+  );
 
   it.each([undefined, null, '', '   '])('refuses key %j as blank', (key) =>
-    expect(detailOf(() => parseCreateAttributes({ key }))).toBe("Key can't be blank @ /data/attributes/key"));
+    expect(detailOf(() => parseCreateAttributes({ key }))).toBe("Key can't be blank @ /data/attributes/key"),
+  );
 
   it('defaults disable-overrides to false and insists on a boolean when present', () => {
     expect(parseCreateAttributes({ key: 'env' })).toEqual({ key: 'env', disableOverrides: false });
-    expect(parseCreateAttributes({ key: 'env', 'disable-overrides': true })).toEqual({ key: 'env', disableOverrides: true });
+    expect(parseCreateAttributes({ key: 'env', 'disable-overrides': true })).toEqual({
+      key: 'env',
+      disableOverrides: true,
+    });
     for (const value of ['true', 1, null, {}]) {
       expect(detailOf(() => parseCreateAttributes({ key: 'env', 'disable-overrides': value }))).toBe(
-        'Disable overrides must be a boolean @ /data/attributes/disable-overrides');
+        'Disable overrides must be a boolean @ /data/attributes/disable-overrides',
+      );
     }
   });
 
   it('takes partial updates and ignores read-only and unknown attributes', () => {
     expect(parseUpdateAttributes({})).toEqual({});
-    expect(parseUpdateAttributes({ 'disable-overrides': true, 'created-at': 'x', 'is-registry-tag': true, foo: 1 })).toEqual({ disableOverrides: true });
+    expect(
+      parseUpdateAttributes({ 'disable-overrides': true, 'created-at': 'x', 'is-registry-tag': true, foo: 1 }),
+    ).toEqual({ disableOverrides: true });
     expect(detailOf(() => parseUpdateAttributes({ key: '' }))).toBe("Key can't be blank @ /data/attributes/key");
   });
 
   it('serializes exactly the contract shape', () => {
-    const record = { id: 'rtk-jjnTseo8NN1jACbk', organization: 'my-org', key: 'environment', disableOverrides: false,
-      createdAt: '2026-11-22T09:30:00.123Z', updatedAt: '2026-11-22T09:30:00.123Z' };
+    const record = {
+      id: 'rtk-jjnTseo8NN1jACbk',
+      organization: 'my-org',
+      key: 'environment',
+      disableOverrides: false,
+      createdAt: '2026-11-22T09:30:00.123Z',
+      updatedAt: '2026-11-22T09:30:00.123Z',
+    };
     expect(serializeReservedTagKey(record)).toEqual({
       id: 'rtk-jjnTseo8NN1jACbk',
       type: 'reserved-tag-keys',
-      attributes: { key: 'environment', 'disable-overrides': false, 'is-registry-tag': false,
-        'created-at': '2026-11-22T09:30:00.123Z', 'updated-at': '2026-11-22T09:30:00.123Z' },
+      attributes: {
+        key: 'environment',
+        'disable-overrides': false,
+        'is-registry-tag': false,
+        'created-at': '2026-11-22T09:30:00.123Z',
+        'updated-at': '2026-11-22T09:30:00.123Z',
+      },
       relationships: { organization: { data: { id: 'my-org', type: 'organizations' } } },
       links: { self: '/api/v2/reserved-tags/rtk-jjnTseo8NN1jACbk' },
     });

@@ -3,10 +3,12 @@ import { COMMON_HEADERS, errorResponse, REQUEST_ID_HEADER, responseHeaders } fro
 import { InvalidAttribute, NotFound, Unavailable } from '#shared/jsonapi/errors';
 
 /** The headers every answer carries and the shape of an error answer (shared/http/responses.ts). */
-describe('the contract\'s headers', () => {
+describe("the contract's headers", () => {
   it('are the API version, the app name, the rate limit and no caching, on every answer', () => {
     expect(COMMON_HEADERS).toEqual({
-      'TFP-API-Version': '2.6', 'TFP-AppName': 'tfc-tags-comments', 'X-RateLimit-Limit': '30',
+      'TFP-API-Version': '2.6',
+      'TFP-AppName': 'tfc-tags-comments',
+      'X-RateLimit-Limit': '30',
       'Cache-Control': 'no-store',
     });
   });
@@ -34,15 +36,21 @@ describe('errorResponse', () => {
     const response = errorResponse(new InvalidAttribute('Key is too long', '/data/attributes/key'));
     expect(JSON.parse(response.body)).toEqual({
       errors: [
-        { status: '422', title: 'invalid attribute', detail: 'Key is too long',
-          source: { pointer: '/data/attributes/key' } },
+        {
+          status: '422',
+          title: 'invalid attribute',
+          detail: 'Key is too long',
+          source: { pointer: '/data/attributes/key' },
+        },
       ],
     });
   });
 
-  it('adds the error\'s own headers to the contract\'s: a 503\'s Retry-After', () => {
+  it("adds the error's own headers to the contract's: a 503's Retry-After", () => {
     expect(errorResponse(new Unavailable(undefined, 7)).headers).toEqual({
-      ...COMMON_HEADERS, 'Content-Type': 'application/vnd.api+json', 'Retry-After': '7',
+      ...COMMON_HEADERS,
+      'Content-Type': 'application/vnd.api+json',
+      'Retry-After': '7',
     });
   });
 });

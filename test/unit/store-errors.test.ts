@@ -14,14 +14,14 @@ describe('isStoreUnavailable', () => {
     ['throttled (429)', sdkError('TooManyRequests', { $metadata: { httpStatusCode: 429 } })],
     ['a 5xx', sdkError('InternalServerError', { $metadata: { httpStatusCode: 500 } })],
     ['an unmodelled 5xx', sdkError('Unknown', { $metadata: { httpStatusCode: 599 } })],
-    ['marked as the service\'s fault', sdkError('ServiceFault', { $fault: 'server' })],
+    ["marked as the service's fault", sdkError('ServiceFault', { $fault: 'server' })],
     ['marked retryable', sdkError('Retryable', { $retryable: {} })],
     ['a request timeout', sdkError('TimeoutError')],
     ['a connection reset', sdkError('Error', { code: 'ECONNRESET' })],
     ['a refused connection', sdkError('Error', { code: 'ECONNREFUSED' })],
     ['an unknown host', sdkError('Error', { code: 'ENOTFOUND' })],
     ['a cause that is transient', sdkError('Wrapped', { cause: sdkError('Error', { code: 'ETIMEDOUT' }) })],
-    ['the request\'s deadline reached (AbortError)', sdkError('AbortError')],
+    ["the request's deadline reached (AbortError)", sdkError('AbortError')],
   ])('is true for %s', (_, error) => expect(isStoreUnavailable(error)).toBe(true));
 
   it.each([
@@ -34,7 +34,7 @@ describe('isStoreUnavailable', () => {
 });
 
 describe('isReplicatedWriteConflict and isConditionFailed', () => {
-  it('recognize DynamoDB\'s errors by name', () => {
+  it("recognize DynamoDB's errors by name", () => {
     expect(isReplicatedWriteConflict(sdkError('ReplicatedWriteConflictException'))).toBe(true);
     expect(isConditionFailed(sdkError('ConditionalCheckFailedException'))).toBe(true);
   });

@@ -5,9 +5,11 @@ import { issuerFault } from '#shared/workload-identity/trust';
 import { parseClaimPin } from '#infra/admin/trust-options';
 import { looksLikeJwt } from '#shared/workload-identity/verify';
 
-describe('a trust\'s issuer', () => {
+describe("a trust's issuer", () => {
   it.each([
-    'https://app.terraform.io', 'https://token.actions.githubusercontent.com', 'https://tfe.example.com/tenant',
+    'https://app.terraform.io',
+    'https://token.actions.githubusercontent.com',
+    'https://tfe.example.com/tenant',
   ])('accepts %s', (issuer) => expect(issuerFault(issuer, { loopback: false })).toBeUndefined());
 
   it.each<[string, string]>([
@@ -17,7 +19,10 @@ describe('a trust\'s issuer', () => {
     ['https://idp.example.com/?tenant=1', 'the issuer must have no query or fragment'],
     ['https://idp.example.com/#', 'the issuer must have no query or fragment'],
     ['https://user:pass@idp.example.com', 'the issuer must carry no user or password'],
-    ['http://127.0.0.1:3001', 'an http:// issuer is accepted only by the local stack (stage local): a deployed stage needs https://'],
+    [
+      'http://127.0.0.1:3001',
+      'an http:// issuer is accepted only by the local stack (stage local): a deployed stage needs https://',
+    ],
     ['http://localhost:3001', 'the issuer must be an https:// URL, not http://localhost:3001'],
     ['https://idp.example.com/a b', 'the issuer must be printable ASCII, without spaces'],
     ['https://bücher.example', 'the issuer must be printable ASCII, without spaces'],
@@ -27,14 +32,19 @@ describe('a trust\'s issuer', () => {
   it('accepts a loopback http:// issuer where loopback is allowed (the local stage) only', () => {
     expect(issuerFault('http://127.0.0.1:3001', { loopback: true })).toBeUndefined();
     expect(issuerFault('http://[::1]:3001', { loopback: true })).toBeUndefined();
-    expect(issuerFault('http://10.0.0.1:3001', { loopback: true })).toBe('the issuer must be an https:// URL, not http://10.0.0.1:3001');
+    expect(issuerFault('http://10.0.0.1:3001', { loopback: true })).toBe(
+      'the issuer must be an https:// URL, not http://10.0.0.1:3001',
+    );
   });
 });
 
 describe('a pinned claim', () => {
   it('is NAME=VALUE, the value compared as it is (it may hold =)', () => {
     expect(parseClaimPin('terraform_run_phase=apply')).toEqual(['terraform_run_phase', 'apply']);
-    expect(parseClaimPin('job_workflow_ref=acme/ci/.github/workflows/x.yml@refs/heads/main')).toEqual(['job_workflow_ref', 'acme/ci/.github/workflows/x.yml@refs/heads/main']);
+    expect(parseClaimPin('job_workflow_ref=acme/ci/.github/workflows/x.yml@refs/heads/main')).toEqual([
+      'job_workflow_ref',
+      'acme/ci/.github/workflows/x.yml@refs/heads/main',
+    ]);
     expect(parseClaimPin('a=b=c')).toEqual(['a', 'b=c']);
   });
 
@@ -44,13 +54,27 @@ describe('a pinned claim', () => {
 });
 
 describe('a JWT is told from an operator token by its shape', () => {
-  it.each(['eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln', 'a.b.', 'a.b.c'])('%s is a JWT', (t) => expect(looksLikeJwt(t)).toBe(true));
-  it.each(['tfcapi_AAAAAAAAAAAAAAAABBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB', 'a.b', 'a.b.c.d', 'a..c', 'a.b+c.d', '.b.c'])('%s is not', (t) => expect(looksLikeJwt(t)).toBe(false));
+  it.each(['eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln', 'a.b.', 'a.b.c'])('%s is a JWT', (t) =>
+    expect(looksLikeJwt(t)).toBe(true),
+  );
+  it.each([
+    'tfcapi_AAAAAAAAAAAAAAAABBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB',
+    'a.b',
+    'a.b.c.d',
+    'a..c',
+    'a.b+c.d',
+    '.b.c',
+  ])('%s is not', (t) => expect(looksLikeJwt(t)).toBe(false));
 });
 
 describe('a run-scoped principal', () => {
   const RUN = 'run-AAAAAAAAAAAAAAAA';
-  const scoped: Principal = { subject: 'run-phase', tokenId: 'trust-x', grants: { acme: 'member', other: 'reader' }, runs: { acme: RUN } };
+  const scoped: Principal = {
+    subject: 'run-phase',
+    tokenId: 'trust-x',
+    grants: { acme: 'member', other: 'reader' },
+    runs: { acme: RUN },
+  };
 
   it('acts on its run as its role allows', () => {
     expect(authorize(scoped, 'acme', 'member', RUN)).toBe('member');
@@ -71,13 +95,26 @@ describe('a run-scoped principal', () => {
 describe('the organizations a principal may act on (a delete reads their key counters)', () => {
   it('are exactly those where authorize accepts the organization itself at that role', () => {
     const principal: Principal = {
-      subject: 's', tokenId: 't',
-      grants: { acme: 'owner', beta: 'member', gamma: 'reader', bound: 'owner', 'Not An Org!': 'owner', odd: 'admin' as never },
+      subject: 's',
+      tokenId: 't',
+      grants: {
+        acme: 'owner',
+        beta: 'member',
+        gamma: 'reader',
+        bound: 'owner',
+        'Not An Org!': 'owner',
+        odd: 'admin' as never,
+      },
       runs: { bound: 'run-AAAAAAAAAAAAAAAA' },
     };
     for (const minimum of ROLES) {
       const accepted = Object.keys(principal.grants).filter((organization) => {
-        try { authorize(principal, organization, minimum); return true; } catch { return false; }
+        try {
+          authorize(principal, organization, minimum);
+          return true;
+        } catch {
+          return false;
+        }
       });
       expect(organizationsWith(principal, minimum)).toEqual(accepted);
     }

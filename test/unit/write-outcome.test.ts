@@ -1,7 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import {
-  afterCommit, isWriteOutcomeUnknown, markWriteAttempts, repairing, writeAwareRetries,
+  afterCommit,
+  isWriteOutcomeUnknown,
+  markWriteAttempts,
+  repairing,
+  writeAwareRetries,
 } from '#shared/store/write-outcome';
 
 /**
@@ -38,7 +42,12 @@ function clientAnswering(attempt: Attempt, maxAttempts = 1) {
 const put = new PutItemCommand({ TableName: 't', Item: { pk: { S: 'a' } } });
 const get = new GetItemCommand({ TableName: 't', Key: { pk: { S: 'a' } } });
 const failureOf = (promise: Promise<unknown>) =>
-  promise.then(() => { throw new Error('it succeeded'); }, (error: unknown) => error);
+  promise.then(
+    () => {
+      throw new Error('it succeeded');
+    },
+    (error: unknown) => error,
+  );
 const nameOf = (error: unknown) => (error as Error).name;
 /** The error the SDK throws: DynamoDB's named one, or what the HTTP handler threw. */
 const expectedName = (attempt: Attempt) => ('throws' in attempt ? attempt.throws.name : attempt.type);
@@ -59,11 +68,19 @@ describe('a failed write attempt', () => {
     ['a 4xx answer (throttled)', { status: 400, type: 'ProvisionedThroughputExceededException' }],
     ['a refused connection', { throws: nodeError('ECONNREFUSED') }],
     ['an unknown host', { throws: nodeError('ENOTFOUND') }],
-    ['a connection that was never established in time', {
-      // @smithy/node-http-handler's connectionTimeout
-      throws: Object.assign(new Error('@smithy/node-http-handler - the request socket did not establish a connection '
-        + 'with the server within the configured timeout of 1000 ms.'), { name: 'TimeoutError' }),
-    }],
+    [
+      'a connection that was never established in time',
+      {
+        // @smithy/node-http-handler's connectionTimeout
+        throws: Object.assign(
+          new Error(
+            '@smithy/node-http-handler - the request socket did not establish a connection ' +
+              'with the server within the configured timeout of 1000 ms.',
+          ),
+          { name: 'TimeoutError' },
+        ),
+      },
+    ],
   ])('was certainly not applied after %s: not marked', async (_, attempt) => {
     const error = await failureOf(clientAnswering(attempt).client.send(put));
     expect([nameOf(error), isWriteOutcomeUnknown(error)]).toEqual([expectedName(attempt), false]);
@@ -75,7 +92,7 @@ describe('a failed write attempt', () => {
   });
 });
 
-describe('the SDK\'s retries', () => {
+describe("the SDK's retries", () => {
   it('never retry a write that may have been applied: its first error is final', async () => {
     const { client, calls } = clientAnswering({ throws: nodeError('ECONNRESET') }, 3);
     expect(isWriteOutcomeUnknown(await failureOf(client.send(put)))).toBe(true);
@@ -95,17 +112,35 @@ describe('the SDK\'s retries', () => {
 describe('afterCommit and repairing', () => {
   it('afterCommit: a failure of what follows a commit is an unknown outcome, whatever was thrown', async () => {
     const thrown = new Error('derived write failed');
-    const error = await failureOf(afterCommit(async () => { throw thrown; }));
+    const error = await failureOf(
+      afterCommit(async () => {
+        throw thrown;
+      }),
+    );
     expect([error, isWriteOutcomeUnknown(error)]).toEqual([thrown, true]);
-    const notAnObject = await failureOf(afterCommit(async () => { throw 'a string'; }));
-    expect([notAnObject instanceof Error && notAnObject.message, isWriteOutcomeUnknown(notAnObject)])
-      .toEqual(['a string', true]);
+    const notAnObject = await failureOf(
+      afterCommit(async () => {
+        throw 'a string';
+      }),
+    );
+    expect([notAnObject instanceof Error && notAnObject.message, isWriteOutcomeUnknown(notAnObject)]).toEqual([
+      'a string',
+      true,
+    ]);
     expect(await afterCommit(async () => 'done')).toBe('done');
   });
 
-  it('repairing: a failure of someone else\'s change is never this request\'s unknown outcome', async () => {
-    const marked = await failureOf(afterCommit(async () => { throw new Error('lost'); }));
-    const error = await failureOf(repairing(async () => { throw marked; }));
+  it("repairing: a failure of someone else's change is never this request's unknown outcome", async () => {
+    const marked = await failureOf(
+      afterCommit(async () => {
+        throw new Error('lost');
+      }),
+    );
+    const error = await failureOf(
+      repairing(async () => {
+        throw marked;
+      }),
+    );
     expect([error, isWriteOutcomeUnknown(error)]).toEqual([marked, false]);
     expect(await repairing(async () => 'repaired')).toBe('repaired');
   });

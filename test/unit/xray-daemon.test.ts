@@ -6,9 +6,17 @@ import { newTraceId, startXRayDaemon } from '#infra/local/aws/xray';
 describe('the local X-Ray daemon', () => {
   it('prints a trace once its request has ended, not at a pause between its functions (a cold start)', async () => {
     const printed: Array<[string, string[]]> = [];
-    const daemon = await startXRayDaemon({ onTrace: (id, segments) => printed.push([id, segments.map((s) => s.name as string)]) });
+    const daemon = await startXRayDaemon({
+      onTrace: (id, segments) => printed.push([id, segments.map((s) => s.name as string)]),
+    });
     const trace = newTraceId();
-    const invocation = (name: string, parent: string) => ({ name, traceHeader: `Root=${trace};Parent=${parent};Sampled=1`, startedAt: Date.now(), endedAt: Date.now(), ok: true });
+    const invocation = (name: string, parent: string) => ({
+      name,
+      traceHeader: `Root=${trace};Parent=${parent};Sampled=1`,
+      startedAt: Date.now(),
+      endedAt: Date.now(),
+      ok: true,
+    });
     try {
       daemon.recordFunctionSegment(invocation('Authorizer', 'aaaaaaaaaaaaaaaa'));
       await sleep(400); // the function's instance starting, after the authorizer answered

@@ -19,7 +19,10 @@ export const defaultProvider: typeof nodeDefaultProvider = (init = {}) => {
       return await fromEnvironment(properties);
     } catch (error) {
       // fromEnv's own message says only that the variables are missing, not why that is fatal here.
-      throw new Error('no AWS credentials in the environment: a Lambda function gets its execution role\'s there (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN); this bundle reads no other source', { cause: error });
+      throw new Error(
+        "no AWS credentials in the environment: a Lambda function gets its execution role's there (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN); this bundle reads no other source",
+        { cause: error },
+      );
     }
   };
 };

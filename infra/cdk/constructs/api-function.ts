@@ -114,7 +114,8 @@ export class ApiFunction extends NodejsFunction {
 
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions (AWS service authorization reference), so "*" is the only valid resource.',
+      reason:
+        'Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions (AWS service authorization reference), so "*" is the only valid resource.',
     });
   }
 }

@@ -15,15 +15,29 @@ const SHIMS = join(import.meta.dirname, '..', 'bundle-shims');
  * first invocation: docs/performance.md.
  */
 export const BUILTINS_BY_REQUIRE = [
-  'http', 'https', 'process', 'util', 'fs', 'fs/promises', 'async_hooks', 'timers', 'timers/promises', 'buffer',
+  'http',
+  'https',
+  'process',
+  'util',
+  'fs',
+  'fs/promises',
+  'async_hooks',
+  'timers',
+  'timers/promises',
+  'buffer',
 ] as const;
 
 /** Each of them, with and without `node:`, to its one-line CommonJS module in bundle-shims/builtins/. */
 function builtinsByRequire(): Record<string, string> {
-  return Object.fromEntries(BUILTINS_BY_REQUIRE.flatMap((name) => {
-    const file = builtinModuleFile(name);
-    return [[name, file], [`node:${name}`, file]];
-  }));
+  return Object.fromEntries(
+    BUILTINS_BY_REQUIRE.flatMap((name) => {
+      const file = builtinModuleFile(name);
+      return [
+        [name, file],
+        [`node:${name}`, file],
+      ];
+    }),
+  );
 }
 
 /**

@@ -1,6 +1,12 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { DETAIL_CONTEXT_KEY } from '#shared/auth/unauthorized';
-import { FALLBACK_TYPES, GATEWAY_ERRORS, gatewayErrorResponse, type GatewayErrorType, type GatewayRequest } from '#shared/http/gateway-responses';
+import {
+  FALLBACK_TYPES,
+  GATEWAY_ERRORS,
+  gatewayErrorResponse,
+  type GatewayErrorType,
+  type GatewayRequest,
+} from '#shared/http/gateway-responses';
 import { COMMON_HEADERS, errorResponse, REQUEST_ID_HEADER } from '#shared/http/responses';
 import { SERVICE_DISCOVERY_DOCUMENT, SERVICE_DISCOVERY_MEDIA_TYPE } from '#shared/http/service-discovery';
 import { MethodNotAllowed } from '#shared/jsonapi/errors';
@@ -29,7 +35,9 @@ export const gatewayErrorTypes = () => Object.keys(GATEWAY_ERRORS) as GatewayErr
  * (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-mapping-template-reference.html):
  * the ACCESS_DENIED body takes its 401 detail from the Deny.
  */
-const TEMPLATE_REQUEST: GatewayRequest = { authorizer: { [DETAIL_CONTEXT_KEY]: `$context.authorizer.${DETAIL_CONTEXT_KEY}` } };
+const TEMPLATE_REQUEST: GatewayRequest = {
+  authorizer: { [DETAIL_CONTEXT_KEY]: `$context.authorizer.${DETAIL_CONTEXT_KEY}` },
+};
 /** The only variables a contract body may contain, each inside a JSON string whose value it becomes. */
 export const TEMPLATE_VARIABLES = [`$context.authorizer.${DETAIL_CONTEXT_KEY}`] as const;
 
@@ -60,7 +68,10 @@ export const REQUEST_ID_SOURCE = 'context.requestId';
  * response (`method.response.header`): each static header as a quoted literal, and X-Request-Id
  * mapped from the request context.
  */
-export function headerMappings(prefix: 'gatewayresponse.header' | 'method.response.header', headers: Record<string, string>): Record<string, string> {
+export function headerMappings(
+  prefix: 'gatewayresponse.header' | 'method.response.header',
+  headers: Record<string, string>,
+): Record<string, string> {
   return {
     ...Object.fromEntries(Object.entries(headers).map(([name, value]) => [`${prefix}.${name}`, quoted(value)])),
     [`${prefix}.${REQUEST_ID_HEADER}`]: REQUEST_ID_SOURCE,
@@ -92,6 +103,8 @@ export const templatesFor = (body: string): Record<string, string> =>
   Object.fromEntries(TEMPLATE_CONTENT_TYPES.map((type) => [type, literalTemplate(body)]));
 
 function fromResult(result: APIGatewayProxyResult): ContractResponse {
-  const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name, String(value)]));
+  const headers = Object.fromEntries(
+    Object.entries(result.headers ?? {}).map(([name, value]) => [name, String(value)]),
+  );
   return { statusCode: result.statusCode, headers, body: result.body };
 }

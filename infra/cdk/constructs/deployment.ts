@@ -2,7 +2,10 @@ import { Duration, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import {
-  LambdaApplication, LambdaDeploymentConfig, LambdaDeploymentGroup, type ILambdaDeploymentConfig,
+  LambdaApplication,
+  LambdaDeploymentConfig,
+  LambdaDeploymentGroup,
+  type ILambdaDeploymentConfig,
 } from 'aws-cdk-lib/aws-codedeploy';
 import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { Alias, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
@@ -81,22 +84,34 @@ export class Deployments extends Construct {
     });
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
-      reason: "CodeDeploy's own service role for Lambda deployments: AWS's managed policy is the documented one (alias get/update, alarm reads, its own hook functions), and CodeDeploy, not our code, assumes it.",
+      reason:
+        "CodeDeploy's own service role for Lambda deployments: AWS's managed policy is the documented one (alias get/update, alarm reads, its own hook functions), and CodeDeploy, not our code, assumes it.",
     });
     const deploymentConfig = PREDEFINED[props.deploymentConfig];
 
     for (const [name, fn] of props.functions) {
-      const alias = fn.addAlias(LIVE_ALIAS, { description: `${APP_NAME}: what API Gateway invokes; CodeDeploy moves it` });
-      const version = fn.currentVersion.version;
-      const metric = (metricName: string, statistic: string) => new Metric({
-        namespace: 'AWS/Lambda',
-        metricName,
-        // Invocations through the alias, of the version being deployed.
-        dimensionsMap: { FunctionName: fn.functionName, Resource: `${fn.functionName}:${LIVE_ALIAS}`, ExecutedVersion: version },
-        statistic,
-        period: ROLLBACK_ALARMS.period,
+      const alias = fn.addAlias(LIVE_ALIAS, {
+        description: `${APP_NAME}: what API Gateway invokes; CodeDeploy moves it`,
       });
-      const alarm = (suffix: string, what: string, options: { metric: Metric; threshold: number; comparisonOperator: ComparisonOperator }) => {
+      const version = fn.currentVersion.version;
+      const metric = (metricName: string, statistic: string) =>
+        new Metric({
+          namespace: 'AWS/Lambda',
+          metricName,
+          // Invocations through the alias, of the version being deployed.
+          dimensionsMap: {
+            FunctionName: fn.functionName,
+            Resource: `${fn.functionName}:${LIVE_ALIAS}`,
+            ExecutedVersion: version,
+          },
+          statistic,
+          period: ROLLBACK_ALARMS.period,
+        });
+      const alarm = (
+        suffix: string,
+        what: string,
+        options: { metric: Metric; threshold: number; comparisonOperator: ComparisonOperator },
+      ) => {
         const created = new Alarm(this, `${pascalCase(name)}Rollback${suffix}`, {
           ...options,
           evaluationPeriods: ROLLBACK_ALARMS.evaluationPeriods,
@@ -108,24 +123,29 @@ export class Deployments extends Construct {
         return created;
       };
       const errors = alarm('Errors', `${ROLLBACK_ALARMS.errors}+ unhandled errors or timeouts a minute`, {
-        metric: metric('Errors', 'Sum'), threshold: ROLLBACK_ALARMS.errors,
+        metric: metric('Errors', 'Sum'),
+        threshold: ROLLBACK_ALARMS.errors,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       });
       const latency = alarm('Latency', `p99 duration above ${ROLLBACK_ALARMS.p99DurationMs} ms`, {
-        metric: metric('Duration', 'p99'), threshold: ROLLBACK_ALARMS.p99DurationMs,
+        metric: metric('Duration', 'p99'),
+        threshold: ROLLBACK_ALARMS.p99DurationMs,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       });
       // The alarms watch the new version before the alias starts moving to it.
       alias.node.addDependency(errors, latency);
 
-      this.groups.set(name, new LambdaDeploymentGroup(this, `${pascalCase(name)}Deployment`, {
-        application,
-        alias,
-        deploymentConfig,
-        role,
-        alarms: [errors, latency],
-        autoRollback: { failedDeployment: true, stoppedDeployment: true, deploymentInAlarm: true },
-      }));
+      this.groups.set(
+        name,
+        new LambdaDeploymentGroup(this, `${pascalCase(name)}Deployment`, {
+          application,
+          alias,
+          deploymentConfig,
+          role,
+          alarms: [errors, latency],
+          autoRollback: { failedDeployment: true, stoppedDeployment: true, deploymentInAlarm: true },
+        }),
+      );
       this.aliases.set(name, alias);
     }
   }

@@ -1,7 +1,20 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
-  AccessLogFormat, AuthorizationType, EndpointType, IdentitySource, LambdaIntegration, LogGroupLogDestination,
-  ContentHandling, MethodLoggingLevel, MockIntegration, PassthroughBehavior, type MethodOptions, RequestAuthorizer, ResponseType, RestApi, type IResource,
+  AccessLogFormat,
+  AuthorizationType,
+  EndpointType,
+  IdentitySource,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  ContentHandling,
+  MethodLoggingLevel,
+  MockIntegration,
+  PassthroughBehavior,
+  type MethodOptions,
+  RequestAuthorizer,
+  ResponseType,
+  RestApi,
+  type IResource,
 } from 'aws-cdk-lib/aws-apigateway';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -12,7 +25,13 @@ import { pascalCase } from './names';
 import { SERVICE_DISCOVERY_PATH } from '#shared/http/service-discovery';
 import { JSON_BODY_TYPES } from '#shared/jsonapi/media-type';
 import {
-  gatewayError, gatewayErrorTypes, headerMappings, literalTemplate, methodNotAllowed, serviceDiscovery, templatesFor,
+  gatewayError,
+  gatewayErrorTypes,
+  headerMappings,
+  literalTemplate,
+  methodNotAllowed,
+  serviceDiscovery,
+  templatesFor,
   type ContractResponse,
 } from './contract-responses';
 
@@ -99,7 +118,9 @@ export class JsonApiGateway extends Construct {
       const method = resource.addMethod(
         route.method,
         new LambdaIntegration(fn, { allowTestInvoke: false }),
-        route.role === null ? { authorizationType: AuthorizationType.NONE } : { authorizationType: AuthorizationType.CUSTOM, authorizer },
+        route.role === null
+          ? { authorizationType: AuthorizationType.NONE }
+          : { authorizationType: AuthorizationType.CUSTOM, authorizer },
       );
       if (route.role === null) {
         Validations.of(method).acknowledge({
@@ -115,8 +136,12 @@ export class JsonApiGateway extends Construct {
     for (const type of gatewayErrorTypes()) {
       const response = gatewayError(type);
       // The CDK prefixes each header name with `gatewayresponse.header.`; values are mappings.
-      const headers = Object.fromEntries(Object.entries(headerMappings('gatewayresponse.header', response.headers))
-        .map(([key, value]) => [key.slice('gatewayresponse.header.'.length), value]));
+      const headers = Object.fromEntries(
+        Object.entries(headerMappings('gatewayresponse.header', response.headers)).map(([key, value]) => [
+          key.slice('gatewayresponse.header.'.length),
+          value,
+        ]),
+      );
       this.api.addGatewayResponse(`Gateway${pascalCase(type.toLowerCase())}`, {
         type: ResponseType.of(type),
         // No status on the DEFAULT_* fallbacks: it would replace the status of every uncustomized type.
@@ -132,16 +157,19 @@ export class JsonApiGateway extends Construct {
 
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG2',
-      reason: 'Requests are validated by the functions (shared/jsonapi): the contract needs its own JSON:API errors (400, 409, 415, 422 with pointers), which an API Gateway request validator cannot produce.',
+      reason:
+        'Requests are validated by the functions (shared/jsonapi): the contract needs its own JSON:API errors (400, 409, 415, 422 with pointers), which an API Gateway request validator cannot produce.',
     });
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-COG4',
-      reason: 'HCP Terraform clients authenticate with opaque API tokens (Authorization: Bearer), not Cognito: a Lambda REQUEST authorizer checks them against the table.',
+      reason:
+        'HCP Terraform clients authenticate with opaque API tokens (Authorization: Bearer), not Cognito: a Lambda REQUEST authorizer checks them against the table.',
     });
     if (props.cloudWatchRole) {
       Validations.of(this.api).acknowledge({
         id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-        reason: "The account-level API Gateway logging role: AWS's managed policy is the documented one for it, and API Gateway (not our code) assumes it.",
+        reason:
+          "The account-level API Gateway logging role: AWS's managed policy is the documented one for it, and API Gateway (not our code) assumes it.",
       });
     }
   }
@@ -155,7 +183,8 @@ export class JsonApiGateway extends Construct {
     const method = resource.addMethod('GET', ...this.mock(serviceDiscovery(), ['application/json']));
     Validations.of(method).acknowledge({
       id: 'AwsSolutions-APIG4',
-      reason: 'Terraform service discovery is public by protocol (Terraform reads it before it has a token): a mock that returns a constant document and reaches no function or data.',
+      reason:
+        'Terraform service discovery is public by protocol (Terraform reads it before it has a token): a mock that returns a constant document and reaches no function or data.',
     });
     return resource;
   }
@@ -168,7 +197,8 @@ export class JsonApiGateway extends Construct {
     const method = resource.addMethod('ANY', ...this.mock(methodNotAllowed(methods), Object.keys(templatesFor('{}'))));
     Validations.of(method).acknowledge({
       id: 'AwsSolutions-APIG4',
-      reason: 'Mock integration that only answers 405 method not allowed, like the local gateway, before any authentication; it reaches no function and no data.',
+      reason:
+        'Mock integration that only answers 405 method not allowed, like the local gateway, before any authentication; it reaches no function and no data.',
     });
   }
 
@@ -186,24 +216,37 @@ export class JsonApiGateway extends Construct {
       // CONVERT_TO_TEXT keeps its request template and its text answer ("Content type conversions").
       contentHandling: ContentHandling.CONVERT_TO_TEXT,
       requestTemplates: Object.fromEntries(MOCK_REQUEST_TYPES.map((type) => [type, `{"statusCode": ${statusCode}}`])),
-      integrationResponses: [{
-        statusCode,
-        contentHandling: ContentHandling.CONVERT_TO_TEXT,
-        responseParameters: parameters,
-        responseTemplates: Object.fromEntries(templateTypes.map((type) => [type, literalTemplate(response.body)])),
-      }],
+      integrationResponses: [
+        {
+          statusCode,
+          contentHandling: ContentHandling.CONVERT_TO_TEXT,
+          responseParameters: parameters,
+          responseTemplates: Object.fromEntries(templateTypes.map((type) => [type, literalTemplate(response.body)])),
+        },
+      ],
     });
-    return [integration, {
-      authorizationType: AuthorizationType.NONE,
-      methodResponses: [{ statusCode, responseParameters: Object.fromEntries(Object.keys(parameters).map((key) => [key, true])) }],
-    }];
+    return [
+      integration,
+      {
+        authorizationType: AuthorizationType.NONE,
+        methodResponses: [
+          { statusCode, responseParameters: Object.fromEntries(Object.keys(parameters).map((key) => [key, true])) },
+        ],
+      },
+    ];
   }
 }
 
 /** Content types whose body the mock maps to its status (a body-less request counts as application/json); any other passes through. */
 const MOCK_REQUEST_TYPES = [
-  'application/json', 'application/vnd.api+json', 'text/plain', 'application/x-www-form-urlencoded',
-  'multipart/form-data', 'application/octet-stream', 'application/xml', 'text/xml',
+  'application/json',
+  'application/vnd.api+json',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data',
+  'application/octet-stream',
+  'application/xml',
+  'text/xml',
 ];
 
 /**
@@ -234,4 +277,3 @@ export const ACCESS_LOG_FIELDS: Readonly<Record<string, string>> = {
 };
 
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS));
-

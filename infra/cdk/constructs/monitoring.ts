@@ -1,8 +1,16 @@
 import { Duration, RemovalPolicy, Stack, Tokenization, type IResolvable } from 'aws-cdk-lib';
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import {
-  Alarm, ComparisonOperator, Dashboard, GraphWidget, MathExpression, Metric, TextWidget, TreatMissingData,
-  type AlarmProps, type IMetric,
+  Alarm,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  MathExpression,
+  Metric,
+  TextWidget,
+  TreatMissingData,
+  type AlarmProps,
+  type IMetric,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Operation, type ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
@@ -93,8 +101,12 @@ const PERIOD = Duration.minutes(5);
 
 /** The operations the functions issue: system errors are reported per operation. */
 const TABLE_OPERATIONS = [
-  Operation.GET_ITEM, Operation.QUERY, Operation.PUT_ITEM,
-  Operation.UPDATE_ITEM, Operation.DELETE_ITEM, Operation.TRANSACT_WRITE_ITEMS,
+  Operation.GET_ITEM,
+  Operation.QUERY,
+  Operation.PUT_ITEM,
+  Operation.UPDATE_ITEM,
+  Operation.DELETE_ITEM,
+  Operation.TRANSACT_WRITE_ITEMS,
 ];
 
 /**
@@ -140,55 +152,114 @@ export class Monitoring extends Construct {
 
     // API Gateway: rates only over enough requests to mean something.
     const requests = stage.metricCount({ statistic: 'Sum', period: PERIOD });
-    const whenBusy = (label: string, expression: string, metrics: Record<string, IMetric>) => new MathExpression({
-      label,
-      expression: `IF(requests >= ${ALARM_THRESHOLDS.minRequests}, ${expression}, 0)`,
-      usingMetrics: { requests, ...metrics },
-      period: PERIOD,
+    const whenBusy = (label: string, expression: string, metrics: Record<string, IMetric>) =>
+      new MathExpression({
+        label,
+        expression: `IF(requests >= ${ALARM_THRESHOLDS.minRequests}, ${expression}, 0)`,
+        usingMetrics: { requests, ...metrics },
+        period: PERIOD,
+      });
+    const api5xxRate = whenBusy('5xx rate', 'errors / requests', {
+      errors: stage.metricServerError({ statistic: 'Sum', period: PERIOD }),
     });
-    const api5xxRate = whenBusy('5xx rate', 'errors / requests', { errors: stage.metricServerError({ statistic: 'Sum', period: PERIOD }) });
-    const apiP99 = whenBusy('latency p99', 'latency', { latency: stage.metricLatency({ statistic: 'p99', period: PERIOD }) });
-    alarm('Api5xxRate', RUNBOOK.api5xxRate, `More than 1% of requests answered 5xx in 2 of the last 3 five-minute periods (at ${ALARM_THRESHOLDS.minRequests}+ requests each)`, {
-      metric: api5xxRate, threshold: ALARM_THRESHOLDS.api5xxRate, evaluationPeriods: 3, datapointsToAlarm: 2,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+    const apiP99 = whenBusy('latency p99', 'latency', {
+      latency: stage.metricLatency({ statistic: 'p99', period: PERIOD }),
     });
-    alarm('ApiLatencyP99', RUNBOOK.apiLatency, `p99 latency above 2 s for 15 minutes (at ${ALARM_THRESHOLDS.minRequests}+ requests per 5 minutes)`, {
-      metric: apiP99, threshold: ALARM_THRESHOLDS.apiP99LatencyMs, evaluationPeriods: 3,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-    });
+    alarm(
+      'Api5xxRate',
+      RUNBOOK.api5xxRate,
+      `More than 1% of requests answered 5xx in 2 of the last 3 five-minute periods (at ${ALARM_THRESHOLDS.minRequests}+ requests each)`,
+      {
+        metric: api5xxRate,
+        threshold: ALARM_THRESHOLDS.api5xxRate,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      },
+    );
+    alarm(
+      'ApiLatencyP99',
+      RUNBOOK.apiLatency,
+      `p99 latency above 2 s for 15 minutes (at ${ALARM_THRESHOLDS.minRequests}+ requests per 5 minutes)`,
+      {
+        metric: apiP99,
+        threshold: ALARM_THRESHOLDS.apiP99LatencyMs,
+        evaluationPeriods: 3,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      },
+    );
     const gatewayThrottled = this.gatewayThrottles(props.accessLogs);
-    alarm('GatewayThrottles', RUNBOOK.gatewayThrottles, `${ALARM_THRESHOLDS.gatewayThrottles}+ requests in 5 minutes answered 429 by the stage's per-method throttle`, {
-      metric: gatewayThrottled, threshold: ALARM_THRESHOLDS.gatewayThrottles,
-    });
+    alarm(
+      'GatewayThrottles',
+      RUNBOOK.gatewayThrottles,
+      `${ALARM_THRESHOLDS.gatewayThrottles}+ requests in 5 minutes answered 429 by the stage's per-method throttle`,
+      {
+        metric: gatewayThrottled,
+        threshold: ALARM_THRESHOLDS.gatewayThrottles,
+      },
+    );
 
     // Lambda: the authorizer's failures (its rejections return a Deny policy, not an error), each function's.
     const authorizer = props.authorizer.fn;
-    alarm('AuthorizerErrors', RUNBOOK.authorizerErrors, `functions/${props.authorizer.name}.ts failed ${ALARM_THRESHOLDS.authorizerErrors}+ times in 5 minutes: clients got 503 (retry later) instead of an answer about their token`, {
-      metric: authorizer.metricErrors({ period: PERIOD }), threshold: ALARM_THRESHOLDS.authorizerErrors,
-    });
+    alarm(
+      'AuthorizerErrors',
+      RUNBOOK.authorizerErrors,
+      `functions/${props.authorizer.name}.ts failed ${ALARM_THRESHOLDS.authorizerErrors}+ times in 5 minutes: clients got 503 (retry later) instead of an answer about their token`,
+      {
+        metric: authorizer.metricErrors({ period: PERIOD }),
+        threshold: ALARM_THRESHOLDS.authorizerErrors,
+      },
+    );
     for (const [name, fn] of props.functions) {
-      alarm(`${pascalCase(name)}Errors`, RUNBOOK.functionErrors, `functions/${name}.ts: ${ALARM_THRESHOLDS.functionErrors}+ unhandled errors or timeouts in 5 minutes`, {
-        metric: fn.metricErrors({ period: PERIOD }), threshold: ALARM_THRESHOLDS.functionErrors,
-      });
+      alarm(
+        `${pascalCase(name)}Errors`,
+        RUNBOOK.functionErrors,
+        `functions/${name}.ts: ${ALARM_THRESHOLDS.functionErrors}+ unhandled errors or timeouts in 5 minutes`,
+        {
+          metric: fn.metricErrors({ period: PERIOD }),
+          threshold: ALARM_THRESHOLDS.functionErrors,
+        },
+      );
     }
     // The sweeper: off the request path, unreserved (Lambda retries a throttled scheduled run on its own).
     const sweeper = props.sweeper.fn;
-    alarm('SweeperErrors', RUNBOOK.sweeperErrors, `functions/${props.sweeper.name}.ts: 1+ failed runs in 2 of the last 6 five-minute periods (two runs in a row): expired items (create receipts, tombstones) are not being deleted`, {
-      metric: sweeper.metricErrors({ period: PERIOD }), threshold: ALARM_THRESHOLDS.sweeperErrors, evaluationPeriods: 6, datapointsToAlarm: 2,
-    });
+    alarm(
+      'SweeperErrors',
+      RUNBOOK.sweeperErrors,
+      `functions/${props.sweeper.name}.ts: 1+ failed runs in 2 of the last 6 five-minute periods (two runs in a row): expired items (create receipts, tombstones) are not being deleted`,
+      {
+        metric: sweeper.metricErrors({ period: PERIOD }),
+        threshold: ALARM_THRESHOLDS.sweeperErrors,
+        evaluationPeriods: 6,
+        datapointsToAlarm: 2,
+      },
+    );
     const everyFunction: Array<[string, IFunction]> = [...props.functions, [props.authorizer.name, authorizer]];
     for (const [name, fn] of everyFunction) {
-      alarm(`${pascalCase(name)}Throttles`, RUNBOOK.functionThrottles, `functions/${name}.ts: ${ALARM_THRESHOLDS.functionThrottles}+ invocations throttled in 5 minutes (its reserved concurrency is used up)`, {
-        metric: fn.metricThrottles({ period: PERIOD }), threshold: ALARM_THRESHOLDS.functionThrottles,
-      });
+      alarm(
+        `${pascalCase(name)}Throttles`,
+        RUNBOOK.functionThrottles,
+        `functions/${name}.ts: ${ALARM_THRESHOLDS.functionThrottles}+ invocations throttled in 5 minutes (its reserved concurrency is used up)`,
+        {
+          metric: fn.metricThrottles({ period: PERIOD }),
+          threshold: ALARM_THRESHOLDS.functionThrottles,
+        },
+      );
     }
 
     // WAF: one alarm per rule that blocks, on the metric WAF publishes for it.
     const waf = new WafMetrics(props.webAcl, Stack.of(this).region);
     for (const rule of waf.rules.filter((r) => r.blocks)) {
-      alarm(`WafBlocks${pascalCase(rule.name)}`, RUNBOOK.wafBlocks, `WAF rule ${rule.name} blocked ${ALARM_THRESHOLDS.wafBlocks}+ requests in each of the last three 5-minute periods`, {
-        metric: waf.blocked(rule.metricName, rule.name), threshold: ALARM_THRESHOLDS.wafBlocks, evaluationPeriods: 3,
-      });
+      alarm(
+        `WafBlocks${pascalCase(rule.name)}`,
+        RUNBOOK.wafBlocks,
+        `WAF rule ${rule.name} blocked ${ALARM_THRESHOLDS.wafBlocks}+ requests in each of the last three 5-minute periods`,
+        {
+          metric: waf.blocked(rule.metricName, rule.name),
+          threshold: ALARM_THRESHOLDS.wafBlocks,
+          evaluationPeriods: 3,
+        },
+      );
     }
 
     // DynamoDB.
@@ -203,97 +274,168 @@ export class Monitoring extends Construct {
       period: PERIOD,
     });
     // Lost rounds on a hot spot and repeated derived writes: contention, not a fault (no alarm; HotSpotGaveUp is the one).
-    const refusals = table.metric('ConditionalCheckFailedRequests', { statistic: 'Sum', period: PERIOD, label: 'conditional writes refused' });
+    const refusals = table.metric('ConditionalCheckFailedRequests', {
+      statistic: 'Sum',
+      period: PERIOD,
+      label: 'conditional writes refused',
+    });
     alarm('TableSystemErrors', RUNBOOK.tableSystemErrors, 'DynamoDB answered with system errors (HTTP 500)', {
-      metric: systemErrors, threshold: ALARM_THRESHOLDS.dynamoSystemErrors,
+      metric: systemErrors,
+      threshold: ALARM_THRESHOLDS.dynamoSystemErrors,
     });
-    alarm('TableThrottles', RUNBOOK.tableThrottles, 'DynamoDB throttled requests (a hot partition or the table\'s on-demand limit)', {
-      metric: throttles, threshold: ALARM_THRESHOLDS.dynamoThrottles,
-    });
+    alarm(
+      'TableThrottles',
+      RUNBOOK.tableThrottles,
+      "DynamoDB throttled requests (a hot partition or the table's on-demand limit)",
+      {
+        metric: throttles,
+        threshold: ALARM_THRESHOLDS.dynamoThrottles,
+      },
+    );
 
     const functionMetrics = (metric: (fn: IFunction) => IMetric) => everyFunction.map(([, fn]) => metric(fn));
-    const app = (metricName: string, dimensionsMap: Record<string, string> = {}, label = metricName, statistic = 'Sum') => new Metric({
-      namespace: METRICS_NAMESPACE, metricName, dimensionsMap: { service: APP_NAME, ...dimensionsMap }, statistic, label, period: PERIOD,
-    });
+    const app = (
+      metricName: string,
+      dimensionsMap: Record<string, string> = {},
+      label = metricName,
+      statistic = 'Sum',
+    ) =>
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName,
+        dimensionsMap: { service: APP_NAME, ...dimensionsMap },
+        statistic,
+        label,
+        period: PERIOD,
+      });
     const hotSpot = (metricName: string, statistic: string, what: string) =>
       HOT_SPOTS.map((spot) => app(metricName, { hotSpot: spot }, `${spot}: ${what}`, statistic));
     const gaveUp = new MathExpression({
       expression: HOT_SPOTS.map((_, i) => `g${i}`).join(' + '),
-      usingMetrics: Object.fromEntries(HOT_SPOTS.map((spot, i) => [`g${i}`, app(METRIC.hotSpotGaveUp, { hotSpot: spot })])),
-      label: 'requests that gave up waiting on a busy run or organization', period: PERIOD,
+      usingMetrics: Object.fromEntries(
+        HOT_SPOTS.map((spot, i) => [`g${i}`, app(METRIC.hotSpotGaveUp, { hotSpot: spot })]),
+      ),
+      label: 'requests that gave up waiting on a busy run or organization',
+      period: PERIOD,
     });
-    alarm('HotSpotGaveUp', RUNBOOK.hotSpotGaveUp, `${ALARM_THRESHOLDS.hotSpotGaveUp}+ requests in 2 of the last 3 five-minute periods gave up waiting on a busy run or organization (503 with Retry-After, nothing written)`, {
-      metric: gaveUp, threshold: ALARM_THRESHOLDS.hotSpotGaveUp, evaluationPeriods: 3, datapointsToAlarm: 2,
-    });
+    alarm(
+      'HotSpotGaveUp',
+      RUNBOOK.hotSpotGaveUp,
+      `${ALARM_THRESHOLDS.hotSpotGaveUp}+ requests in 2 of the last 3 five-minute periods gave up waiting on a busy run or organization (503 with Retry-After, nothing written)`,
+      {
+        metric: gaveUp,
+        threshold: ALARM_THRESHOLDS.hotSpotGaveUp,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+      },
+    );
 
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
     this.dashboard.addWidgets(
-      new TextWidget({ markdown: `# ${APP_NAME} · stage ${stage.stageName} · [runbooks](${props.runbookUrl})`, width: 24, height: 1 }),
+      new TextWidget({
+        markdown: `# ${APP_NAME} · stage ${stage.stageName} · [runbooks](${props.runbookUrl})`,
+        width: 24,
+        height: 1,
+      }),
     );
     this.dashboard.addWidgets(
       new GraphWidget({
-        title: 'Requests and errors', width: 8,
-        left: [stage.metricCount({ statistic: 'Sum' }), stage.metricClientError({ statistic: 'Sum' }), stage.metricServerError({ statistic: 'Sum' })],
+        title: 'Requests and errors',
+        width: 8,
+        left: [
+          stage.metricCount({ statistic: 'Sum' }),
+          stage.metricClientError({ statistic: 'Sum' }),
+          stage.metricServerError({ statistic: 'Sum' }),
+        ],
         right: [gatewayThrottled],
       }),
       new GraphWidget({
-        title: 'Latency (ms)', width: 8,
+        title: 'Latency (ms)',
+        width: 8,
         left: [
-          stage.metricLatency({ statistic: 'p50' }), stage.metricLatency({ statistic: 'p99' }),
+          stage.metricLatency({ statistic: 'p50' }),
+          stage.metricLatency({ statistic: 'p99' }),
           stage.metricIntegrationLatency({ statistic: 'p99' }),
         ],
       }),
       new GraphWidget({
-        title: 'WAF: requests blocked per rule, and allowed', width: 8,
+        title: 'WAF: requests blocked per rule, and allowed',
+        width: 8,
         left: waf.rules.map((rule) => waf.blocked(rule.metricName, rule.name)),
         right: [waf.allowed()],
       }),
     );
     this.dashboard.addWidgets(
       new GraphWidget({
-        title: 'Reserved tag keys and comments written', width: 8,
+        title: 'Reserved tag keys and comments written',
+        width: 8,
         left: [
-          app(METRIC.reservedTagKeyCreated), app(METRIC.reservedTagKeyUpdated), app(METRIC.reservedTagKeyDeleted), app(METRIC.commentCreated),
+          app(METRIC.reservedTagKeyCreated),
+          app(METRIC.reservedTagKeyUpdated),
+          app(METRIC.reservedTagKeyDeleted),
+          app(METRIC.commentCreated),
         ],
       }),
       new GraphWidget({
-        title: 'Authorization outcomes by reason', width: 8,
+        title: 'Authorization outcomes by reason',
+        width: 8,
         left: AUTHORIZATION_REASONS.map((reason) => app(METRIC.authorizationOutcome, { reason }, reason)),
       }),
       new GraphWidget({
-        title: 'Cold starts per function; store unavailable', width: 8,
+        title: 'Cold starts per function; store unavailable',
+        width: 8,
         left: everyFunction.map(([name]) => app(METRIC.coldStart, { function_name: name }, name)),
         right: [app(METRIC.storeUnavailable)],
       }),
     );
     this.dashboard.addWidgets(
-      new GraphWidget({ title: 'Lambda p99 duration (ms)', width: 8, left: functionMetrics((fn) => fn.metricDuration({ statistic: 'p99' })) }),
+      new GraphWidget({
+        title: 'Lambda p99 duration (ms)',
+        width: 8,
+        left: functionMetrics((fn) => fn.metricDuration({ statistic: 'p99' })),
+      }),
       new GraphWidget({ title: 'Lambda errors', width: 8, left: functionMetrics((fn) => fn.metricErrors()) }),
       new GraphWidget({
-        title: 'Lambda throttles and concurrency', width: 8,
+        title: 'Lambda throttles and concurrency',
+        width: 8,
         left: functionMetrics((fn) => fn.metricThrottles()),
         right: functionMetrics((fn) => fn.metric('ConcurrentExecutions', { statistic: 'Maximum' })),
       }),
     );
     this.dashboard.addWidgets(
       new GraphWidget({
-        title: 'DynamoDB consumed capacity', width: 8,
-        left: [table.metricConsumedReadCapacityUnits({ statistic: 'Sum' }), table.metricConsumedWriteCapacityUnits({ statistic: 'Sum' })],
+        title: 'DynamoDB consumed capacity',
+        width: 8,
+        left: [
+          table.metricConsumedReadCapacityUnits({ statistic: 'Sum' }),
+          table.metricConsumedWriteCapacityUnits({ statistic: 'Sum' }),
+        ],
       }),
-      new GraphWidget({ title: 'DynamoDB throttles, system errors and conditional writes refused', width: 8, left: [throttles, systemErrors], right: [refusals] }),
       new GraphWidget({
-        title: 'Busy runs and organizations: requests that waited, gave up (left); p99 wait ms (right)', width: 8,
+        title: 'DynamoDB throttles, system errors and conditional writes refused',
+        width: 8,
+        left: [throttles, systemErrors],
+        right: [refusals],
+      }),
+      new GraphWidget({
+        title: 'Busy runs and organizations: requests that waited, gave up (left); p99 wait ms (right)',
+        width: 8,
         left: [...hotSpot(METRIC.hotSpotWaits, 'Sum', 'waited'), ...hotSpot(METRIC.hotSpotGaveUp, 'Sum', 'gave up')],
         right: hotSpot(METRIC.hotSpotWaitTime, 'p99', 'p99 wait'),
       }),
       new GraphWidget({
-        title: 'DynamoDB conditional check failures', width: 8,
+        title: 'DynamoDB conditional check failures',
+        width: 8,
         left: [table.metricConditionalCheckFailedRequests({ statistic: 'Sum' })],
       }),
       new GraphWidget({
-        title: 'Sweeper: expired items deleted (left); runs stopped at their bound, and failed (right)', width: 8,
+        title: 'Sweeper: expired items deleted (left); runs stopped at their bound, and failed (right)',
+        width: 8,
         left: [app(METRIC.expiredItemsDeleted, {}, 'expired items deleted')],
-        right: [app(METRIC.sweepStoppedEarly, {}, 'runs stopped at their bound'), sweeper.metricErrors({ statistic: 'Sum', label: 'failed runs' })],
+        right: [
+          app(METRIC.sweepStoppedEarly, {}, 'runs stopped at their bound'),
+          sweeper.metricErrors({ statistic: 'Sum', label: 'failed runs' }),
+        ],
       }),
     );
   }
@@ -305,7 +447,8 @@ export class Monitoring extends Construct {
    */
   private gatewayThrottles(accessLogs: ILogGroup): IMetric {
     const field = Object.entries(ACCESS_LOG_FIELDS).find(([, value]) => value === '$context.error.responseType')?.[0];
-    if (!field) throw new Error('The access log has no $context.error.responseType field to count throttled requests by');
+    if (!field)
+      throw new Error('The access log has no $context.error.responseType field to count throttled requests by');
     const metricName = `GatewayThrottled-${Stack.of(this).stackName}`;
     new MetricFilter(this, 'GatewayThrottledFilter', {
       logGroup: accessLogs,
@@ -314,7 +457,13 @@ export class Monitoring extends Construct {
       metricName,
       metricValue: '1',
     });
-    return new Metric({ namespace: METRICS_NAMESPACE, metricName, statistic: 'Sum', period: PERIOD, label: 'throttled by API Gateway (429)' });
+    return new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName,
+      statistic: 'Sum',
+      period: PERIOD,
+      label: 'throttled by API Gateway (429)',
+    });
   }
 }
 
@@ -330,8 +479,8 @@ class WafMetrics {
 
   constructor(webAcl: CfnWebACL, region: string) {
     this.region = region;
-    this.webAclMetricName = plain(webAcl.visibilityConfig, 'the web ACL\'s visibilityConfig').metricName;
-    this.rules = plain(webAcl.rules ?? [], 'the web ACL\'s rules').map((candidate) => {
+    this.webAclMetricName = plain(webAcl.visibilityConfig, "the web ACL's visibilityConfig").metricName;
+    this.rules = plain(webAcl.rules ?? [], "the web ACL's rules").map((candidate) => {
       const rule = plain(candidate, 'a web ACL rule');
       const action = plain(rule.action ?? {}, `the action of rule ${rule.name}`);
       const override = plain(rule.overrideAction ?? {}, `the override action of rule ${rule.name}`);

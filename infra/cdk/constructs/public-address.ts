@@ -2,8 +2,18 @@ import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import { CfnStage, DomainName, EndpointType, SecurityPolicy, type Stage } from 'aws-cdk-lib/aws-apigateway';
 import { Certificate, CertificateValidation, type ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
 import {
-  AllowedMethods, CachePolicy, Distribution, Function as CloudFrontFunction, FunctionCode, FunctionEventType, FunctionRuntime,
-  HttpVersion, OriginProtocolPolicy, OriginRequestPolicy, OriginSslPolicy, ViewerProtocolPolicy,
+  AllowedMethods,
+  CachePolicy,
+  Distribution,
+  Function as CloudFrontFunction,
+  FunctionCode,
+  FunctionEventType,
+  FunctionRuntime,
+  HttpVersion,
+  OriginProtocolPolicy,
+  OriginRequestPolicy,
+  OriginSslPolicy,
+  ViewerProtocolPolicy,
 } from 'aws-cdk-lib/aws-cloudfront';
 import { HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { ARecord, CnameRecord, HostedZone, RecordTarget, type IHealthCheck } from 'aws-cdk-lib/aws-route53';
@@ -113,7 +123,8 @@ export class PublicAddress extends Construct {
       });
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions-SMG4',
-        reason: 'A shared value between CloudFront and WAF, both set from it at deploy time: rotating it means a deploy (README, Deploy), which an automatic rotation would not make.',
+        reason:
+          'A shared value between CloudFront and WAF, both set from it at deploy time: rotating it means a deploy (README, Deploy), which an automatic rotation would not make.',
       });
       this.front = {
         originVerifyHeader: ORIGIN_VERIFY_HEADER,
@@ -129,16 +140,19 @@ export class PublicAddress extends Construct {
   }
 
   private addCustomDomain(stage: Stage, domain: CustomDomain): DomainName {
-    const zone = domain.hostedZone
-      ? HostedZone.fromHostedZoneAttributes(this, 'Zone', domain.hostedZone)
-      : undefined;
+    const zone = domain.hostedZone ? HostedZone.fromHostedZoneAttributes(this, 'Zone', domain.hostedZone) : undefined;
     let certificate: ICertificate;
     if (domain.certificateArn) {
       certificate = Certificate.fromCertificateArn(this, 'Certificate', domain.certificateArn);
     } else if (zone) {
-      certificate = new Certificate(this, 'Certificate', { domainName: domain.domainName, validation: CertificateValidation.fromDns(zone) });
+      certificate = new Certificate(this, 'Certificate', {
+        domainName: domain.domainName,
+        validation: CertificateValidation.fromDns(zone),
+      });
     } else {
-      throw new Error(`domainName ${domain.domainName} needs certificateArn, or hostedZoneId and hostedZoneName to create a certificate in`);
+      throw new Error(
+        `domainName ${domain.domainName} needs certificateArn, or hostedZoneId and hostedZoneName to create a certificate in`,
+      );
     }
     const customDomain = new DomainName(this, 'Domain', {
       domainName: domain.domainName,
@@ -160,7 +174,11 @@ export class PublicAddress extends Construct {
         ttl: domain.latency.ttl,
       });
     } else if (zone) {
-      new ARecord(this, 'AliasRecord', { zone, recordName: domain.domainName, target: RecordTarget.fromAlias(new ApiGatewayDomain(customDomain)) });
+      new ARecord(this, 'AliasRecord', {
+        zone,
+        recordName: domain.domainName,
+        target: RecordTarget.fromAlias(new ApiGatewayDomain(customDomain)),
+      });
     }
     return customDomain;
   }
@@ -196,15 +214,20 @@ export class PublicAddress extends Construct {
       // No error is cached: each client gets its own answer (see CLOUDFRONT_ERROR_CODES).
       errorResponses: CLOUDFRONT_ERROR_CODES.map((httpStatus) => ({ httpStatus, ttl: Duration.seconds(0) })),
     });
-    for (const [id, reason] of Object.entries(FRONT_ACKNOWLEDGEMENTS)) Validations.of(distribution).acknowledge({ id, reason });
+    for (const [id, reason] of Object.entries(FRONT_ACKNOWLEDGEMENTS))
+      Validations.of(distribution).acknowledge({ id, reason });
     return distribution;
   }
 }
 
 /** The AWS Solutions findings on the front, and why each is right for it. */
 const FRONT_ACKNOWLEDGEMENTS: Readonly<Record<string, string>> = {
-  'AwsSolutions-CFR1': 'The API serves HCP Terraform clients wherever they run; it has no geographic restriction to make.',
-  'AwsSolutions-CFR2': 'The regional web ACL on the API stage sees every request the front forwards (and blocks any that did not come through it); a second, global ACL would count the same requests twice.',
-  'AwsSolutions-CFR3': 'Nothing is cached and every request reaches the stage, whose JSON access log records it with the request id; CloudFront standard logs would need a bucket for the same facts.',
-  'AwsSolutions-CFR4': "Without a custom domain the distribution has only CloudFront's default certificate, whose security policy CloudFront fixes at TLSv1; the origin connection is TLS 1.2. Deploy with a domain (README, Deploy) for a TLS 1.2 minimum at the edge.",
+  'AwsSolutions-CFR1':
+    'The API serves HCP Terraform clients wherever they run; it has no geographic restriction to make.',
+  'AwsSolutions-CFR2':
+    'The regional web ACL on the API stage sees every request the front forwards (and blocks any that did not come through it); a second, global ACL would count the same requests twice.',
+  'AwsSolutions-CFR3':
+    'Nothing is cached and every request reaches the stage, whose JSON access log records it with the request id; CloudFront standard logs would need a bucket for the same facts.',
+  'AwsSolutions-CFR4':
+    "Without a custom domain the distribution has only CloudFront's default certificate, whose security policy CloudFront fixes at TLSv1; the origin connection is TLS 1.2. Deploy with a domain (README, Deploy) for a TLS 1.2 minimum at the edge.",
 };

@@ -8,7 +8,12 @@ import { Construct } from 'constructs';
 import { APP_NAME } from '#shared/config';
 import { EXPIRY_INDEX } from '#shared/store/expiry';
 import {
-  DEFAULT_MAX_DELETES, MAX_DELETES_ENV, SWEEP_INTERVAL_MINUTES, SWEEPER_FUNCTION, SWEEPER_TIMEOUT_SECONDS, SWEPT_PARTITIONS,
+  DEFAULT_MAX_DELETES,
+  MAX_DELETES_ENV,
+  SWEEP_INTERVAL_MINUTES,
+  SWEEPER_FUNCTION,
+  SWEEPER_TIMEOUT_SECONDS,
+  SWEPT_PARTITIONS,
 } from '#shared/sweeper';
 import { ApiFunction } from './api-function';
 
@@ -42,10 +47,12 @@ export class Sweeper extends Construct {
     });
     // A Query of an index is authorized on the index's ARN. Its key is a shard, not a table
     // partition, so dynamodb:LeadingKeys cannot bound it; the index holds keys only (KEYS_ONLY).
-    this.fn.role!.addToPrincipalPolicy(new PolicyStatement({
-      actions: ['dynamodb:Query'],
-      resources: [`${props.table.tableArn}/index/${EXPIRY_INDEX}`],
-    }));
+    this.fn.role!.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [`${props.table.tableArn}/index/${EXPIRY_INDEX}`],
+      }),
+    );
     // A failed run is not retried by Lambda (twice, within minutes): the next scheduled run is the retry.
     this.fn.configureAsyncInvoke({ retryAttempts: 0 });
     this.rule = new Rule(this, 'Schedule', {

@@ -36,10 +36,17 @@ export const RUN_NOTIFICATIONS_PATH = `${API_BASE_PATH}/run-notifications/`;
  * A URI path as the stage routes it: percent-decoded once (as API Gateway decodes a path
  * parameter), repeated slashes and dot segments resolved, lower-cased.
  */
-const AS_ROUTED = [{ priority: 0, type: 'URL_DECODE' }, { priority: 1, type: 'NORMALIZE_PATH' }, { priority: 2, type: 'LOWERCASE' }];
+const AS_ROUTED = [
+  { priority: 0, type: 'URL_DECODE' },
+  { priority: 1, type: 'NORMALIZE_PATH' },
+  { priority: 2, type: 'LOWERCASE' },
+];
 
 export const WAF_BODY_KEYS = {
-  perClientIp: 'TooManyRequestsPerAddress', perToken: 'TooManyRequestsPerToken', runNotifications: 'TooManyRunNotifications', payloadTooLarge: 'PayloadTooLarge',
+  perClientIp: 'TooManyRequestsPerAddress',
+  perToken: 'TooManyRequestsPerToken',
+  runNotifications: 'TooManyRunNotifications',
+  payloadTooLarge: 'PayloadTooLarge',
 } as const;
 
 /**
@@ -48,14 +55,18 @@ export const WAF_BODY_KEYS = {
  */
 export function rateLimitBody(whose: string, perSecond: number): string {
   const perWindow = (perSecond * RATE_WINDOW_SECONDS).toLocaleString('en');
-  const detail = `over ${whose} limit of ${perWindow} requests per ${RATE_WINDOW_SECONDS} s (${perSecond} req/s; refused requests count too): ` +
+  const detail =
+    `over ${whose} limit of ${perWindow} requests per ${RATE_WINDOW_SECONDS} s (${perSecond} req/s; refused requests count too): ` +
     `wait Retry-After (${RATE_RETRY_AFTER_SECONDS} s) before the next request`;
   return errorResponse(new ApiError(429, 'too many requests', detail)).body;
 }
 const RATE_LIMIT_BODIES = {
-  [WAF_BODY_KEYS.perClientIp]: rateLimitBody('this client address\'s', CLIENT_IP_LIMIT_PER_SECOND),
-  [WAF_BODY_KEYS.perToken]: rateLimitBody('this token\'s', RATE_LIMIT_PER_SECOND),
-  [WAF_BODY_KEYS.runNotifications]: rateLimitBody('this organization\'s run-notification', RUN_NOTIFICATIONS_LIMIT_PER_SECOND),
+  [WAF_BODY_KEYS.perClientIp]: rateLimitBody("this client address's", CLIENT_IP_LIMIT_PER_SECOND),
+  [WAF_BODY_KEYS.perToken]: rateLimitBody("this token's", RATE_LIMIT_PER_SECOND),
+  [WAF_BODY_KEYS.runNotifications]: rateLimitBody(
+    "this organization's run-notification",
+    RUN_NOTIFICATIONS_LIMIT_PER_SECOND,
+  ),
 };
 
 /**
@@ -198,7 +209,10 @@ export class Waf extends Construct {
             // and its regional custom domain are IPv4 endpoints unless set to dualstack:
             // https://docs.aws.amazon.com/apigateway/latest/developerguide/rest-custom-domain-ip-address-type.html).
             ...(props.front
-              ? { aggregateKeyType: 'FORWARDED_IP', forwardedIpConfig: { headerName: props.front.clientIpHeader, fallbackBehavior: 'MATCH' } }
+              ? {
+                  aggregateKeyType: 'FORWARDED_IP',
+                  forwardedIpConfig: { headerName: props.front.clientIpHeader, fallbackBehavior: 'MATCH' },
+                }
               : { aggregateKeyType: 'IP' }),
           },
         },
@@ -216,12 +230,17 @@ export class Waf extends Construct {
             // in any case, then spaces or tabs, then the token; lower-casing and folding every
             // run of white space to one space makes each of those spellings the same key.
             // Requests without the header are not counted here (only public paths need none).
-            customKeys: [{
-              header: {
-                name: 'Authorization',
-                textTransformations: [{ priority: 0, type: 'LOWERCASE' }, { priority: 1, type: 'COMPRESS_WHITE_SPACE' }],
+            customKeys: [
+              {
+                header: {
+                  name: 'Authorization',
+                  textTransformations: [
+                    { priority: 0, type: 'LOWERCASE' },
+                    { priority: 1, type: 'COMPRESS_WHITE_SPACE' },
+                  ],
+                },
               },
-            }],
+            ],
           },
         },
         visibilityConfig: visibility('per-token-rate'),
@@ -267,13 +286,19 @@ export class Waf extends Construct {
 
     this.webAcl = new CfnWebACL(this, 'WebAcl', {
       scope: 'REGIONAL',
-      description: 'The API contract limits: front only, body size, per client address, per token, run notifications per organization, AWS common and known-bad-input rules',
+      description:
+        'The API contract limits: front only, body size, per client address, per token, run notifications per organization, AWS common and known-bad-input rules',
       defaultAction: { allow: {} },
       visibilityConfig: visibility('web-acl'),
       // Inspect up to 64 KiB of body (the default is 16 KiB) so the size rule can see the limit.
       associationConfig: { requestBody: { API_GATEWAY: { defaultSizeInspectionLimit: 'KB_64' } } },
       customResponseBodies: {
-        ...Object.fromEntries(Object.entries(RATE_LIMIT_BODIES).map(([key, content]) => [key, { contentType: 'APPLICATION_JSON', content }])),
+        ...Object.fromEntries(
+          Object.entries(RATE_LIMIT_BODIES).map(([key, content]) => [
+            key,
+            { contentType: 'APPLICATION_JSON', content },
+          ]),
+        ),
         [WAF_BODY_KEYS.payloadTooLarge]: { contentType: 'APPLICATION_JSON', content: tooLarge.body },
       },
       // Evaluated in this order (lowest priority first).

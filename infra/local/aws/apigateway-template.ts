@@ -50,8 +50,16 @@ export const GATEWAY_RESPONSE_DEFAULTS: Record<string, { status: number; message
 
 /** AWS::ApiGateway::Stage MethodSettings keys: emulated (throttling), or without effect here (logs, metrics). */
 const METHOD_SETTINGS = new Set([
-  'HttpMethod', 'ResourcePath', 'ThrottlingRateLimit', 'ThrottlingBurstLimit', 'LoggingLevel', 'DataTraceEnabled', 'MetricsEnabled',
-  'CachingEnabled', 'CacheTtlInSeconds', 'CacheDataEncrypted',
+  'HttpMethod',
+  'ResourcePath',
+  'ThrottlingRateLimit',
+  'ThrottlingBurstLimit',
+  'LoggingLevel',
+  'DataTraceEnabled',
+  'MetricsEnabled',
+  'CachingEnabled',
+  'CacheTtlInSeconds',
+  'CacheDataEncrypted',
 ]);
 
 export interface Method {
@@ -93,7 +101,10 @@ export function readRestApi(stack: Stack, options: ReadOptions = {}): RestApi {
   const functionOf = (uri: unknown): string => {
     const arn = /functions\/(.+)\/invocations$/.exec(stack.string(uri))?.[1] ?? '';
     const target = arn.split(':function:')[1];
-    if (!target || !knows(target)) throw new Error(`Integration URI ${stack.string(uri)} does not name a Lambda function, version or alias of this template`);
+    if (!target || !knows(target))
+      throw new Error(
+        `Integration URI ${stack.string(uri)} does not name a Lambda function, version or alias of this template`,
+      );
     return target;
   };
   const { restApiId, binaryMediaTypes } = readApi(stack);
@@ -101,7 +112,11 @@ export function readRestApi(stack: Stack, options: ReadOptions = {}): RestApi {
   const { root, byId } = readResources(stack);
   readMethods(stack, { root, byId, methodSettings, binaryMediaTypes, functionOf });
   return {
-    restApiId, stageName, binaryMediaTypes, stageVariables, root,
+    restApiId,
+    stageName,
+    binaryMediaTypes,
+    stageVariables,
+    root,
     authorizers: readAuthorizers(stack, functionOf),
     gatewayResponses: readGatewayResponses(stack),
   };
@@ -109,19 +124,25 @@ export function readRestApi(stack: Stack, options: ReadOptions = {}): RestApi {
 
 function readApi(stack: Stack): { restApiId: string; binaryMediaTypes: string[] } {
   const apis = stack.resourcesOf('AWS::ApiGateway::RestApi');
-  if (apis.length !== 1) throw new Error(`The local stack serves exactly one REST API; the template has ${apis.length}`);
+  if (apis.length !== 1)
+    throw new Error(`The local stack serves exactly one REST API; the template has ${apis.length}`);
   const [apiId, api] = apis[0]!;
   // AWS::ApiGateway::RestApi BinaryMediaTypes: `/` may be escaped as `~1`.
-  const binaryMediaTypes = (stack.resolve(api.Properties?.BinaryMediaTypes ?? []) as string[]).map((type) => type.replaceAll('~1', '/').toLowerCase());
+  const binaryMediaTypes = (stack.resolve(api.Properties?.BinaryMediaTypes ?? []) as string[]).map((type) =>
+    type.replaceAll('~1', '/').toLowerCase(),
+  );
   return { restApiId: stack.ref(apiId), binaryMediaTypes };
 }
 
 function readStage(stack: Stack, options: ReadOptions) {
   const stages = stack.resourcesOf('AWS::ApiGateway::Stage');
-  if (stages.length !== 1) throw new Error(`The local stack serves exactly one stage; the template has ${stages.length}`);
+  if (stages.length !== 1)
+    throw new Error(`The local stack serves exactly one stage; the template has ${stages.length}`);
   const stage = stages[0]![1].Properties;
-  if (stage.CanarySetting) throw new Error('API Gateway stage: CanarySetting (a stage canary) is not emulated by the local stack');
-  if (stage.CacheClusterEnabled) throw new Error('API Gateway stage: CacheClusterEnabled (the stage cache) is not emulated by the local stack');
+  if (stage.CanarySetting)
+    throw new Error('API Gateway stage: CanarySetting (a stage canary) is not emulated by the local stack');
+  if (stage.CacheClusterEnabled)
+    throw new Error('API Gateway stage: CacheClusterEnabled (the stage cache) is not emulated by the local stack');
   const resolved = stack.resolve(stage.Variables ?? null) as Record<string, string> | null;
   const variables = resolved && options.servedVariables ? options.servedVariables(resolved) : resolved;
   const methodSettings = (stage.MethodSettings ?? []) as Array<Record<string, unknown>>;
@@ -171,20 +192,34 @@ function readMethods(stack: Stack, { root, byId, methodSettings, binaryMediaType
     const resource = p.ResourceId?.Ref ? byId.get(p.ResourceId.Ref as string) : root;
     if (!resource) throw new Error(`Method ${logicalId} is on an unknown resource`);
     const type = p.Integration?.Type;
-    if (type !== 'AWS_PROXY' && type !== 'MOCK') throw new Error(`Method ${logicalId}: integration type ${type} is not emulated by the local stack`);
-    if (!['NONE', 'CUSTOM'].includes(p.AuthorizationType ?? 'NONE')) throw new Error(`Method ${logicalId}: authorization ${p.AuthorizationType} is not emulated`);
+    if (type !== 'AWS_PROXY' && type !== 'MOCK')
+      throw new Error(`Method ${logicalId}: integration type ${type} is not emulated by the local stack`);
+    if (!['NONE', 'CUSTOM'].includes(p.AuthorizationType ?? 'NONE'))
+      throw new Error(`Method ${logicalId}: authorization ${p.AuthorizationType} is not emulated`);
     if (p.ApiKeyRequired) throw new Error(`Method ${logicalId}: API keys are not emulated`);
     if (p.RequestValidatorId) throw new Error(`Method ${logicalId}: request validators are not emulated`);
     const responses: any[] = p.Integration.IntegrationResponses ?? [];
-    const templates = { ...p.Integration.RequestTemplates, ...Object.assign({}, ...responses.map((r) => r.ResponseTemplates)) };
+    const templates = {
+      ...p.Integration.RequestTemplates,
+      ...Object.assign({}, ...responses.map((r) => r.ResponseTemplates)),
+    };
     for (const template of Object.values(templates)) assertTemplate(String(template), logicalId);
-    for (const r of responses) for (const v of Object.values(r.ResponseParameters ?? {})) assertMapping(String(v), logicalId);
-    if (type === 'MOCK' && binaryMediaTypes.length > 0 && [p.Integration, ...responses].some((i: any) => i.ContentHandling !== 'CONVERT_TO_TEXT')) {
-      throw new Error(`Method ${logicalId}: a MOCK integration with binary media types is emulated with ContentHandling CONVERT_TO_TEXT only`);
+    for (const r of responses)
+      for (const v of Object.values(r.ResponseParameters ?? {})) assertMapping(String(v), logicalId);
+    if (
+      type === 'MOCK' &&
+      binaryMediaTypes.length > 0 &&
+      [p.Integration, ...responses].some((i: any) => i.ContentHandling !== 'CONVERT_TO_TEXT')
+    ) {
+      throw new Error(
+        `Method ${logicalId}: a MOCK integration with binary media types is emulated with ContentHandling CONVERT_TO_TEXT only`,
+      );
     }
     const throttle = throttleOf(methodSettings, resource.path, p.HttpMethod);
     resource.methods.set(p.HttpMethod, {
-      resourceId: logicalId, resourcePath: resource.path, httpMethod: p.HttpMethod,
+      resourceId: logicalId,
+      resourcePath: resource.path,
+      httpMethod: p.HttpMethod,
       ...(p.AuthorizationType === 'CUSTOM' ? { authorizerId: p.AuthorizerId?.Ref as string } : {}),
       integration: p.Integration,
       // Fails now for a URI it could not invoke.
@@ -198,10 +233,15 @@ function readAuthorizers(stack: Stack, functionOf: (uri: unknown) => string): Ma
   const authorizers = new Map<string, Authorizer>();
   for (const [logicalId, authorizer] of stack.resourcesOf('AWS::ApiGateway::Authorizer')) {
     const p = authorizer.Properties;
-    if (p.Type !== 'REQUEST') throw new Error(`Authorizer ${logicalId}: type ${p.Type} is not emulated by the local stack`);
-    const identitySources = String(p.IdentitySource ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    if (p.Type !== 'REQUEST')
+      throw new Error(`Authorizer ${logicalId}: type ${p.Type} is not emulated by the local stack`);
+    const identitySources = String(p.IdentitySource ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     for (const source of identitySources) {
-      if (!/^method\.request\.(header|querystring)\.[^.]+$/.test(source)) throw new Error(`Authorizer ${logicalId}: identity source ${source} is not emulated`);
+      if (!/^method\.request\.(header|querystring)\.[^.]+$/.test(source))
+        throw new Error(`Authorizer ${logicalId}: identity source ${source} is not emulated`);
     }
     // AWS::ApiGateway::Authorizer: AuthorizerResultTtlInSeconds defaults to 300.
     const ttlSeconds = Number(p.AuthorizerResultTtlInSeconds ?? 300);
@@ -214,7 +254,8 @@ function readGatewayResponses(stack: Stack): Map<string, GatewayResponseConfig> 
   const responses = new Map<string, GatewayResponseConfig>();
   for (const [logicalId, response] of stack.resourcesOf('AWS::ApiGateway::GatewayResponse')) {
     const p = response.Properties;
-    if (!(p.ResponseType in GATEWAY_RESPONSE_DEFAULTS) && !p.ResponseType.startsWith('DEFAULT_')) throw new Error(`Gateway response ${logicalId}: unknown type ${p.ResponseType}`);
+    if (!(p.ResponseType in GATEWAY_RESPONSE_DEFAULTS) && !p.ResponseType.startsWith('DEFAULT_'))
+      throw new Error(`Gateway response ${logicalId}: unknown type ${p.ResponseType}`);
     for (const v of Object.values(p.ResponseParameters ?? {})) assertMapping(String(v), logicalId);
     for (const t of Object.values(p.ResponseTemplates ?? {})) assertTemplate(String(t), logicalId);
     responses.set(p.ResponseType, {
@@ -228,14 +269,18 @@ function readGatewayResponses(stack: Stack): Map<string, GatewayResponseConfig> 
 
 const MAPPING = /^('.*'|context\.[\w.]+|stageVariables\.\w+|method\.request\.(header|querystring|path)\.[\w-]+)$/s;
 function assertMapping(expression: string, where: string): void {
-  if (!MAPPING.test(expression)) throw new Error(`${where}: the mapping expression ${expression} is not emulated by the local stack`);
+  if (!MAPPING.test(expression))
+    throw new Error(`${where}: the mapping expression ${expression} is not emulated by the local stack`);
 }
 
 /** Templates are literal text with `$context.*` / `$stageVariables.*` references; other VTL stops the start. */
 export const VTL_REFERENCE = /\$(context\.[\w.]+|stageVariables\.\w+)/g;
 function assertTemplate(template: string, where: string): void {
   const rest = template.replace(VTL_REFERENCE, '');
-  if (/[$#]/.test(rest)) throw new Error(`${where}: the mapping template uses VTL the local stack does not emulate: ${template.slice(0, 80)}`);
+  if (/[$#]/.test(rest))
+    throw new Error(
+      `${where}: the mapping template uses VTL the local stack does not emulate: ${template.slice(0, 80)}`,
+    );
 }
 
 /**
@@ -243,10 +288,17 @@ function assertTemplate(template: string, where: string): void {
  * `~1`, e.g. `/~1api~1v2~1ping`, and its HttpMethod) over `/*` and `*`, field by field
  * (AWS::ApiGateway::Stage MethodSetting). None when no entry sets a rate.
  */
-function throttleOf(settings: Array<Record<string, unknown>>, resourcePath: string, httpMethod: string): { rate: number; burst: number } | undefined {
+function throttleOf(
+  settings: Array<Record<string, unknown>>,
+  resourcePath: string,
+  httpMethod: string,
+): { rate: number; burst: number } | undefined {
   const path = resourcePath === '/' ? '/' : `/${resourcePath.replaceAll('/', '~1')}`;
   const matching = settings
-    .filter((s) => (s.ResourcePath === '/*' || s.ResourcePath === path) && (s.HttpMethod === '*' || s.HttpMethod === httpMethod))
+    .filter(
+      (s) =>
+        (s.ResourcePath === '/*' || s.ResourcePath === path) && (s.HttpMethod === '*' || s.HttpMethod === httpMethod),
+    )
     .sort((a, b) => specificity(a) - specificity(b)); // the most specific last
   const field = (name: string) => matching.reduce<unknown>((value, s) => s[name] ?? value, undefined);
   const rate = field('ThrottlingRateLimit');
@@ -254,4 +306,3 @@ function throttleOf(settings: Array<Record<string, unknown>>, resourcePath: stri
   return { rate: Number(rate), burst: Number(field('ThrottlingBurstLimit') ?? 0) };
 }
 const specificity = (s: Record<string, unknown>) => (s.ResourcePath === '/*' ? 0 : 2) + (s.HttpMethod === '*' ? 0 : 1);
-

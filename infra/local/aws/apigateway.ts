@@ -3,7 +3,12 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Stack } from './cloudformation';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './cloudformation';
 import {
-  GATEWAY_RESPONSE_DEFAULTS, readRestApi, VTL_REFERENCE, type Method, type ReadOptions, type Resource,
+  GATEWAY_RESPONSE_DEFAULTS,
+  readRestApi,
+  VTL_REFERENCE,
+  type Method,
+  type ReadOptions,
+  type Resource,
   type RestApi,
 } from './apigateway-template';
 import { headerValue } from '#shared/http/headers';
@@ -97,8 +102,12 @@ export class ApiGateway {
     return new ApiGateway(readRestApi(stack, options), options);
   }
 
-  get restApiId(): string { return this.api.restApiId; }
-  get stageName(): string { return this.api.stageName; }
+  get restApiId(): string {
+    return this.api.restApiId;
+  }
+  get stageName(): string {
+    return this.api.stageName;
+  }
 
   /** One request, as API Gateway handles it after WAF let it through; then its trace ends (the X-Ray daemon prints it whole). */
   async handle(request: HttpRequest): Promise<HttpResponse> {
@@ -135,8 +144,16 @@ export class ApiGateway {
 
   /** Literal path parts win over `{param}`; `{name+}` takes the rest of the path. */
   private route(path: string): { resource: Resource; parameters: Record<string, string> } | undefined {
-    const parts = path.replace(/\/$/, '').split('/').slice(1).filter((part, i, all) => part !== '' || i < all.length - 1);
-    const walk = (resource: Resource, index: number, parameters: Record<string, string>): { resource: Resource; parameters: Record<string, string> } | undefined => {
+    const parts = path
+      .replace(/\/$/, '')
+      .split('/')
+      .slice(1)
+      .filter((part, i, all) => part !== '' || i < all.length - 1);
+    const walk = (
+      resource: Resource,
+      index: number,
+      parameters: Record<string, string>,
+    ): { resource: Resource; parameters: Record<string, string> } | undefined => {
       if (index === parts.length) return { resource, parameters };
       const part = parts[index]!;
       const literal = resource.children.find((c) => c.part === part);
@@ -144,9 +161,14 @@ export class ApiGateway {
       if (found) return found;
       for (const child of resource.children) {
         const greedy = /^\{(\w+)\+\}$/.exec(child.part);
-        if (greedy) return { resource: child, parameters: { ...parameters, [greedy[1]!]: parts.slice(index).map(decode).join('/') } };
+        if (greedy)
+          return {
+            resource: child,
+            parameters: { ...parameters, [greedy[1]!]: parts.slice(index).map(decode).join('/') },
+          };
         const name = /^\{(\w+)\}$/.exec(child.part)?.[1];
-        const deeper = name && part !== '' ? walk(child, index + 1, { ...parameters, [name]: decode(part) }) : undefined;
+        const deeper =
+          name && part !== '' ? walk(child, index + 1, { ...parameters, [name]: decode(part) }) : undefined;
         if (deeper) return deeper;
       }
       return undefined;
@@ -158,19 +180,25 @@ export class ApiGateway {
   private bucket(method: Method): TokenBucket {
     const key = `${method.resourcePath} ${method.httpMethod}`;
     let bucket = this.throttles.get(key);
-    if (!bucket) this.throttles.set(key, bucket = new TokenBucket(method.throttle!.rate, method.throttle!.burst));
+    if (!bucket) this.throttles.set(key, (bucket = new TokenBucket(method.throttle!.rate, method.throttle!.burst)));
     return bucket;
   }
 
   private requestState(request: HttpRequest): RequestState {
     const { headers, multiValueHeaders } = headersOf(request.rawHeaders);
-    const { query, multiQuery } = queryOf(request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '');
+    const { query, multiQuery } = queryOf(
+      request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '',
+    );
     return {
       requestId: randomUUID(),
       extendedRequestId: randomBytes(8).toString('base64url'),
       startedAt: Date.now(),
       traceId: newTraceId(),
-      headers, multiValueHeaders, query, multiQuery, pathParameters: {},
+      headers,
+      multiValueHeaders,
+      query,
+      multiQuery,
+      pathParameters: {},
     };
   }
 
@@ -185,7 +213,11 @@ export class ApiGateway {
       'X-Amzn-Trace-Id': `Root=${state.traceId}`,
     };
     for (const [name, value] of Object.entries(added)) {
-      for (const existing of Object.keys(headers)) if (existing.toLowerCase() === name.toLowerCase()) { delete headers[existing]; delete multiValueHeaders[existing]; }
+      for (const existing of Object.keys(headers))
+        if (existing.toLowerCase() === name.toLowerCase()) {
+          delete headers[existing];
+          delete multiValueHeaders[existing];
+        }
       headers[name] = value;
       multiValueHeaders[name] = [value];
     }
@@ -220,10 +252,21 @@ export class ApiGateway {
         resourcePath: method.resourcePath,
         stage: this.api.stageName,
         identity: {
-          accessKey: null, accountId: null, apiKey: null, apiKeyId: null, caller: null, clientCert: null,
-          cognitoAuthenticationProvider: null, cognitoAuthenticationType: null, cognitoIdentityId: null,
-          cognitoIdentityPoolId: null, principalOrgId: null, sourceIp: request.sourceIp, user: null,
-          userAgent: headerValue(headers, 'user-agent') ?? null, userArn: null,
+          accessKey: null,
+          accountId: null,
+          apiKey: null,
+          apiKeyId: null,
+          caller: null,
+          clientCert: null,
+          cognitoAuthenticationProvider: null,
+          cognitoAuthenticationType: null,
+          cognitoIdentityId: null,
+          cognitoIdentityPoolId: null,
+          principalOrgId: null,
+          sourceIp: request.sourceIp,
+          user: null,
+          userAgent: headerValue(headers, 'user-agent') ?? null,
+          userArn: null,
         },
       } as APIGatewayProxyEvent['requestContext'],
     };
@@ -251,7 +294,11 @@ export class ApiGateway {
   }
 
   /** Runs the method's REQUEST authorizer (through its result cache); a response when it refuses. */
-  private async authorize(method: Method, event: APIGatewayProxyEvent, state: RequestState): Promise<HttpResponse | undefined> {
+  private async authorize(
+    method: Method,
+    event: APIGatewayProxyEvent,
+    state: RequestState,
+  ): Promise<HttpResponse | undefined> {
     const authorizer = this.api.authorizers.get(method.authorizerId!);
     if (!authorizer) throw new Error(`Method ${method.resourceId} names an unknown authorizer`);
     const identity = authorizer.identitySources.map((source) => {
@@ -259,7 +306,8 @@ export class ApiGateway {
       return kind === 'header' ? headerValue(state.headers, name) : state.query[name];
     });
     // API Gateway answers 401 without calling the authorizer when an identity source is missing or empty.
-    if (identity.some((value) => value === undefined || value === '')) return this.gatewayResponse('UNAUTHORIZED', state);
+    if (identity.some((value) => value === undefined || value === ''))
+      return this.gatewayResponse('UNAUTHORIZED', state);
     const methodArn = `arn:aws:execute-api:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${this.api.restApiId}/${this.api.stageName}/${event.httpMethod}${event.path}`;
 
     // The cache is keyed on the identity sources' values (API Gateway: "Configure a Lambda authorizer").
@@ -267,10 +315,31 @@ export class ApiGateway {
     let decision = authorizer.ttlSeconds > 0 ? this.authorizerCache.get(cacheKey) : undefined;
     if (decision && decision.expires <= Date.now()) decision = undefined;
     if (!decision) {
-      const { multiValueHeaders, headers, queryStringParameters, multiValueQueryStringParameters, pathParameters, stageVariables, requestContext, resource, path, httpMethod } = event;
+      const {
+        multiValueHeaders,
+        headers,
+        queryStringParameters,
+        multiValueQueryStringParameters,
+        pathParameters,
+        stageVariables,
+        requestContext,
+        resource,
+        path,
+        httpMethod,
+      } = event;
       const outcome = await this.invoke(authorizer.functionId, {
-        type: 'REQUEST', methodArn, resource, path, httpMethod, headers, multiValueHeaders,
-        queryStringParameters, multiValueQueryStringParameters, pathParameters, stageVariables, requestContext,
+        type: 'REQUEST',
+        methodArn,
+        resource,
+        path,
+        httpMethod,
+        headers,
+        multiValueHeaders,
+        queryStringParameters,
+        multiValueQueryStringParameters,
+        pathParameters,
+        stageVariables,
+        requestContext,
       });
       if (!outcome.ok) {
         if (outcome.error?.errorMessage === 'Unauthorized') return this.gatewayResponse('UNAUTHORIZED', state);
@@ -283,7 +352,8 @@ export class ApiGateway {
     }
     const { principalId, policyDocument, context } = decision.decision;
     state.authorizer = { ...context, principalId };
-    if (!policyAllows([policyDocument.Statement].flat(), { action: 'execute-api:Invoke', resource: methodArn })) return this.gatewayResponse('ACCESS_DENIED', state);
+    if (!policyAllows([policyDocument.Statement].flat(), { action: 'execute-api:Invoke', resource: methodArn }))
+      return this.gatewayResponse('ACCESS_DENIED', state);
     event.requestContext.authorizer = { ...context, principalId, integrationLatency: Date.now() - state.startedAt };
     return undefined;
   }
@@ -306,7 +376,8 @@ export class ApiGateway {
     };
     const visit = (resource: Resource) => {
       for (const method of resource.methods.values()) {
-        if (method.integration.Type === 'AWS_PROXY') add(method.functionName!, `${method.httpMethod} ${method.resourcePath}`);
+        if (method.integration.Type === 'AWS_PROXY')
+          add(method.functionName!, `${method.httpMethod} ${method.resourcePath}`);
       }
       resource.children.forEach(visit);
     };
@@ -318,42 +389,61 @@ export class ApiGateway {
   private async proxy(method: Method, event: APIGatewayProxyEvent, state: RequestState): Promise<HttpResponse> {
     const timeoutMs = Number(method.integration.TimeoutInMillis ?? DEFAULT_INTEGRATION_TIMEOUT_MS);
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => { timer = setTimeout(() => resolve('timeout'), timeoutMs); });
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    });
     const outcome = await Promise.race([this.invoke(method.functionName!, event), timedOut]);
     clearTimeout(timer);
     if (outcome === 'timeout') return this.gatewayResponse('INTEGRATION_TIMEOUT', state);
     if (outcome.rejected) return this.gatewayResponse('INTEGRATION_FAILURE', state, INVOCATION_REFUSED_STATUS);
     const result = outcome.result as APIGatewayProxyResult | undefined;
-    if (!outcome.ok || !validProxyResult(result)) return this.gatewayResponse('INTEGRATION_FAILURE', state, FUNCTION_ERROR_STATUS);
+    if (!outcome.ok || !validProxyResult(result))
+      return this.gatewayResponse('INTEGRATION_FAILURE', state, FUNCTION_ERROR_STATUS);
 
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
     for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
-    if (!Object.keys(headers).some((n) => n.toLowerCase() === 'content-type')) headers['Content-Type'] = 'application/json';
+    if (!Object.keys(headers).some((n) => n.toLowerCase() === 'content-type'))
+      headers['Content-Type'] = 'application/json';
     headers['x-amzn-RequestId'] = state.requestId;
-    const body = result.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64') : Buffer.from(result.body ?? '', 'utf8');
+    const body = result.isBase64Encoded
+      ? Buffer.from(result.body ?? '', 'base64')
+      : Buffer.from(result.body ?? '', 'utf8');
     return { status: Number(result.statusCode), headers, body };
   }
 
   /** A MOCK integration: its request template picks the status, an integration response answers. */
   private mock(method: Method, state: RequestState): HttpResponse {
     const integration = method.integration;
-    const contentType = (headerValue(state.headers, 'content-type') ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+    const contentType = (headerValue(state.headers, 'content-type') ?? 'application/json')
+      .split(';')[0]!
+      .trim()
+      .toLowerCase();
     const templates: Record<string, string> = integration.RequestTemplates ?? {};
     const template = templates[contentType];
     const behavior = integration.PassthroughBehavior ?? 'WHEN_NO_MATCH';
     // API Gateway: "Integration passthrough behaviors".
-    if (template === undefined && (behavior === 'NEVER' || (behavior === 'WHEN_NO_TEMPLATES' && Object.keys(templates).length > 0))) {
+    if (
+      template === undefined &&
+      (behavior === 'NEVER' || (behavior === 'WHEN_NO_TEMPLATES' && Object.keys(templates).length > 0))
+    ) {
       return this.gatewayResponse('UNSUPPORTED_MEDIA_TYPE', state);
     }
     const responses: any[] = integration.IntegrationResponses ?? [];
     const byDefault = responses.find((r) => !r.SelectionPattern);
     // A body passed through is not a template: the mock answers its default integration response
     // (https://docs.aws.amazon.com/apigateway/latest/developerguide/how-to-mock-integration.html).
-    if (template === undefined) return byDefault ? this.mockResponse(byDefault, state) : this.gatewayResponse('API_CONFIGURATION_ERROR', state);
+    if (template === undefined)
+      return byDefault ? this.mockResponse(byDefault, state) : this.gatewayResponse('API_CONFIGURATION_ERROR', state);
     let statusCode = 200;
-    try { statusCode = Number(JSON.parse(renderTemplate(template, this.vtlContext(state))).statusCode ?? 200); } catch { statusCode = 500; }
-    const chosen = responses.find((r) => r.SelectionPattern && new RegExp(`^${r.SelectionPattern}$`).test(String(statusCode))) ?? byDefault;
+    try {
+      statusCode = Number(JSON.parse(renderTemplate(template, this.vtlContext(state))).statusCode ?? 200);
+    } catch {
+      statusCode = 500;
+    }
+    const chosen =
+      responses.find((r) => r.SelectionPattern && new RegExp(`^${r.SelectionPattern}$`).test(String(statusCode))) ??
+      byDefault;
     if (!chosen) return this.gatewayResponse('API_CONFIGURATION_ERROR', state);
     return this.mockResponse(chosen, state);
   }
@@ -367,9 +457,14 @@ export class ApiGateway {
       if (value !== undefined) headers[name] = value;
     }
     const [type, body] = pickTemplate(chosen.ResponseTemplates ?? {}, headerValue(state.headers, 'accept'));
-    if (!Object.keys(headers).some((n) => n.toLowerCase() === 'content-type')) headers['Content-Type'] = type ?? 'application/json';
+    if (!Object.keys(headers).some((n) => n.toLowerCase() === 'content-type'))
+      headers['Content-Type'] = type ?? 'application/json';
     headers['x-amzn-RequestId'] = state.requestId;
-    return { status: Number(chosen.StatusCode), headers, body: Buffer.from(renderTemplate(body ?? '', this.vtlContext(state))) };
+    return {
+      status: Number(chosen.StatusCode),
+      headers,
+      body: Buffer.from(renderTemplate(body ?? '', this.vtlContext(state))),
+    };
   }
 
   /**
@@ -392,13 +487,20 @@ export class ApiGateway {
       const value = this.mapping(expression, state, type);
       if (value !== undefined) headers[name] = value;
     }
-    const [contentType, template] = config && Object.keys(config.templates).length > 0
-      ? pickTemplate(config.templates, headerValue(state.headers, 'accept'))
-      : ['application/json', '{"message":$context.error.messageString}'];
-    if (!Object.keys(headers).some((n) => n.toLowerCase() === 'content-type')) headers['Content-Type'] = contentType ?? 'application/json';
+    const [contentType, template] =
+      config && Object.keys(config.templates).length > 0
+        ? pickTemplate(config.templates, headerValue(state.headers, 'accept'))
+        : ['application/json', '{"message":$context.error.messageString}'];
+    if (!Object.keys(headers).some((n) => n.toLowerCase() === 'content-type'))
+      headers['Content-Type'] = contentType ?? 'application/json';
     headers['x-amzn-RequestId'] = state.requestId;
     headers['x-amzn-ErrorType'] = failureStatus === undefined ? type : 'InternalServerErrorException';
-    return { status, headers, body: Buffer.from(renderTemplate(template ?? '', this.vtlContext(state, type))), errorType: type };
+    return {
+      status,
+      headers,
+      body: Buffer.from(renderTemplate(template ?? '', this.vtlContext(state, type))),
+      errorType: type,
+    };
   }
 
   /** A response for a request refused before routing (WAF_FILTERED, an unreadable request). */
@@ -414,7 +516,9 @@ export class ApiGateway {
       '$context.error.message': state.errorMessage ?? '',
       '$context.error.messageString': JSON.stringify(state.errorMessage ?? null),
       ...Object.fromEntries(Object.entries(this.api.stageVariables ?? {}).map(([k, v]) => [`$stageVariables.${k}`, v])),
-      ...Object.fromEntries(Object.entries(state.authorizer ?? {}).map(([k, v]) => [`$context.authorizer.${k}`, String(v)])),
+      ...Object.fromEntries(
+        Object.entries(state.authorizer ?? {}).map(([k, v]) => [`$context.authorizer.${k}`, String(v)]),
+      ),
     };
   }
 
@@ -425,9 +529,12 @@ export class ApiGateway {
     const name = rest.join('.');
     if (source === 'context') return this.vtlContext(state, errorType)[`$context.${name}`];
     if (source === 'stageVariables') return this.api.stageVariables?.[name];
-    if (expression.startsWith('method.request.header.')) return headerValue(state.headers, expression.slice('method.request.header.'.length));
-    if (expression.startsWith('method.request.querystring.')) return state.query[expression.slice('method.request.querystring.'.length)];
-    if (expression.startsWith('method.request.path.')) return state.pathParameters[expression.slice('method.request.path.'.length)];
+    if (expression.startsWith('method.request.header.'))
+      return headerValue(state.headers, expression.slice('method.request.header.'.length));
+    if (expression.startsWith('method.request.querystring.'))
+      return state.query[expression.slice('method.request.querystring.'.length)];
+    if (expression.startsWith('method.request.path.'))
+      return state.pathParameters[expression.slice('method.request.path.'.length)];
     return undefined;
   }
 }
@@ -437,28 +544,46 @@ function renderTemplate(template: string, context: Record<string, string>): stri
 }
 
 /** The template for the client's Accept when there is one, else application/json, else the first. */
-function pickTemplate(templates: Record<string, string>, accept: string | undefined): [string | undefined, string | undefined] {
+function pickTemplate(
+  templates: Record<string, string>,
+  accept: string | undefined,
+): [string | undefined, string | undefined] {
   const wanted = (accept ?? '').split(',').map((t) => t.split(';')[0]!.trim().toLowerCase());
-  const type = wanted.find((t) => t in templates) ?? ('application/json' in templates ? 'application/json' : Object.keys(templates)[0]);
+  const type =
+    wanted.find((t) => t in templates) ??
+    ('application/json' in templates ? 'application/json' : Object.keys(templates)[0]);
   return [type, type === undefined ? undefined : templates[type]];
 }
 
 function validDecision(result: AuthorizerDecision | undefined): result is AuthorizerDecision {
-  if (!result || typeof result !== 'object' || !result.policyDocument || !Array.isArray(result.policyDocument.Statement)) return false;
+  if (
+    !result ||
+    typeof result !== 'object' ||
+    !result.policyDocument ||
+    !Array.isArray(result.policyDocument.Statement)
+  )
+    return false;
   // API Gateway accepts only strings, numbers and booleans as context values.
   return Object.values(result.context ?? {}).every((v) => ['string', 'number', 'boolean'].includes(typeof v));
 }
 
 function validProxyResult(result: APIGatewayProxyResult | undefined): result is APIGatewayProxyResult {
-  return !!result && typeof result === 'object' && Number.isInteger(Number(result.statusCode))
-    && (result.body === undefined || result.body === null || typeof result.body === 'string');
+  return (
+    !!result &&
+    typeof result === 'object' &&
+    Number.isInteger(Number(result.statusCode)) &&
+    (result.body === undefined || result.body === null || typeof result.body === 'string')
+  );
 }
 
 /**
  * Raw header pairs as the proxy event carries them: the last value by name, and every value. Null
  * prototypes, so a header named `__proto__`, `constructor` or `toString` is just a name.
  */
-export function headersOf(rawHeaders: string[]): { headers: Record<string, string>; multiValueHeaders: Record<string, string[]> } {
+export function headersOf(rawHeaders: string[]): {
+  headers: Record<string, string>;
+  multiValueHeaders: Record<string, string[]>;
+} {
   const headers: Record<string, string> = Object.create(null);
   const multiValueHeaders: Record<string, string[]> = Object.create(null);
   for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -486,7 +611,11 @@ export function queryOf(search: string): { query: Record<string, string>; multiQ
 
 /** Decodes like API Gateway: percent-escapes in names and values (`page%5Bsize%5D` → `page[size]`). */
 export function decode(text: string): string {
-  try { return decodeURIComponent(text); } catch { return text; }
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 /** `22/Nov/2026:09:30:00 +0000`, API Gateway's `requestTime`. */

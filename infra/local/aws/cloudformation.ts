@@ -21,7 +21,8 @@ export const LOCAL_ACCOUNT = '000000000000';
 export const LOCAL_REGION = 'us-east-1';
 
 /** A DynamoDB table's ARN on this machine (what `Fn::GetAtt [Table, Arn]` resolves to). */
-export const localTableArn = (tableName: string) => `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT}:table/${tableName}`;
+export const localTableArn = (tableName: string) =>
+  `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT}:table/${tableName}`;
 
 /** What the local machine gives a resource in place of what CloudFormation would create. */
 export interface PhysicalValues {
@@ -58,9 +59,11 @@ export class Stack {
 
   /** The asset folder of a Lambda function's code (`S3Key: <hash>.zip` → `asset.<hash>`). */
   assetDirectory(code: { S3Key?: unknown }): string {
-    const manifest = this.assetManifest ??= JSON.parse(readFileSync(join(this.directory, `${this.stackName}.assets.json`), 'utf8')) as {
+    const manifest = (this.assetManifest ??= JSON.parse(
+      readFileSync(join(this.directory, `${this.stackName}.assets.json`), 'utf8'),
+    ) as {
       files: Record<string, { source: { path: string } }>;
-    };
+    });
     const key = String(this.resolve(code.S3Key));
     const hash = key.replace(/\.zip$/, '');
     const file = manifest.files[hash];
@@ -74,8 +77,10 @@ export class Stack {
     if (given !== undefined) return given;
     // AWS::Lambda::Version and AWS::Lambda::Alias: Ref is the qualified ARN (`…:function:NAME:1`, `…:function:NAME:live`).
     const { Type, Properties } = this.resource(logicalId);
-    if (Type === 'AWS::Lambda::Version') return `${this.functionArnOf(Properties?.FunctionName)}:${this.versionNumber(logicalId)}`;
-    if (Type === 'AWS::Lambda::Alias') return `${this.functionArnOf(Properties?.FunctionName)}:${this.string(Properties?.Name)}`;
+    if (Type === 'AWS::Lambda::Version')
+      return `${this.functionArnOf(Properties?.FunctionName)}:${this.versionNumber(logicalId)}`;
+    if (Type === 'AWS::Lambda::Alias')
+      return `${this.functionArnOf(Properties?.FunctionName)}:${this.string(Properties?.Name)}`;
     return logicalId; // CloudFormation's physical id; locally the logical id names it
   }
 
@@ -85,14 +90,18 @@ export class Stack {
    */
   versionNumber(logicalId: string): string {
     const functionOf = (id: string) => JSON.stringify(this.resource(id).Properties?.FunctionName);
-    const siblings = this.resourcesOf('AWS::Lambda::Version').filter(([id]) => functionOf(id) === functionOf(logicalId)).map(([id]) => id);
+    const siblings = this.resourcesOf('AWS::Lambda::Version')
+      .filter(([id]) => functionOf(id) === functionOf(logicalId))
+      .map(([id]) => id);
     return String(siblings.indexOf(logicalId) + 1);
   }
 
   /** The unqualified ARN of the function a version or alias names (by Ref, name or ARN). */
   private functionArnOf(functionName: unknown): string {
     const name = this.string(functionName);
-    return name.startsWith('arn:') ? name.split(':').slice(0, 7).join(':') : `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${name}`;
+    return name.startsWith('arn:')
+      ? name.split(':').slice(0, 7).join(':')
+      : `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${name}`;
   }
 
   getAtt(logicalId: string, attribute: string): string {
@@ -106,12 +115,18 @@ export class Stack {
     const name = this.ref(logicalId);
     switch (Type) {
       case 'AWS::DynamoDB::GlobalTable':
-      case 'AWS::DynamoDB::Table': return localTableArn(name);
-      case 'AWS::Lambda::Function': return `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${name}`;
-      case 'AWS::Events::Rule': return `arn:aws:events:${LOCAL_REGION}:${LOCAL_ACCOUNT}:rule/${name}`;
-      case 'AWS::IAM::Role': return `arn:aws:iam::${LOCAL_ACCOUNT}:role/${name}`;
-      case 'AWS::Logs::LogGroup': return `arn:aws:logs:${LOCAL_REGION}:${LOCAL_ACCOUNT}:log-group:${name}:*`;
-      default: return `arn:aws:local:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${logicalId}`;
+      case 'AWS::DynamoDB::Table':
+        return localTableArn(name);
+      case 'AWS::Lambda::Function':
+        return `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${name}`;
+      case 'AWS::Events::Rule':
+        return `arn:aws:events:${LOCAL_REGION}:${LOCAL_ACCOUNT}:rule/${name}`;
+      case 'AWS::IAM::Role':
+        return `arn:aws:iam::${LOCAL_ACCOUNT}:role/${name}`;
+      case 'AWS::Logs::LogGroup':
+        return `arn:aws:logs:${LOCAL_REGION}:${LOCAL_ACCOUNT}:log-group:${name}:*`;
+      default:
+        return `arn:aws:local:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${logicalId}`;
     }
   }
 
@@ -127,15 +142,20 @@ export class Stack {
     if (entries.length === 1) {
       const [name, argument] = entries[0]! as [string, any];
       switch (name) {
-        case 'Ref': return PSEUDO_PARAMETERS[argument as string] ?? this.ref(argument as string);
+        case 'Ref':
+          return PSEUDO_PARAMETERS[argument as string] ?? this.ref(argument as string);
         case 'Fn::GetAtt': {
           const [logicalId, attribute] = typeof argument === 'string' ? argument.split('.') : argument;
           return this.getAtt(logicalId, attribute);
         }
-        case 'Fn::Join': return (this.resolve(argument[1]) as unknown[]).join(argument[0] as string);
-        case 'Fn::Select': return (this.resolve(argument[1]) as unknown[])[Number(this.resolve(argument[0]))];
-        case 'Fn::Split': return String(this.resolve(argument[1])).split(argument[0] as string);
-        case 'Fn::Sub': return this.substitute(argument);
+        case 'Fn::Join':
+          return (this.resolve(argument[1]) as unknown[]).join(argument[0] as string);
+        case 'Fn::Select':
+          return (this.resolve(argument[1]) as unknown[])[Number(this.resolve(argument[0]))];
+        case 'Fn::Split':
+          return String(this.resolve(argument[1])).split(argument[0] as string);
+        case 'Fn::Sub':
+          return this.substitute(argument);
         default:
           if (name.startsWith('Fn::')) throw new Error(`The local stack cannot evaluate ${name} in the template`);
       }
@@ -177,19 +197,27 @@ export function deployLocally(directory: string, stackName: string, deployment: 
   const stack = new Stack(directory, stackName, { ref, attributes });
   assertEmulated(stack);
   for (const [logicalId] of tablesOf(stack)) ref[logicalId] = deployment.tableName;
-  for (const [logicalId] of stack.resourcesOf('AWS::CloudFront::Distribution')) attributes[`${logicalId}.DomainName`] = deployment.frontHost;
+  for (const [logicalId] of stack.resourcesOf('AWS::CloudFront::Distribution'))
+    attributes[`${logicalId}.DomainName`] = deployment.frontHost;
   return stack;
 }
 
 /** Each table's physical name → its partition key attribute (its KeySchema's HASH key). */
 export function partitionKeys(stack: Stack): Map<string, string> {
-  return new Map(tablesOf(stack).map(([logicalId, table]) => {
-    const hash = (table.Properties.KeySchema as Array<{ AttributeName: string; KeyType: string }>).find((k) => k.KeyType === 'HASH');
-    return [stack.ref(logicalId), hash!.AttributeName];
-  }));
+  return new Map(
+    tablesOf(stack).map(([logicalId, table]) => {
+      const hash = (table.Properties.KeySchema as Array<{ AttributeName: string; KeyType: string }>).find(
+        (k) => k.KeyType === 'HASH',
+      );
+      return [stack.ref(logicalId), hash!.AttributeName];
+    }),
+  );
 }
 
-const tablesOf = (stack: Stack) => [...stack.resourcesOf('AWS::DynamoDB::GlobalTable'), ...stack.resourcesOf('AWS::DynamoDB::Table')];
+const tablesOf = (stack: Stack) => [
+  ...stack.resourcesOf('AWS::DynamoDB::GlobalTable'),
+  ...stack.resourcesOf('AWS::DynamoDB::Table'),
+];
 
 /**
  * The resource types a template may hold: those the local stack plays (each module checks the
@@ -199,25 +227,51 @@ const tablesOf = (stack: Stack) => [...stack.resourcesOf('AWS::DynamoDB::GlobalT
  * alias in the template, alarms, logs, the address this server stands in for).
  */
 const EMULATED_TYPES = new Set([
-  'AWS::ApiGateway::RestApi', 'AWS::ApiGateway::Stage', 'AWS::ApiGateway::Resource', 'AWS::ApiGateway::Method',
-  'AWS::ApiGateway::Authorizer', 'AWS::ApiGateway::GatewayResponse',
-  'AWS::Lambda::Function', 'AWS::Lambda::Version', 'AWS::Lambda::Alias', 'AWS::Lambda::EventInvokeConfig',
+  'AWS::ApiGateway::RestApi',
+  'AWS::ApiGateway::Stage',
+  'AWS::ApiGateway::Resource',
+  'AWS::ApiGateway::Method',
+  'AWS::ApiGateway::Authorizer',
+  'AWS::ApiGateway::GatewayResponse',
+  'AWS::Lambda::Function',
+  'AWS::Lambda::Version',
+  'AWS::Lambda::Alias',
+  'AWS::Lambda::EventInvokeConfig',
   'AWS::Events::Rule',
-  'AWS::WAFv2::WebACL', 'AWS::WAFv2::WebACLAssociation', 'AWS::CloudFront::Distribution', 'AWS::CloudFront::Function',
-  'AWS::DynamoDB::GlobalTable', 'AWS::DynamoDB::Table', 'AWS::IAM::Role', 'AWS::IAM::Policy',
+  'AWS::WAFv2::WebACL',
+  'AWS::WAFv2::WebACLAssociation',
+  'AWS::CloudFront::Distribution',
+  'AWS::CloudFront::Function',
+  'AWS::DynamoDB::GlobalTable',
+  'AWS::DynamoDB::Table',
+  'AWS::IAM::Role',
+  'AWS::IAM::Policy',
 ]);
 const OFF_THE_REQUEST_PATH = new Set([
-  'AWS::ApiGateway::Deployment', 'AWS::ApiGateway::Account', 'AWS::Lambda::Permission',
-  'AWS::CodeDeploy::Application', 'AWS::CodeDeploy::DeploymentGroup',
-  'AWS::SecretsManager::Secret', 'AWS::KMS::Key', 'AWS::CDK::Metadata',
-  'AWS::ApiGateway::DomainName', 'AWS::ApiGateway::BasePathMapping', 'AWS::CertificateManager::Certificate', 'AWS::Route53::RecordSet',
+  'AWS::ApiGateway::Deployment',
+  'AWS::ApiGateway::Account',
+  'AWS::Lambda::Permission',
+  'AWS::CodeDeploy::Application',
+  'AWS::CodeDeploy::DeploymentGroup',
+  'AWS::SecretsManager::Secret',
+  'AWS::KMS::Key',
+  'AWS::CDK::Metadata',
+  'AWS::ApiGateway::DomainName',
+  'AWS::ApiGateway::BasePathMapping',
+  'AWS::CertificateManager::Certificate',
+  'AWS::Route53::RecordSet',
 ]);
 const OFF_THE_REQUEST_PATH_SERVICES = ['AWS::CloudWatch::', 'AWS::Logs::', 'AWS::SNS::', 'AWS::XRay::'];
 
 /** Stops the start with one line naming the first resource whose type the local stack does not emulate. */
 export function assertEmulated(stack: Stack): void {
   for (const [logicalId, { Type }] of Object.entries(stack.template.Resources)) {
-    if (EMULATED_TYPES.has(Type) || OFF_THE_REQUEST_PATH.has(Type) || OFF_THE_REQUEST_PATH_SERVICES.some((service) => Type.startsWith(service))) continue;
+    if (
+      EMULATED_TYPES.has(Type) ||
+      OFF_THE_REQUEST_PATH.has(Type) ||
+      OFF_THE_REQUEST_PATH_SERVICES.some((service) => Type.startsWith(service))
+    )
+      continue;
     throw new Error(`The template's ${logicalId} (${Type}) is not emulated by the local stack`);
   }
 }

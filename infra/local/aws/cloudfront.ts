@@ -24,7 +24,8 @@ export function plainHttpStageVariables(stack: Stack, variables: Record<string, 
   const served = { ...variables };
   for (const [distribution] of stack.resourcesOf('AWS::CloudFront::Distribution')) {
     const domain = stack.string({ 'Fn::GetAtt': [distribution, 'DomainName'] });
-    for (const [name, value] of Object.entries(served)) if (value === `https://${domain}`) served[name] = `http://${domain}`;
+    for (const [name, value] of Object.entries(served))
+      if (value === `https://${domain}`) served[name] = `http://${domain}`;
   }
   return served;
 }
@@ -42,23 +43,30 @@ export class LocalFront {
   static of(stack: Stack): LocalFront | undefined {
     const distributions = stack.resourcesOf('AWS::CloudFront::Distribution');
     if (distributions.length === 0) return undefined;
-    if (distributions.length > 1) throw new Error(`The local stack plays one CloudFront front; the template has ${distributions.length}`);
+    if (distributions.length > 1)
+      throw new Error(`The local stack plays one CloudFront front; the template has ${distributions.length}`);
     const config = distributions[0]![1].Properties.DistributionConfig;
     if ((config.CacheBehaviors ?? []).length > 0 || config.Origins.length !== 1) {
       throw new Error('The local front plays one origin with the default behavior only');
     }
     assertPassThrough(config);
     assertOriginIsTheStage(stack, config.Origins[0]);
-    const associations = (config.DefaultCacheBehavior.FunctionAssociations ?? []) as Array<{ EventType: string; FunctionARN: unknown }>;
-    if (associations.some((a) => a.EventType !== 'viewer-request')) throw new Error('The local front runs viewer-request functions only');
+    const associations = (config.DefaultCacheBehavior.FunctionAssociations ?? []) as Array<{
+      EventType: string;
+      FunctionARN: unknown;
+    }>;
+    if (associations.some((a) => a.EventType !== 'viewer-request'))
+      throw new Error('The local front runs viewer-request functions only');
     const viewerRequest = associations.map((association) => {
       const [logicalId] = (association.FunctionARN as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'];
       const fn = stack.resource(logicalId).Properties;
-      if (fn.FunctionConfig.Runtime !== 'cloudfront-js-2.0') throw new Error(`CloudFront Function runtime ${fn.FunctionConfig.Runtime} is not emulated`);
+      if (fn.FunctionConfig.Runtime !== 'cloudfront-js-2.0')
+        throw new Error(`CloudFront Function runtime ${fn.FunctionConfig.Runtime} is not emulated`);
       return stack.string(fn.FunctionCode);
     })[0];
-    const originHeaders = ((config.Origins[0].OriginCustomHeaders ?? []) as Array<{ HeaderName: string; HeaderValue: unknown }>)
-      .map(({ HeaderName, HeaderValue }): [string, string] => [HeaderName, stack.string(HeaderValue)]);
+    const originHeaders = (
+      (config.Origins[0].OriginCustomHeaders ?? []) as Array<{ HeaderName: string; HeaderValue: unknown }>
+    ).map(({ HeaderName, HeaderValue }): [string, string] => [HeaderName, stack.string(HeaderValue)]);
     return new LocalFront(viewerRequest, originHeaders);
   }
 
@@ -72,8 +80,21 @@ export class LocalFront {
     let rawHeaders = request.rawHeaders;
     if (this.viewerRequest) {
       const before = headerObject(rawHeaders);
-      const event = { version: '1.0', context: { eventType: 'viewer-request' }, viewer: { ip: request.sourceIp }, request: { method: request.method, uri: request.url.split('?')[0], querystring: {}, headers: structuredClone(before), cookies: {} } };
-      const result = runInNewContext(`${this.viewerRequest}\nhandler(event);`, { event }) as { headers: Record<string, { value: string }> };
+      const event = {
+        version: '1.0',
+        context: { eventType: 'viewer-request' },
+        viewer: { ip: request.sourceIp },
+        request: {
+          method: request.method,
+          uri: request.url.split('?')[0],
+          querystring: {},
+          headers: structuredClone(before),
+          cookies: {},
+        },
+      };
+      const result = runInNewContext(`${this.viewerRequest}\nhandler(event);`, { event }) as {
+        headers: Record<string, { value: string }>;
+      };
       for (const [name, { value }] of Object.entries(result.headers)) {
         if (before[name]?.value !== value) rawHeaders = withHeader(rawHeaders, name, value);
       }
@@ -100,25 +121,58 @@ const MANAGED_POLICIES = {
 };
 const ALL_METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'];
 const DISTRIBUTION_SETTINGS = new Set([
-  'Comment', 'Enabled', 'HttpVersion', 'IPV6Enabled', 'PriceClass', 'Aliases', 'ViewerCertificate', 'Logging',
-  'Origins', 'DefaultCacheBehavior', 'CacheBehaviors', 'CustomErrorResponses',
+  'Comment',
+  'Enabled',
+  'HttpVersion',
+  'IPV6Enabled',
+  'PriceClass',
+  'Aliases',
+  'ViewerCertificate',
+  'Logging',
+  'Origins',
+  'DefaultCacheBehavior',
+  'CacheBehaviors',
+  'CustomErrorResponses',
 ]);
 const BEHAVIOR_SETTINGS = new Set([
-  'TargetOriginId', 'ViewerProtocolPolicy', 'AllowedMethods', 'CachedMethods', 'CachePolicyId', 'OriginRequestPolicyId',
-  'Compress', 'FunctionAssociations', 'RealtimeLogConfigArn',
+  'TargetOriginId',
+  'ViewerProtocolPolicy',
+  'AllowedMethods',
+  'CachedMethods',
+  'CachePolicyId',
+  'OriginRequestPolicyId',
+  'Compress',
+  'FunctionAssociations',
+  'RealtimeLogConfigArn',
 ]);
-const ORIGIN_SETTINGS = new Set(['Id', 'DomainName', 'OriginPath', 'CustomOriginConfig', 'OriginCustomHeaders', 'ConnectionAttempts', 'ConnectionTimeout']);
+const ORIGIN_SETTINGS = new Set([
+  'Id',
+  'DomainName',
+  'OriginPath',
+  'CustomOriginConfig',
+  'OriginCustomHeaders',
+  'ConnectionAttempts',
+  'ConnectionTimeout',
+]);
 
 function assertPassThrough(config: any): void {
-  const refuse = (what: string) => { throw new Error(`CloudFront distribution: ${what} is not emulated by the local front`); };
-  const unknown = (settings: Record<string, unknown>, known: Set<string>) => Object.keys(settings).filter((key) => !known.has(key));
+  const refuse = (what: string) => {
+    throw new Error(`CloudFront distribution: ${what} is not emulated by the local front`);
+  };
+  const unknown = (settings: Record<string, unknown>, known: Set<string>) =>
+    Object.keys(settings).filter((key) => !known.has(key));
   for (const key of unknown(config, DISTRIBUTION_SETTINGS)) refuse(key);
   const behavior = config.DefaultCacheBehavior;
   for (const key of unknown(behavior, BEHAVIOR_SETTINGS)) refuse(`DefaultCacheBehavior ${key}`);
   for (const key of unknown(config.Origins[0], ORIGIN_SETTINGS)) refuse(`origin ${key}`);
-  if ([...(behavior.AllowedMethods ?? ['GET', 'HEAD'])].sort().join() !== ALL_METHODS.join()) refuse(`AllowedMethods ${(behavior.AllowedMethods ?? ['GET', 'HEAD']).join(',')} (only all methods)`);
-  if (!MANAGED_POLICIES.cache.includes(behavior.CachePolicyId)) refuse(`cache policy ${JSON.stringify(behavior.CachePolicyId ?? 'legacy ForwardedValues')} (only CachingDisabled)`);
-  if (!MANAGED_POLICIES.originRequest.includes(behavior.OriginRequestPolicyId)) refuse(`origin request policy ${JSON.stringify(behavior.OriginRequestPolicyId)} (only AllViewer, AllViewerExceptHostHeader)`);
+  if ([...(behavior.AllowedMethods ?? ['GET', 'HEAD'])].sort().join() !== ALL_METHODS.join())
+    refuse(`AllowedMethods ${(behavior.AllowedMethods ?? ['GET', 'HEAD']).join(',')} (only all methods)`);
+  if (!MANAGED_POLICIES.cache.includes(behavior.CachePolicyId))
+    refuse(`cache policy ${JSON.stringify(behavior.CachePolicyId ?? 'legacy ForwardedValues')} (only CachingDisabled)`);
+  if (!MANAGED_POLICIES.originRequest.includes(behavior.OriginRequestPolicyId))
+    refuse(
+      `origin request policy ${JSON.stringify(behavior.OriginRequestPolicyId)} (only AllViewer, AllViewerExceptHostHeader)`,
+    );
   // An error response that only sets how long CloudFront caches the error changes nothing here (nothing is cached).
   for (const response of (config.CustomErrorResponses ?? []) as Array<Record<string, unknown>>) {
     const replaced = Object.keys(response).filter((key) => !['ErrorCode', 'ErrorCachingMinTTL'].includes(key));
@@ -132,10 +186,13 @@ function assertPassThrough(config: any): void {
  * path. Another path reaches no stage (API Gateway answers 403), another domain another server.
  */
 function assertOriginIsTheStage(stack: Stack, origin: { DomainName: unknown; OriginPath?: unknown }): void {
-  const refuse = (what: string) => { throw new Error(`CloudFront distribution: ${what} is not emulated by the local front`); };
+  const refuse = (what: string) => {
+    throw new Error(`CloudFront distribution: ${what} is not emulated by the local front`);
+  };
   const apis = stack.resourcesOf('AWS::ApiGateway::RestApi');
   const stages = stack.resourcesOf('AWS::ApiGateway::Stage');
-  if (apis.length !== 1 || stages.length !== 1) refuse(`an origin with ${apis.length} REST APIs and ${stages.length} stages in the template`);
+  if (apis.length !== 1 || stages.length !== 1)
+    refuse(`an origin with ${apis.length} REST APIs and ${stages.length} stages in the template`);
   const apiDomain = `${stack.ref(apis[0]![0])}.execute-api.${LOCAL_REGION}.amazonaws.com`;
   const stagePath = `/${stack.string(stages[0]![1].Properties.StageName)}`;
   const domain = stack.string(origin.DomainName);
@@ -147,7 +204,8 @@ function assertOriginIsTheStage(stack: Stack, origin: { DomainName: unknown; Ori
 /** CloudFront Functions see header names in lower case, one value each. */
 function headerObject(rawHeaders: string[]): Record<string, { value: string }> {
   const headers: Record<string, { value: string }> = Object.create(null); // `constructor` is a header name like any other
-  for (let i = 0; i < rawHeaders.length; i += 2) headers[rawHeaders[i]!.toLowerCase()] ??= { value: rawHeaders[i + 1]! };
+  for (let i = 0; i < rawHeaders.length; i += 2)
+    headers[rawHeaders[i]!.toLowerCase()] ??= { value: rawHeaders[i + 1]! };
   return headers;
 }
 

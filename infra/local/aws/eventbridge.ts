@@ -65,7 +65,12 @@ type Invoke = (target: string, event: unknown) => Promise<InvocationResult>;
 const RULE_PROPERTIES = new Set(['ScheduleExpression', 'State', 'Targets', 'Description', 'Name']);
 /** RetryPolicy and DeadLetterConfig concern a failure to deliver to Lambda, which locally always takes the event. */
 const TARGET_PROPERTIES = new Set(['Arn', 'Id', 'Input', 'RetryPolicy', 'DeadLetterConfig']);
-const INVOKE_CONFIG_PROPERTIES = new Set(['FunctionName', 'Qualifier', 'MaximumRetryAttempts', 'MaximumEventAgeInSeconds']);
+const INVOKE_CONFIG_PROPERTIES = new Set([
+  'FunctionName',
+  'Qualifier',
+  'MaximumRetryAttempts',
+  'MaximumEventAgeInSeconds',
+]);
 const UNIT_MS: Record<string, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
 /** Lambda: "waits one minute before the first retry, and two minutes before the second" (asynchronous invocation). */
 const RETRY_DELAYS_MS = [60_000, 120_000];
@@ -81,7 +86,9 @@ export function scheduledRules(stack: Stack, hasFunction: (target: string) => bo
   const retryAttempts = invokeConfigs(stack);
   return stack.resourcesOf('AWS::Events::Rule').map(([logicalId, resource]) => {
     const p = resource.Properties ?? {};
-    const refuse = (what: string): never => { throw new Error(`EventBridge rule ${logicalId}: ${what}`); };
+    const refuse = (what: string): never => {
+      throw new Error(`EventBridge rule ${logicalId}: ${what}`);
+    };
     if (p.EventPattern !== undefined) refuse('event patterns are not emulated by the local stack, only schedules');
     const unknown = Object.keys(p).filter((key) => !RULE_PROPERTIES.has(key));
     if (unknown.length > 0) refuse(`${unknown.join(', ')} not emulated by the local stack`);
@@ -95,9 +102,12 @@ export function scheduledRules(stack: Stack, hasFunction: (target: string) => bo
       const unknownTarget = Object.keys(target).filter((key) => !TARGET_PROPERTIES.has(key));
       if (unknownTarget.length > 0) refuse(`target ${id}: ${unknownTarget.join(', ')} not emulated by the local stack`);
       const fn = functionTarget(stack.string(target.Arn));
-      if (!fn || !hasFunction(fn)) refuse(`target ${id} is not a Lambda function of this template (${stack.string(target.Arn)})`);
+      if (!fn || !hasFunction(fn))
+        refuse(`target ${id} is not a Lambda function of this template (${stack.string(target.Arn)})`);
       if (!permissions.some((permission) => allowsEventBridge(stack, permission, fn!, arn))) {
-        refuse(`target ${id}: no AWS::Lambda::Permission lets events.amazonaws.com invoke ${fn} for this rule, so EventBridge could not`);
+        refuse(
+          `target ${id}: no AWS::Lambda::Permission lets events.amazonaws.com invoke ${fn} for this rule, so EventBridge could not`,
+        );
       }
       return {
         id,
@@ -115,11 +125,13 @@ export function scheduledRules(stack: Stack, hasFunction: (target: string) => bo
  * and plural otherwise ("rate(1 minute)", "rate(5 minutes)").
  */
 function ratePeriodMs(expression: string, refuse: (what: string) => never): number {
-  if (expression.startsWith('cron(')) refuse(`${expression}: cron schedules are not emulated by the local stack, only rate(…)`);
+  if (expression.startsWith('cron('))
+    refuse(`${expression}: cron schedules are not emulated by the local stack, only rate(…)`);
   const match = /^rate\((\d+) (minute|hour|day)(s?)\)$/.exec(expression);
   if (!match) return refuse(`${expression} is not a schedule expression EventBridge accepts`);
   const count = Number(match[1]);
-  if (count < 1 || (count === 1) !== (match[3] === '')) refuse(`${expression}: EventBridge wants a positive number, with a singular unit for 1 and a plural one otherwise`);
+  if (count < 1 || (count === 1) !== (match[3] === ''))
+    refuse(`${expression}: EventBridge wants a positive number, with a singular unit for 1 and a plural one otherwise`);
   return count * UNIT_MS[match[2]!]!;
 }
 
@@ -133,7 +145,12 @@ function functionTarget(arn: string): string | undefined {
 const qualified = (target: string) => (target.includes(':') ? target : `${target}:$LATEST`);
 
 /** The permission EventBridge needs: lambda:InvokeFunction for events.amazonaws.com on exactly this function (and qualifier), from this rule. */
-function allowsEventBridge(stack: Stack, permission: Record<string, unknown>, target: string, ruleArn: string): boolean {
+function allowsEventBridge(
+  stack: Stack,
+  permission: Record<string, unknown>,
+  target: string,
+  ruleArn: string,
+): boolean {
   if (stack.string(permission.Principal) !== 'events.amazonaws.com') return false;
   if (!['lambda:InvokeFunction', 'lambda:*'].includes(stack.string(permission.Action))) return false;
   const name = stack.string(permission.FunctionName);
@@ -148,11 +165,16 @@ function invokeConfigs(stack: Stack): Map<string, number> {
   for (const [logicalId, resource] of stack.resourcesOf('AWS::Lambda::EventInvokeConfig')) {
     const p = resource.Properties ?? {};
     const unknown = Object.keys(p).filter((key) => !INVOKE_CONFIG_PROPERTIES.has(key));
-    if (unknown.length > 0) throw new Error(`Lambda EventInvokeConfig ${logicalId}: ${unknown.join(', ')} not emulated by the local stack`);
+    if (unknown.length > 0)
+      throw new Error(`Lambda EventInvokeConfig ${logicalId}: ${unknown.join(', ')} not emulated by the local stack`);
     const name = stack.string(p.FunctionName);
     const fn = name.startsWith('arn:') ? functionTarget(name) : name;
-    const attempts = p.MaximumRetryAttempts === undefined ? DEFAULT_RETRY_ATTEMPTS : Number(stack.resolve(p.MaximumRetryAttempts));
-    if (!Number.isInteger(attempts) || attempts < 0 || attempts > 2) throw new Error(`Lambda EventInvokeConfig ${logicalId}: MaximumRetryAttempts ${attempts} is refused by Lambda (0 to 2)`);
+    const attempts =
+      p.MaximumRetryAttempts === undefined ? DEFAULT_RETRY_ATTEMPTS : Number(stack.resolve(p.MaximumRetryAttempts));
+    if (!Number.isInteger(attempts) || attempts < 0 || attempts > 2)
+      throw new Error(
+        `Lambda EventInvokeConfig ${logicalId}: MaximumRetryAttempts ${attempts} is refused by Lambda (0 to 2)`,
+      );
     configs.set(`${fn}:${stack.string(p.Qualifier)}`, attempts);
   }
   return configs;
@@ -189,7 +211,9 @@ export class LocalSchedules {
     this.options = options;
     for (const rule of rules.filter((r) => r.enabled)) {
       const every = options.everyMs ?? rule.periodMs;
-      const timer = setInterval(() => { void this.fire(rule); }, every);
+      const timer = setInterval(() => {
+        void this.fire(rule);
+      }, every);
       timer.unref(); // a stack left open by mistake never holds its process up for this
       this.timers.add(timer);
     }
@@ -208,16 +232,30 @@ export class LocalSchedules {
     this.timers.clear();
   }
 
-  private async run(rule: ScheduledRule, target: ScheduledTarget, event: unknown, attempt: number): Promise<ScheduledRun> {
+  private async run(
+    rule: ScheduledRule,
+    target: ScheduledTarget,
+    event: unknown,
+    attempt: number,
+  ): Promise<ScheduledRun> {
     const started = performance.now();
     let outcome: InvocationResult;
     try {
       outcome = await this.invoke(target.function, event);
     } catch (error) {
-      outcome = { ok: false, error: { errorType: 'Local.InvokeError', errorMessage: (error as Error).message }, coldStart: false, instanceId: '' };
+      outcome = {
+        ok: false,
+        error: { errorType: 'Local.InvokeError', errorMessage: (error as Error).message },
+        coldStart: false,
+        instanceId: '',
+      };
     }
     const run: ScheduledRun = {
-      rule: rule.logicalId, expression: rule.expression, function: target.function, attempt, ok: outcome.ok,
+      rule: rule.logicalId,
+      expression: rule.expression,
+      function: target.function,
+      attempt,
+      ok: outcome.ok,
       ...(outcome.ok ? { result: outcome.result } : { error: outcome.error! }),
       ms: performance.now() - started,
     };
@@ -227,10 +265,13 @@ export class LocalSchedules {
     this.options.onRun?.(run);
     // A throttled invocation (rejected) is kept and retried by Lambda too; both count as a failure here.
     if (!outcome.ok && attempt <= target.maximumRetryAttempts) {
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        void this.run(rule, target, event, attempt + 1);
-      }, RETRY_DELAYS_MS[attempt - 1]!);
+      const timer = setTimeout(
+        () => {
+          this.timers.delete(timer);
+          void this.run(rule, target, event, attempt + 1);
+        },
+        RETRY_DELAYS_MS[attempt - 1]!,
+      );
       timer.unref();
       this.timers.add(timer);
     }

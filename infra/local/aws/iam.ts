@@ -44,7 +44,8 @@ const SUPPORTED_CONDITIONS: Record<string, string[]> = {
   'dynamodb:LeadingKeys': ['ForAllValues:StringEquals', 'ForAllValues:StringLike', 'StringEquals', 'StringLike'],
 };
 /** Managed policies that grant nothing on DynamoDB (Lambda's logging and tracing policies, CodeDeploy's for Lambda deployments). */
-const MANAGED_WITHOUT_DYNAMODB = /:policy\/(service-role\/)?(AWSLambdaBasicExecutionRole|AWSXRayDaemonWriteAccess|AWSXrayWriteOnlyAccess|AWSCodeDeployRoleForLambdaLimited)$/;
+const MANAGED_WITHOUT_DYNAMODB =
+  /:policy\/(service-role\/)?(AWSLambdaBasicExecutionRole|AWSXRayDaemonWriteAccess|AWSXrayWriteOnlyAccess|AWSCodeDeployRoleForLambdaLimited)$/;
 
 export class IamPolicies {
   private readonly statements = new Map<string, Statement[]>();
@@ -52,9 +53,11 @@ export class IamPolicies {
   constructor(stack: Stack) {
     for (const [logicalId, role] of stack.resourcesOf('AWS::IAM::Role')) {
       const statements: Statement[] = [];
-      for (const policy of role.Properties?.Policies ?? []) statements.push(...stack.resolve(policy.PolicyDocument.Statement) as Statement[]);
-      for (const arn of (stack.resolve(role.Properties?.ManagedPolicyArns ?? []) as string[])) {
-        if (!MANAGED_WITHOUT_DYNAMODB.test(arn)) throw new Error(`IAM role ${logicalId}: managed policy ${arn} is not emulated`);
+      for (const policy of role.Properties?.Policies ?? [])
+        statements.push(...(stack.resolve(policy.PolicyDocument.Statement) as Statement[]));
+      for (const arn of stack.resolve(role.Properties?.ManagedPolicyArns ?? []) as string[]) {
+        if (!MANAGED_WITHOUT_DYNAMODB.test(arn))
+          throw new Error(`IAM role ${logicalId}: managed policy ${arn} is not emulated`);
       }
       this.statements.set(logicalId, statements);
     }
@@ -62,11 +65,13 @@ export class IamPolicies {
       const statements = stack.resolve(policy.Properties.PolicyDocument.Statement) as Statement[];
       for (const role of policy.Properties.Roles ?? []) {
         const roleId = role.Ref as string | undefined;
-        if (!roleId || !this.statements.has(roleId)) throw new Error(`IAM policy ${logicalId}: attached to a role outside the template`);
+        if (!roleId || !this.statements.has(roleId))
+          throw new Error(`IAM policy ${logicalId}: attached to a role outside the template`);
         this.statements.get(roleId)!.push(...statements);
       }
     }
-    for (const [role, statements] of this.statements) for (const statement of statements) assertSupported(role, statement);
+    for (const [role, statements] of this.statements)
+      for (const statement of statements) assertSupported(role, statement);
   }
 
   allows(role: string, request: AccessRequest): boolean {
@@ -97,7 +102,10 @@ const list = (value: string | string[] | undefined) => (value === undefined ? un
 
 /** IAM wildcards: `*` any run of characters, `?` one; actions compare case-insensitively. */
 function like(pattern: string, value: string, ignoreCase = false): boolean {
-  const source = pattern.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('');
+  const source = pattern
+    .split('')
+    .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
+    .join('');
   return new RegExp(`^${source}$`, ignoreCase ? 'i' : '').test(value);
 }
 
@@ -111,7 +119,8 @@ function matches(statement: Statement, request: AccessRequest): boolean {
   if (resources && !resources.some((r) => like(r, request.resource))) return false;
   if (notResources && notResources.some((r) => like(r, request.resource))) return false;
   return Object.entries(statement.Condition ?? {}).every(([operator, conditions]) =>
-    Object.entries(conditions).every(([, expected]) => condition(operator, [expected].flat(), request.leadingKeys)));
+    Object.entries(conditions).every(([, expected]) => condition(operator, [expected].flat(), request.leadingKeys)),
+  );
 }
 
 /**
@@ -120,23 +129,34 @@ function matches(statement: Statement, request: AccessRequest): boolean {
  * request without the key; a plain operator needs the key present.
  */
 function condition(operator: string, expected: string[], values: string[] | undefined): boolean {
-  const [qualifier, comparison] = operator.includes(':') ? operator.split(':') as [string, string] : ['', operator];
-  const compare = comparison === 'StringLike' ? (e: string, v: string) => like(e, v) : (e: string, v: string) => e === v;
+  const [qualifier, comparison] = operator.includes(':') ? (operator.split(':') as [string, string]) : ['', operator];
+  const compare =
+    comparison === 'StringLike' ? (e: string, v: string) => like(e, v) : (e: string, v: string) => e === v;
   const matchesOne = (value: string) => expected.some((e) => compare(e, value));
   if (qualifier === 'ForAllValues') return (values ?? []).every(matchesOne);
   return values !== undefined && values.length > 0 && values.some(matchesOne);
 }
 
 /** The access requests one DynamoDB API call makes (DynamoDB: "API permissions reference"). */
-export function accessRequests(operation: string, body: any, tableArn: (table: string) => string, partitionKeyOf: (table: string) => string): AccessRequest[] {
+export function accessRequests(
+  operation: string,
+  body: any,
+  tableArn: (table: string) => string,
+  partitionKeyOf: (table: string) => string,
+): AccessRequest[] {
   const keyValue = (table: string, item: Record<string, any> | undefined) => {
     const attribute = item?.[partitionKeyOf(table)];
     return attribute === undefined ? [] : [String(attribute.S ?? attribute.N ?? attribute.B)];
   };
-  const one = (action: string, table: string, leadingKeys?: string[]) =>
-    ({ action: `dynamodb:${action}`, resource: tableArn(table) + (body?.IndexName ? `/index/${body.IndexName}` : ''), leadingKeys });
+  const one = (action: string, table: string, leadingKeys?: string[]) => ({
+    action: `dynamodb:${action}`,
+    resource: tableArn(table) + (body?.IndexName ? `/index/${body.IndexName}` : ''),
+    leadingKeys,
+  });
   switch (operation) {
-    case 'GetItem': case 'DeleteItem': case 'UpdateItem':
+    case 'GetItem':
+    case 'DeleteItem':
+    case 'UpdateItem':
       return [one(operation, body.TableName, keyValue(body.TableName, body.Key))];
     case 'PutItem':
       return [one(operation, body.TableName, keyValue(body.TableName, body.Item))];
@@ -145,15 +165,38 @@ export function accessRequests(operation: string, body: any, tableArn: (table: s
     case 'TransactWriteItems':
       return (body.TransactItems as any[]).map((item) => {
         const [kind, spec] = Object.entries(item)[0] as [string, any];
-        const action = ({ Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem' } as Record<string, string>)[kind]!;
-        return { action: `dynamodb:${action}`, resource: tableArn(spec.TableName), leadingKeys: keyValue(spec.TableName, spec.Key ?? spec.Item) };
+        const action = (
+          {
+            Put: 'PutItem',
+            Update: 'UpdateItem',
+            Delete: 'DeleteItem',
+            ConditionCheck: 'ConditionCheckItem',
+          } as Record<string, string>
+        )[kind]!;
+        return {
+          action: `dynamodb:${action}`,
+          resource: tableArn(spec.TableName),
+          leadingKeys: keyValue(spec.TableName, spec.Key ?? spec.Item),
+        };
       });
     case 'TransactGetItems':
-      return (body.TransactItems as any[]).map(({ Get }) => ({ action: 'dynamodb:GetItem', resource: tableArn(Get.TableName), leadingKeys: keyValue(Get.TableName, Get.Key) }));
-    case 'BatchGetItem': case 'BatchWriteItem':
+      return (body.TransactItems as any[]).map(({ Get }) => ({
+        action: 'dynamodb:GetItem',
+        resource: tableArn(Get.TableName),
+        leadingKeys: keyValue(Get.TableName, Get.Key),
+      }));
+    case 'BatchGetItem':
+    case 'BatchWriteItem':
       return Object.entries(body.RequestItems as Record<string, any>).map(([table, requests]) => {
-        const items = operation === 'BatchGetItem' ? requests.Keys as any[] : (requests as any[]).map((r) => r.PutRequest?.Item ?? r.DeleteRequest?.Key);
-        return { action: `dynamodb:${operation}`, resource: tableArn(table), leadingKeys: items.flatMap((item) => keyValue(table, item)) };
+        const items =
+          operation === 'BatchGetItem'
+            ? (requests.Keys as any[])
+            : (requests as any[]).map((r) => r.PutRequest?.Item ?? r.DeleteRequest?.Key);
+        return {
+          action: `dynamodb:${operation}`,
+          resource: tableArn(table),
+          leadingKeys: items.flatMap((item) => keyValue(table, item)),
+        };
       });
     case 'ListTables':
       return [{ action: 'dynamodb:ListTables', resource: '*' }];
@@ -212,7 +255,8 @@ export async function startDynamoDbProxy(options: {
     const accessKey = /Credential=([^/]+)\//.exec(req.headers.authorization ?? '')?.[1];
     const role = accessKey ? roleByAccessKey.get(accessKey) : undefined;
     const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
-    if (!role) return deny(res, `The security token included in the request is invalid.`, 'UnrecognizedClientException');
+    if (!role)
+      return deny(res, `The security token included in the request is invalid.`, 'UnrecognizedClientException');
     let requests: AccessRequest[];
     let parsed: unknown;
     try {
@@ -224,9 +268,18 @@ export async function startDynamoDbProxy(options: {
     const refused = requests.find((request) => !options.policies.allows(role, request));
     // IAM decides first; what it allows, MRSC may still refuse.
     const admission = refused ? undefined : mrsc.admit(operation, parsed, signedRegion(req.headers.authorization));
-    options.onCall?.({ role, operation, requests, allowed: !refused, ...(admission?.refusal ? { mrsc: admission.refusal } : {}) });
+    options.onCall?.({
+      role,
+      operation,
+      requests,
+      allowed: !refused,
+      ...(admission?.refusal ? { mrsc: admission.refusal } : {}),
+    });
     if (refused) {
-      return deny(res, `User: arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/${role}/local is not authorized to perform: ${refused.action} on resource: ${refused.resource} because no identity-based policy allows the ${refused.action} action`);
+      return deny(
+        res,
+        `User: arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/${role}/local is not authorized to perform: ${refused.action} on resource: ${refused.resource} because no identity-based policy allows the ${refused.action} action`,
+      );
     }
     if (admission!.refusal) {
       const answer = mrscErrorResponse(admission!.refusal);
@@ -246,10 +299,18 @@ export async function startDynamoDbProxy(options: {
         accessKeyByRole.set(role, accessKey);
         roleByAccessKey.set(accessKey, role);
       }
-      return { AWS_ACCESS_KEY_ID: accessKey, AWS_SECRET_ACCESS_KEY: randomBytes(20).toString('hex'), AWS_SESSION_TOKEN: randomBytes(32).toString('base64') };
+      return {
+        AWS_ACCESS_KEY_ID: accessKey,
+        AWS_SECRET_ACCESS_KEY: randomBytes(20).toString('hex'),
+        AWS_SESSION_TOKEN: randomBytes(32).toString('base64'),
+      };
     },
     mrsc,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -267,21 +328,35 @@ async function readAll(req: IncomingMessage): Promise<Buffer> {
 /** DynamoDB's error shape: HTTP 400, `__type` naming the exception. */
 function deny(res: ServerResponse, message: string, type = 'AccessDeniedException'): void {
   const body = JSON.stringify({ __type: `com.amazon.coral.service#${type}`, Message: message });
-  res.writeHead(400, { 'Content-Type': 'application/x-amz-json-1.0', 'x-amzn-ErrorType': type, 'Content-Length': Buffer.byteLength(body) });
+  res.writeHead(400, {
+    'Content-Type': 'application/x-amz-json-1.0',
+    'x-amzn-ErrorType': type,
+    'Content-Length': Buffer.byteLength(body),
+  });
   res.end(body);
 }
 
 /** Forwards to DynamoDB Local; `answered` once its answer is in (or the forward failed). */
 function forward(req: IncomingMessage, res: ServerResponse, body: Buffer, target: URL, answered?: () => void): void {
-  const upstream = httpRequest({
-    host: target.hostname, port: target.port, method: req.method, path: req.url,
-    headers: { ...req.headers, host: target.host, 'content-length': String(body.length) },
-  }, (answer) => {
-    res.writeHead(answer.statusCode ?? 502, answer.headers);
-    answer.once('end', () => answered?.());
-    answer.once('close', () => answered?.());
-    answer.pipe(res);
+  const upstream = httpRequest(
+    {
+      host: target.hostname,
+      port: target.port,
+      method: req.method,
+      path: req.url,
+      headers: { ...req.headers, host: target.host, 'content-length': String(body.length) },
+    },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.once('end', () => answered?.());
+      answer.once('close', () => answered?.());
+      answer.pipe(res);
+    },
+  );
+  upstream.on('error', () => {
+    answered?.();
+    if (!res.headersSent) res.writeHead(502);
+    res.end();
   });
-  upstream.on('error', () => { answered?.(); if (!res.headersSent) res.writeHead(502); res.end(); });
   upstream.end(body);
 }

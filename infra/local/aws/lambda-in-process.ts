@@ -22,10 +22,13 @@ export class InProcessLambda {
   constructor(stack: Stack) {
     for (const [logicalId, fn] of stack.resourcesOf('AWS::Lambda::Function')) {
       const file = /functions\/\S+\.ts$/.exec(String(fn.Properties?.Description ?? ''))?.[0];
-      if (!file) throw new Error(`Lambda ${logicalId}: its Description names no functions/*.ts handler to run in process`);
+      if (!file)
+        throw new Error(`Lambda ${logicalId}: its Description names no functions/*.ts handler to run in process`);
       this.files.set(logicalId, file);
       // The functions share this process: each one's template environment, where this process has not set it.
-      for (const [name, value] of Object.entries((fn.Properties?.Environment?.Variables ?? {}) as Record<string, unknown>)) {
+      for (const [name, value] of Object.entries(
+        (fn.Properties?.Environment?.Variables ?? {}) as Record<string, unknown>,
+      )) {
         process.env[name] ??= stack.string(value);
       }
     }
@@ -68,12 +71,17 @@ export class InProcessLambda {
 
   private handlerIn(file: string): Promise<Handler> {
     if (!this.handlers.has(file)) {
-      this.handlers.set(file, (async () => {
-        // A computed path (not a template literal) so test runners load nested handler files too.
-        const module = (await import(fileURLToPath(new URL(`../../../${file}`, import.meta.url)))) as { handler?: unknown };
-        if (typeof module.handler !== 'function') throw new Error(`${file} does not export a handler`);
-        return module.handler as Handler;
-      })());
+      this.handlers.set(
+        file,
+        (async () => {
+          // A computed path (not a template literal) so test runners load nested handler files too.
+          const module = (await import(fileURLToPath(new URL(`../../../${file}`, import.meta.url)))) as {
+            handler?: unknown;
+          };
+          if (typeof module.handler !== 'function') throw new Error(`${file} does not export a handler`);
+          return module.handler as Handler;
+        })(),
+      );
     }
     return this.handlers.get(file)!;
   }
@@ -92,15 +100,23 @@ type Handler = (event: unknown, context: Context) => Promise<unknown>;
  */
 class ConcurrentInvocations extends InvokeStoreBase {
   readonly #contexts = new AsyncLocalStorage<Record<string | symbol, unknown>>();
-  getContext() { return this.#contexts.getStore(); }
-  hasContext() { return this.#contexts.getStore() !== undefined; }
-  get<T>(key: string | symbol) { return this.#contexts.getStore()?.[key] as T | undefined; }
+  getContext() {
+    return this.#contexts.getStore();
+  }
+  hasContext() {
+    return this.#contexts.getStore() !== undefined;
+  }
+  get<T>(key: string | symbol) {
+    return this.#contexts.getStore()?.[key] as T | undefined;
+  }
   set<T>(key: string | symbol, value: T) {
     const context = this.#contexts.getStore();
     if (!context || this.isProtectedKey(key)) throw new Error(`InvokeStore: cannot set ${String(key)} here`);
     context[key] = value;
   }
-  run<T>(context: Record<string | symbol, unknown>, fn: () => T): T { return this.#contexts.run(context, fn); }
+  run<T>(context: Record<string | symbol, unknown>, fn: () => T): T {
+    return this.#contexts.run(context, fn);
+  }
 }
 const invocations = new ConcurrentInvocations();
 

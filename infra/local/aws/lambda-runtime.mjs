@@ -17,11 +17,14 @@ function splitHandler(handler) {
 // https://docs.aws.amazon.com/lambda/latest/dg/nodejs-handler.html: .mjs, .js or .cjs, in that order of ESM preference.
 async function loadHandler() {
   const file = ['.mjs', '.js', '.cjs'].map((extension) => join(taskRoot, `${moduleName}${extension}`)).find(existsSync);
-  if (!file) throw Object.assign(new Error(`Cannot find module '${moduleName}'`), { name: 'Runtime.ImportModuleError' });
+  if (!file)
+    throw Object.assign(new Error(`Cannot find module '${moduleName}'`), { name: 'Runtime.ImportModuleError' });
   const module = await import(pathToFileURL(file).href);
   const handler = module[exportName];
   if (typeof handler !== 'function') {
-    throw Object.assign(new Error(`${moduleName}.${exportName} is undefined or not exported`), { name: 'Runtime.HandlerNotFound' });
+    throw Object.assign(new Error(`${moduleName}.${exportName} is undefined or not exported`), {
+      name: 'Runtime.HandlerNotFound',
+    });
   }
   return handler;
 }
@@ -41,7 +44,9 @@ process.on('message', async ({ id, event, context }) => {
     logGroupName: process.env.AWS_LAMBDA_LOG_GROUP_NAME,
     logStreamName: process.env.AWS_LAMBDA_LOG_STREAM_NAME,
     getRemainingTimeInMillis: () => Math.max(0, context.deadline - Date.now()),
-    done() {}, fail() {}, succeed() {},
+    done() {},
+    fail() {},
+    succeed() {},
   };
   try {
     const handler = await init;
@@ -49,13 +54,18 @@ process.on('message', async ({ id, event, context }) => {
     process.send({ id, ok: true, result: result ?? null });
   } catch (error) {
     const failure = { errorType: error?.name ?? 'Error', errorMessage: error?.message ?? String(error) };
-    console.error(`${new Date().toISOString()}\t${context.awsRequestId}\tERROR\tInvoke Error\t${JSON.stringify(failure)}`);
+    console.error(
+      `${new Date().toISOString()}\t${context.awsRequestId}\tERROR\tInvoke Error\t${JSON.stringify(failure)}`,
+    );
     process.send({ id, ok: false, error: failure });
   }
 });
 // The Init phase ends when the handler module has loaded (or failed to): only then is the instance
 // ready, and only then does the emulator start the invocation's timeout.
 // A failed Init is said too: Lambda does not keep such an instance, it runs Init again on the next invocation.
-init.then(() => process.send({ ready: true }), () => process.send({ ready: true, initFailed: true }));
+init.then(
+  () => process.send({ ready: true }),
+  () => process.send({ ready: true, initFailed: true }),
+);
 // The emulator is gone (however it died): an instance never outlives it.
 process.on('disconnect', () => process.exit(0));

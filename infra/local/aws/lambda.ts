@@ -72,8 +72,22 @@ export const INIT_TIMEOUT_MS = 10_000;
  * Any other (layers, SnapStart, a file system, a container image, …) stops the start.
  */
 const FUNCTION_PROPERTIES = new Set([
-  'Code', 'Handler', 'Runtime', 'Timeout', 'MemorySize', 'Environment', 'Role', 'ReservedConcurrentExecutions',
-  'Architectures', 'Description', 'FunctionName', 'LoggingConfig', 'TracingConfig', 'Tags', 'RuntimeManagementConfig', 'EphemeralStorage',
+  'Code',
+  'Handler',
+  'Runtime',
+  'Timeout',
+  'MemorySize',
+  'Environment',
+  'Role',
+  'ReservedConcurrentExecutions',
+  'Architectures',
+  'Description',
+  'FunctionName',
+  'LoggingConfig',
+  'TracingConfig',
+  'Tags',
+  'RuntimeManagementConfig',
+  'EphemeralStorage',
 ]);
 /** A version is its function's code and configuration at publication; these describe it, nothing more. */
 const VERSION_PROPERTIES = new Set(['FunctionName', 'Description', 'CodeSha256']);
@@ -98,58 +112,76 @@ export class LambdaService {
 
   constructor(stack: Stack, options: LambdaOptions) {
     this.options = options;
-    this.functions = new Map(stack.resourcesOf('AWS::Lambda::Function').map(([logicalId, resource]) => {
-      const p = resource.Properties;
-      const runtime = String(p.Runtime);
-      if (!SUPPORTED_RUNTIMES.test(runtime)) throw new Error(`Lambda ${logicalId}: the local stack runs Node.js runtimes only, not ${runtime}`);
-      if (p.Layers) throw new Error(`Lambda ${logicalId}: layers are not emulated`);
-      const unknown = Object.keys(p).filter((key) => !FUNCTION_PROPERTIES.has(key));
-      if (unknown.length > 0) throw new Error(`Lambda ${logicalId}: ${unknown.join(', ')} not emulated by the local stack`);
-      // What CloudFormation refuses (AWS::Lambda::Function: Timeout 1-900 s, MemorySize 128-10240 MB).
-      const timeout = Number(p.Timeout ?? 3); // Lambda's default timeout
-      const memory = Number(p.MemorySize ?? 128);
-      if (!Number.isInteger(timeout) || timeout < 1 || timeout > 900) throw new Error(`Lambda ${logicalId}: Timeout ${p.Timeout} is refused by Lambda (1 to 900 seconds)`);
-      if (!Number.isInteger(memory) || memory < 128 || memory > 10_240) throw new Error(`Lambda ${logicalId}: MemorySize ${p.MemorySize} is refused by Lambda (128 to 10240 MB)`);
-      const reserved = p.ReservedConcurrentExecutions === undefined ? undefined : Number(p.ReservedConcurrentExecutions);
-      if (reserved !== undefined && (!Number.isInteger(reserved) || reserved < 0)) throw new Error(`Lambda ${logicalId}: ReservedConcurrentExecutions ${p.ReservedConcurrentExecutions} is refused by Lambda (0 or more)`);
-      const environment = Object.fromEntries(Object.entries((p.Environment?.Variables ?? {}) as Record<string, unknown>)
-        .map(([name, value]) => [name, stack.string(value)]));
-      const role = p.Role?.['Fn::GetAtt']?.[0] as string | undefined;
-      if (!role) throw new Error(`Lambda ${logicalId}: its role is not a role of this template`);
-      const config: FunctionConfig = {
-        logicalId,
-        name: logicalId,
-        codeDirectory: stack.assetDirectory(p.Code),
-        handler: String(p.Handler),
-        runtime,
-        timeoutSeconds: timeout,
-        memoryMb: memory,
-        environment,
-        roleLogicalId: role,
-        node: nodeFor(logicalId, runtime),
-        ...(reserved === undefined ? {} : { reservedConcurrency: reserved }),
-      };
-      return [logicalId, config];
-    }));
+    this.functions = new Map(
+      stack.resourcesOf('AWS::Lambda::Function').map(([logicalId, resource]) => {
+        const p = resource.Properties;
+        const runtime = String(p.Runtime);
+        if (!SUPPORTED_RUNTIMES.test(runtime))
+          throw new Error(`Lambda ${logicalId}: the local stack runs Node.js runtimes only, not ${runtime}`);
+        if (p.Layers) throw new Error(`Lambda ${logicalId}: layers are not emulated`);
+        const unknown = Object.keys(p).filter((key) => !FUNCTION_PROPERTIES.has(key));
+        if (unknown.length > 0)
+          throw new Error(`Lambda ${logicalId}: ${unknown.join(', ')} not emulated by the local stack`);
+        // What CloudFormation refuses (AWS::Lambda::Function: Timeout 1-900 s, MemorySize 128-10240 MB).
+        const timeout = Number(p.Timeout ?? 3); // Lambda's default timeout
+        const memory = Number(p.MemorySize ?? 128);
+        if (!Number.isInteger(timeout) || timeout < 1 || timeout > 900)
+          throw new Error(`Lambda ${logicalId}: Timeout ${p.Timeout} is refused by Lambda (1 to 900 seconds)`);
+        if (!Number.isInteger(memory) || memory < 128 || memory > 10_240)
+          throw new Error(`Lambda ${logicalId}: MemorySize ${p.MemorySize} is refused by Lambda (128 to 10240 MB)`);
+        const reserved =
+          p.ReservedConcurrentExecutions === undefined ? undefined : Number(p.ReservedConcurrentExecutions);
+        if (reserved !== undefined && (!Number.isInteger(reserved) || reserved < 0))
+          throw new Error(
+            `Lambda ${logicalId}: ReservedConcurrentExecutions ${p.ReservedConcurrentExecutions} is refused by Lambda (0 or more)`,
+          );
+        const environment = Object.fromEntries(
+          Object.entries((p.Environment?.Variables ?? {}) as Record<string, unknown>).map(([name, value]) => [
+            name,
+            stack.string(value),
+          ]),
+        );
+        const role = p.Role?.['Fn::GetAtt']?.[0] as string | undefined;
+        if (!role) throw new Error(`Lambda ${logicalId}: its role is not a role of this template`);
+        const config: FunctionConfig = {
+          logicalId,
+          name: logicalId,
+          codeDirectory: stack.assetDirectory(p.Code),
+          handler: String(p.Handler),
+          runtime,
+          timeoutSeconds: timeout,
+          memoryMb: memory,
+          environment,
+          roleLogicalId: role,
+          node: nodeFor(logicalId, runtime),
+          ...(reserved === undefined ? {} : { reservedConcurrency: reserved }),
+        };
+        return [logicalId, config];
+      }),
+    );
 
     const functionOf = (kind: string, logicalId: string, name: unknown): string => {
       const fn = stack.string(name).split(':function:').pop()!.split(':')[0]!;
-      if (!this.functions.has(fn)) throw new Error(`${kind} ${logicalId}: FunctionName does not name a function of this template`);
+      if (!this.functions.has(fn))
+        throw new Error(`${kind} ${logicalId}: FunctionName does not name a function of this template`);
       return fn;
     };
     for (const [logicalId, version] of stack.resourcesOf('AWS::Lambda::Version')) {
       const unknown = Object.keys(version.Properties ?? {}).filter((key) => !VERSION_PROPERTIES.has(key));
-      if (unknown.length > 0) throw new Error(`Lambda version ${logicalId}: ${unknown.join(', ')} not emulated by the local stack`);
+      if (unknown.length > 0)
+        throw new Error(`Lambda version ${logicalId}: ${unknown.join(', ')} not emulated by the local stack`);
       const fn = functionOf('Lambda version', logicalId, version.Properties.FunctionName);
       this.versions.set(fn, (this.versions.get(fn) ?? new Set()).add(stack.versionNumber(logicalId)));
     }
     for (const [logicalId, alias] of stack.resourcesOf('AWS::Lambda::Alias')) {
       // RoutingConfig (weights between two versions) is what CodeDeploy sets during a shift, never a template's state here.
       const unknown = Object.keys(alias.Properties ?? {}).filter((key) => !ALIAS_PROPERTIES.has(key));
-      if (unknown.length > 0) throw new Error(`Lambda alias ${logicalId}: ${unknown.join(', ')} not emulated by the local stack`);
+      if (unknown.length > 0)
+        throw new Error(`Lambda alias ${logicalId}: ${unknown.join(', ')} not emulated by the local stack`);
       const fn = functionOf('Lambda alias', logicalId, alias.Properties.FunctionName);
       const version = stack.string(alias.Properties.FunctionVersion);
-      if (version !== '$LATEST' && !this.versions.get(fn)?.has(version)) throw new Error(`Lambda alias ${logicalId}: version ${version} is not a version of ${fn} in this template`);
+      if (version !== '$LATEST' && !this.versions.get(fn)?.has(version))
+        throw new Error(`Lambda alias ${logicalId}: version ${version} is not a version of ${fn} in this template`);
       const aliases = this.aliases.get(fn) ?? new Map<string, string>();
       aliases.set(stack.string(alias.Properties.Name), version);
       this.aliases.set(fn, aliases);
@@ -177,7 +209,13 @@ export class LambdaService {
     // Reserved concurrency: past it, Lambda refuses the invocation (429 TooManyRequestsException).
     const running = this.inFlight.get(fn.logicalId) ?? 0;
     if (fn.reservedConcurrency !== undefined && running >= fn.reservedConcurrency) {
-      return { ok: false, rejected: true, error: { errorType: 'TooManyRequestsException', errorMessage: 'Rate Exceeded.' }, coldStart: false, instanceId: '' };
+      return {
+        ok: false,
+        rejected: true,
+        error: { errorType: 'TooManyRequestsException', errorMessage: 'Rate Exceeded.' },
+        coldStart: false,
+        instanceId: '',
+      };
     }
     this.inFlight.set(fn.logicalId, running + 1);
     this.invocations.push({ function: fn.logicalId, qualifier, version });
@@ -258,11 +296,17 @@ function nodeFor(logicalId: string, runtime: string): string {
   const major = /^nodejs(\d+)\.x$/.exec(runtime)![1];
   for (const candidate of [process.execPath, join(PROJECT_ROOT, 'node_modules', 'node', 'bin', 'node')]) {
     if (!nodeVersions.has(candidate)) {
-      try { nodeVersions.set(candidate, execFileSync(candidate, ['--version'], { encoding: 'utf8' }).trim()); } catch { nodeVersions.set(candidate, ''); }
+      try {
+        nodeVersions.set(candidate, execFileSync(candidate, ['--version'], { encoding: 'utf8' }).trim());
+      } catch {
+        nodeVersions.set(candidate, '');
+      }
     }
     if (nodeVersions.get(candidate)!.startsWith(`v${major}.`)) return candidate;
   }
-  throw new Error(`Lambda ${logicalId}: runtime ${runtime} needs Node.js ${major}; run npm install (the project pins it)`);
+  throw new Error(
+    `Lambda ${logicalId}: runtime ${runtime} needs Node.js ${major}; run npm install (the project pins it)`,
+  );
 }
 
 const RUNTIME = new URL('./lambda-runtime.mjs', import.meta.url);
@@ -285,21 +329,36 @@ class Instance {
   constructor(fn: FunctionConfig, env: Record<string, string>, log: LambdaOptions['log'], suppressedInit: boolean) {
     this.suppressedInit = suppressedInit;
     // execArgv empty: the emulator's own loader flags must not reach the function, only its NODE_OPTIONS.
-    this.child = fork(RUNTIME, [], { env, execPath: fn.node, execArgv: [], stdio: ['ignore', 'pipe', 'pipe', 'ipc'], serialization: 'json' });
+    this.child = fork(RUNTIME, [], {
+      env,
+      execPath: fn.node,
+      execArgv: [],
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      serialization: 'json',
+    });
     for (const stream of [this.child.stdout!, this.child.stderr!]) {
       createInterface({ input: stream }).on('line', (line) => log(fn.name, line));
     }
-    this.ready = new Promise((resolve) => this.child.once('message', (message: { initFailed?: boolean }) => {
-      this.initFailed = message.initFailed === true;
-      resolve();
-    }));
+    this.ready = new Promise((resolve) =>
+      this.child.once('message', (message: { initFailed?: boolean }) => {
+        this.initFailed = message.initFailed === true;
+        resolve();
+      }),
+    );
     this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
     this.child.on('message', (message: { id?: string; ok?: boolean; result?: unknown; error?: Outcome['error'] }) => {
-      if (message.id && message.id === this.pending?.id) this.pending.settle(tooLarge(message) ?? { ok: message.ok!, result: message.result, error: message.error });
+      if (message.id && message.id === this.pending?.id)
+        this.pending.settle(tooLarge(message) ?? { ok: message.ok!, result: message.result, error: message.error });
     });
     this.child.once('exit', (code, signal) => {
       this.alive = false;
-      this.pending?.settle({ ok: false, error: { errorType: 'Runtime.ExitError', errorMessage: `RequestId: ${this.pending.id} Error: Runtime exited with ${signal ? `signal: ${signal}` : `error: exit status ${code}`}` } });
+      this.pending?.settle({
+        ok: false,
+        error: {
+          errorType: 'Runtime.ExitError',
+          errorMessage: `RequestId: ${this.pending.id} Error: Runtime exited with ${signal ? `signal: ${signal}` : `error: exit status ${code}`}`,
+        },
+      });
     });
   }
 
@@ -308,14 +367,22 @@ class Instance {
    * (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html); past them the
    * instance is stopped and 'init-timed-out' returned, for the caller to retry it as Lambda does.
    */
-  async invoke(event: unknown, fn: FunctionConfig, traceHeader: string, invokedFunctionArn: string): Promise<Outcome | 'init-timed-out'> {
+  async invoke(
+    event: unknown,
+    fn: FunctionConfig,
+    traceHeader: string,
+    invokedFunctionArn: string,
+  ): Promise<Outcome | 'init-timed-out'> {
     const awsRequestId = randomUUID();
     let deadline = Date.now() + fn.timeoutSeconds * 1000;
     if (!this.suppressedInit) {
       let timer: NodeJS.Timeout | undefined;
       const initEnded = await Promise.race([
-        this.ready.then(() => true), this.exited.then(() => true),
-        new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), INIT_TIMEOUT_MS); }),
+        this.ready.then(() => true),
+        this.exited.then(() => true),
+        new Promise<false>((resolve) => {
+          timer = setTimeout(() => resolve(false), INIT_TIMEOUT_MS);
+        }),
       ]);
       clearTimeout(timer);
       if (!initEnded) {
@@ -327,14 +394,27 @@ class Instance {
     return new Promise<Outcome>((resolve) => {
       const timer = setTimeout(() => {
         // Lambda ends a timed-out invocation by stopping its instance; the next one starts cold.
-        this.settleAs(resolve, { ok: false, error: { errorType: 'Sandbox.Timedout', errorMessage: `${awsRequestId} Task timed out after ${fn.timeoutSeconds.toFixed(2)} seconds` } });
+        this.settleAs(resolve, {
+          ok: false,
+          error: {
+            errorType: 'Sandbox.Timedout',
+            errorMessage: `${awsRequestId} Task timed out after ${fn.timeoutSeconds.toFixed(2)} seconds`,
+          },
+        });
         void this.stop();
       }, deadline - Date.now());
       this.pending = {
         id: awsRequestId,
-        settle: (outcome) => { clearTimeout(timer); this.settleAs(resolve, outcome); },
+        settle: (outcome) => {
+          clearTimeout(timer);
+          this.settleAs(resolve, outcome);
+        },
       };
-      if (!this.alive) return this.pending.settle({ ok: false, error: { errorType: 'Runtime.ExitError', errorMessage: 'Runtime exited before the invocation' } });
+      if (!this.alive)
+        return this.pending.settle({
+          ok: false,
+          error: { errorType: 'Runtime.ExitError', errorMessage: 'Runtime exited before the invocation' },
+        });
       // A retried Init runs first in the runtime (it awaits its handler), within this timeout.
       this.child.send({
         id: awsRequestId,
@@ -364,7 +444,13 @@ class Instance {
 
 function tooLarge(message: { ok?: boolean; result?: unknown }): Outcome | undefined {
   if (!message.ok || Buffer.byteLength(JSON.stringify(message.result ?? null)) <= MAX_RESPONSE_BYTES) return undefined;
-  return { ok: false, error: { errorType: 'Function.ResponseSizeTooLarge', errorMessage: 'Response payload size exceeded maximum allowed payload size (6291556 bytes).' } };
+  return {
+    ok: false,
+    error: {
+      errorType: 'Function.ResponseSizeTooLarge',
+      errorMessage: 'Response payload size exceeded maximum allowed payload size (6291556 bytes).',
+    },
+  };
 }
 
 /** The X-Amzn-Trace-Id header of an API Gateway event (proxy or REQUEST authorizer), if any. */

@@ -37,7 +37,12 @@ export const DYNAMODB_ERROR_NAMESPACE = 'com.amazonaws.dynamodb.v20120810';
 /** What an MRSC replica refuses whatever they hold. */
 export const TRANSACTION_OPERATIONS: ReadonlySet<string> = new Set(['TransactWriteItems', 'TransactGetItems']);
 /** The writes a replicated write conflict can refuse. */
-export const CONFLICTING_WRITE_OPERATIONS: ReadonlySet<string> = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']);
+export const CONFLICTING_WRITE_OPERATIONS: ReadonlySet<string> = new Set([
+  'PutItem',
+  'UpdateItem',
+  'DeleteItem',
+  'BatchWriteItem',
+]);
 
 /**
  * AWS publishes no exact message for a transaction invoked on an MRSC replica (only that it returns
@@ -147,18 +152,33 @@ export class MrscEmulation {
     const region = this.region ?? signedRegion ?? LOCAL_REGION;
     if (TRANSACTION_OPERATIONS.has(operation)) {
       return this.refuseTransactions
-        ? { refusal: { error: 'ValidationException', cause: 'transaction', message: transactionsRefusedMessage(operation), region } }
+        ? {
+            refusal: {
+              error: 'ValidationException',
+              cause: 'transaction',
+              message: transactionsRefusedMessage(operation),
+              region,
+            },
+          }
         : admitted();
     }
     if (!CONFLICTING_WRITE_OPERATIONS.has(operation)) return admitted();
-    const conflict = (cause: 'injected' | 'in-flight', other?: MrscRefusal['conflict']): MrscAdmission =>
-      ({ refusal: { error: 'ReplicatedWriteConflictException', cause, message: REPLICATED_WRITE_CONFLICT_MESSAGE, region, ...(other ? { conflict: other } : {}) } });
+    const conflict = (cause: 'injected' | 'in-flight', other?: MrscRefusal['conflict']): MrscAdmission => ({
+      refusal: {
+        error: 'ReplicatedWriteConflictException',
+        cause,
+        message: REPLICATED_WRITE_CONFLICT_MESSAGE,
+        region,
+        ...(other ? { conflict: other } : {}),
+      },
+    });
     const items = this.inFlightWrites ? itemsWritten(operation, body, this.keyAttributesOf) : [];
     if (this.inFlightWrites) {
       const other = this.inFlightWrites.conflictOf(region, items);
       if (other) return conflict('in-flight', other);
     }
-    if (this.replicatedWriteConflictRate > 0 && this.random() < this.replicatedWriteConflictRate) return conflict('injected');
+    if (this.replicatedWriteConflictRate > 0 && this.random() < this.replicatedWriteConflictRate)
+      return conflict('injected');
     return this.inFlightWrites ? { done: this.inFlightWrites.begin(region, items) } : admitted();
   }
 }
@@ -215,7 +235,11 @@ export class InFlightWrites {
 const idOf = (item: ItemRef) => `${item.table}\u0000${item.key}`;
 
 /** The items a write names: PutItem's Item, UpdateItem's and DeleteItem's Key, each of BatchWriteItem's requests. */
-export function itemsWritten(operation: string, body: any, keyAttributesOf: (table: string) => readonly string[]): ItemRef[] {
+export function itemsWritten(
+  operation: string,
+  body: any,
+  keyAttributesOf: (table: string) => readonly string[],
+): ItemRef[] {
   const ref = (table: string, item: Record<string, unknown> | undefined): ItemRef => {
     const key: Record<string, unknown> = {};
     for (const name of keyAttributesOf(table)) if (item?.[name] !== undefined) key[name] = item[name];
@@ -224,11 +248,13 @@ export function itemsWritten(operation: string, body: any, keyAttributesOf: (tab
   switch (operation) {
     case 'PutItem':
       return [ref(body?.TableName, body?.Item)];
-    case 'UpdateItem': case 'DeleteItem':
+    case 'UpdateItem':
+    case 'DeleteItem':
       return [ref(body?.TableName, body?.Key)];
     case 'BatchWriteItem':
       return Object.entries((body?.RequestItems ?? {}) as Record<string, any[]>).flatMap(([table, requests]) =>
-        (requests ?? []).map((request) => ref(table, request?.PutRequest?.Item ?? request?.DeleteRequest?.Key)));
+        (requests ?? []).map((request) => ref(table, request?.PutRequest?.Item ?? request?.DeleteRequest?.Key)),
+      );
     default:
       return [];
   }

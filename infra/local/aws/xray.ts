@@ -28,7 +28,13 @@ export interface XRayDaemon {
   close(): Promise<void>;
 }
 
-export interface FunctionInvocation { name: string; traceHeader: string; startedAt: number; endedAt: number; ok: boolean }
+export interface FunctionInvocation {
+  name: string;
+  traceHeader: string;
+  startedAt: number;
+  endedAt: number;
+  ok: boolean;
+}
 
 export interface XRayDaemonOptions {
   /**
@@ -61,11 +67,20 @@ export async function startXRayDaemon(options: XRayDaemonOptions = {}): Promise<
   const ended = new Set<string>();
   const settle = (traceId: string) => {
     clearTimeout(quiet.get(traceId));
-    quiet.set(traceId, setTimeout(() => {
-      quiet.delete(traceId);
-      ended.delete(traceId);
-      options.onTrace!(traceId, segments.filter((s) => s.trace_id === traceId));
-    }, ended.has(traceId) ? options.quietMs ?? 50 : options.orphanQuietMs ?? 15_000).unref());
+    quiet.set(
+      traceId,
+      setTimeout(
+        () => {
+          quiet.delete(traceId);
+          ended.delete(traceId);
+          options.onTrace!(
+            traceId,
+            segments.filter((s) => s.trace_id === traceId),
+          );
+        },
+        ended.has(traceId) ? (options.quietMs ?? 50) : (options.orphanQuietMs ?? 15_000),
+      ).unref(),
+    );
   };
   const keep = (document: Record<string, any>, parent?: Record<string, any>) => {
     const { subsegments, ...own } = document;
@@ -98,20 +113,32 @@ export async function startXRayDaemon(options: XRayDaemonOptions = {}): Promise<
       const root = /Root=([^;]+)/.exec(traceHeader)?.[1];
       const id = /Parent=([^;]+)/.exec(traceHeader)?.[1];
       if (!root || !id || !traceHeader.includes('Sampled=1')) return;
-      keep({ name, id, trace_id: root, origin: 'AWS::Lambda::Function', start_time: startedAt / 1000, end_time: endedAt / 1000, ...(ok ? {} : { fault: true }) });
+      keep({
+        name,
+        id,
+        trace_id: root,
+        origin: 'AWS::Lambda::Function',
+        start_time: startedAt / 1000,
+        end_time: endedAt / 1000,
+        ...(ok ? {} : { fault: true }),
+      });
     },
     endTrace(traceId) {
       if (!options.onTrace) return;
       ended.add(traceId);
       // A request with no sampled segment leaves nothing to print: forgotten once its datagrams could have come.
       if (quiet.has(traceId)) settle(traceId);
-      else setTimeout(() => { if (!quiet.has(traceId)) ended.delete(traceId); }, 1_000).unref();
+      else
+        setTimeout(() => {
+          if (!quiet.has(traceId)) ended.delete(traceId);
+        }, 1_000).unref();
     },
     trace: (traceId) => segments.filter((s) => s.trace_id === traceId),
-    close: () => new Promise<void>((resolve) => {
-      for (const timer of quiet.values()) clearTimeout(timer);
-      socket.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const timer of quiet.values()) clearTimeout(timer);
+        socket.close(() => resolve());
+      }),
   };
 }
 
@@ -135,8 +162,12 @@ export function formatTrace(traceId: string, segments: Array<Record<string, any>
         ...Object.entries(s.annotations ?? {}).map(([key, value]) => `${key}=${String(value)}`),
         ...(s.aws?.operation ? [s.aws.operation, s.aws.table_name ?? (s.aws.table_names ?? []).join(',')] : []),
         ...(s.cause?.exceptions?.[0]?.type ? [s.cause.exceptions[0].type] : []),
-      ].filter(Boolean).join(' ');
-      lines.push(`${'  '.repeat(depth + 1)}${s.name} ${ms} ms${flags ? ` [${flags}]` : ''}${details ? `  ${details}` : ''}`);
+      ]
+        .filter(Boolean)
+        .join(' ');
+      lines.push(
+        `${'  '.repeat(depth + 1)}${s.name} ${ms} ms${flags ? ` [${flags}]` : ''}${details ? `  ${details}` : ''}`,
+      );
       walk(s.id, depth + 1);
     }
   };

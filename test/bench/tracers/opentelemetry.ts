@@ -1,6 +1,14 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createSocket, type Socket } from 'node:dgram';
-import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
+import {
+  defaultTextMapGetter,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { AWSXRayPropagator } from '@opentelemetry/propagator-aws-xray';
@@ -45,18 +53,28 @@ class OtlpUdpSpanExporter implements SpanExporter {
     done({ code: ExportResultCode.SUCCESS });
   }
 
-  async shutdown(): Promise<void> { this.socket?.close(); }
+  async shutdown(): Promise<void> {
+    this.socket?.close();
+  }
   async forceFlush(): Promise<void> {}
 }
 
 const provider = new TracerProvider({
-  resource: resourceFromAttributes({ 'service.name': APP_NAME, 'cloud.provider': 'aws', 'cloud.platform': 'aws_lambda', 'faas.name': process.env.AWS_LAMBDA_FUNCTION_NAME ?? '' }),
+  resource: resourceFromAttributes({
+    'service.name': APP_NAME,
+    'cloud.provider': 'aws',
+    'cloud.platform': 'aws_lambda',
+    'faas.name': process.env.AWS_LAMBDA_FUNCTION_NAME ?? '',
+  }),
   spanProcessors: [new SimpleSpanProcessor({ exporter: new OtlpUdpSpanExporter() })],
 });
 const tracer = provider.getTracer(APP_NAME);
 const propagator = new AWSXRayPropagator();
 
-export interface InvocationTrace { span: Span; context: Context }
+export interface InvocationTrace {
+  span: Span;
+  context: Context;
+}
 let current: InvocationTrace | undefined;
 
 export function openInvocationTrace(functionName: string, route: string): InvocationTrace | undefined {
@@ -64,7 +82,11 @@ export function openInvocationTrace(functionName: string, route: string): Invoca
   const header = process.env._X_AMZN_TRACE_ID;
   if (!header || !process.env.AWS_XRAY_DAEMON_ADDRESS) return undefined;
   const parent = propagator.extract(ROOT_CONTEXT, { 'x-amzn-trace-id': header }, defaultTextMapGetter);
-  const span = tracer.startSpan(`## ${functionName}`, { kind: SpanKind.SERVER, attributes: { route, 'aws.xray.annotations': ['route', 'outcome'] } }, parent);
+  const span = tracer.startSpan(
+    `## ${functionName}`,
+    { kind: SpanKind.SERVER, attributes: { route, 'aws.xray.annotations': ['route', 'outcome'] } },
+    parent,
+  );
   if (!span.isRecording()) return undefined;
   current = { span, context: trace.setSpan(parent, span) };
   return current;
@@ -85,13 +107,25 @@ export function traceDynamoDbCalls<C extends DynamoDBClient>(client: C): C {
       if (!invocation) return next(args);
       const operation = (context.commandName ?? 'Unknown').replace(/Command$/, '');
       const input = args.input as { TableName?: string };
-      const span = tracer.startSpan(`DynamoDB.${operation}`, {
-        kind: SpanKind.CLIENT,
-        attributes: { 'rpc.system': 'aws-api', 'rpc.service': 'DynamoDB', 'rpc.method': operation, ...(input.TableName ? { 'aws.dynamodb.table_names': [input.TableName] } : {}) },
-      }, invocation.context);
+      const span = tracer.startSpan(
+        `DynamoDB.${operation}`,
+        {
+          kind: SpanKind.CLIENT,
+          attributes: {
+            'rpc.system': 'aws-api',
+            'rpc.service': 'DynamoDB',
+            'rpc.method': operation,
+            ...(input.TableName ? { 'aws.dynamodb.table_names': [input.TableName] } : {}),
+          },
+        },
+        invocation.context,
+      );
       try {
         const output = await next(args);
-        span.setAttribute('http.response.status_code', (output.output as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0);
+        span.setAttribute(
+          'http.response.status_code',
+          (output.output as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0,
+        );
         return output;
       } catch (error) {
         span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.name });

@@ -47,14 +47,20 @@ describe('401: only about the token, saying which of three things is wrong', () 
     const token = await tokenFor({ [ORG]: 'owner' });
     for (const authorization of [`Basic ${token}`, 'Bearer', token, `Bearer ${token} extra`]) {
       const response = await api.get(KEYS, { headers: { Authorization: authorization } });
-      expectWith({ status: response.status, json: response.json }, authorization).toEqual({ status: 401, json: notBearer });
+      expectWith({ status: response.status, json: response.json }, authorization).toEqual({
+        status: 401,
+        json: notBearer,
+      });
     }
   });
 
   it('a malformed or unknown Bearer token: not accepted', async () => {
     for (const authorization of ['Bearer not-a-token', `Bearer tfcapi_${'A'.repeat(56)}`]) {
       const response = await api.get(KEYS, { headers: { Authorization: authorization } });
-      expectWith({ status: response.status, json: response.json }, authorization).toEqual({ status: 401, json: notAccepted });
+      expectWith({ status: response.status, json: response.json }, authorization).toEqual({
+        status: 401,
+        json: notAccepted,
+      });
       // Asked again, the cached Deny answers the same.
       const again = await api.get(KEYS, { headers: { Authorization: authorization } });
       expectWith({ status: again.status, json: again.json }, authorization).toEqual({ status: 401, json: notAccepted });
@@ -70,7 +76,11 @@ describe('401: only about the token, saying which of three things is wrong', () 
   });
 
   it('an expired token: not accepted', async () => {
-    const { token } = await createToken({ subject: 'user-expired', grants: { [ORG]: 'owner' }, expiresAt: '2020-01-01T00:00:00.000Z' });
+    const { token } = await createToken({
+      subject: 'user-expired',
+      grants: { [ORG]: 'owner' },
+      expiresAt: '2020-01-01T00:00:00.000Z',
+    });
     const response = await api.get(KEYS, { token });
     expect(response.status).toBe(401);
     expect(response.json).toEqual(notAccepted);
@@ -93,12 +103,19 @@ describe('routing', () => {
     }
     expect((await api.get('/nope')).json).toEqual(unknown);
     // A path that exists, for something the token cannot see: the plain 404, which says nothing.
-    expect((await api.get('/organizations/someone-else/reserved-tag-keys', { token })).json).toEqual(errorBody(404, 'not found'));
+    expect((await api.get('/organizations/someone-else/reserved-tag-keys', { token })).json).toEqual(
+      errorBody(404, 'not found'),
+    );
   });
 
   it('known path, wrong method: 405', async () => {
     const token = await tokenFor({ [ORG]: 'owner' });
-    for (const [method, path] of [['POST', '/ping'], ['PUT', KEYS], ['DELETE', KEYS], ['GET', '/reserved-tags/rtk-AAAAAAAAAAAAAAAA']]) {
+    for (const [method, path] of [
+      ['POST', '/ping'],
+      ['PUT', KEYS],
+      ['DELETE', KEYS],
+      ['GET', '/reserved-tags/rtk-AAAAAAAAAAAAAAAA'],
+    ]) {
       const response = await api.request(method!, path!, { token });
       expectWith(response.status, `${method} ${path}`).toBe(405);
       expect(response.json).toEqual(errorBody(405, 'method not allowed'));
@@ -110,16 +127,28 @@ describe('routing', () => {
   it('known path, wrong method: 405 with Allow whatever the body’s media type (the method is judged first)', async () => {
     const token = await tokenFor({ [ORG]: 'owner' });
     const bodies: Array<[string, string]> = [
-      ['text/csv', 'a,b'], ['application/xml', '<a/>'], ['text/xml', '<a/>'], ['application/x-www-form-urlencoded', 'a=b'],
+      ['text/csv', 'a,b'],
+      ['application/xml', '<a/>'],
+      ['text/xml', '<a/>'],
+      ['application/x-www-form-urlencoded', 'a=b'],
       ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\nb\r\n--x--'],
-      ['application/octet-stream', '\u0000\u0001'], ['text/plain', 'hello'], ['application/vnd.api+json', '{}'], ['image/png', 'x'],
+      ['application/octet-stream', '\u0000\u0001'],
+      ['text/plain', 'hello'],
+      ['application/vnd.api+json', '{}'],
+      ['image/png', 'x'],
     ];
     const answers: string[] = [];
     const expected: string[] = [];
-    for (const [method, path, allow] of [['PUT', '/reserved-tags/rtk-AAAAAAAAAAAAAAAA', 'DELETE, PATCH'], ['PUT', '/ping', 'GET'], ['POST', '/comments/wsc-AAAAAAAAAAAAAAAA', 'GET']]) {
+    for (const [method, path, allow] of [
+      ['PUT', '/reserved-tags/rtk-AAAAAAAAAAAAAAAA', 'DELETE, PATCH'],
+      ['PUT', '/ping', 'GET'],
+      ['POST', '/comments/wsc-AAAAAAAAAAAAAAAA', 'GET'],
+    ]) {
       for (const [type, body] of bodies) {
         const response = await api.request(method!, path!, { token, body, headers: { 'Content-Type': type } });
-        answers.push(`${method} ${path} ${type}: ${response.status} ${response.headers.get('allow')} ${response.json?.errors?.[0]?.title}`);
+        answers.push(
+          `${method} ${path} ${type}: ${response.status} ${response.headers.get('allow')} ${response.json?.errors?.[0]?.title}`,
+        );
         expected.push(`${method} ${path} ${type}: 405 ${allow} method not allowed`);
       }
     }
@@ -140,17 +169,35 @@ describe('request checks', () => {
     const token = await tokenFor({ [ORG]: 'owner' });
     const plain = await api.post(KEYS, { token, body: createBody, headers: { 'Content-Type': 'text/plain' } });
     expect(plain.status).toBe(415);
-    expect(plain.json).toEqual(errorBody(415, 'unsupported media type', 'Content-Type must be application/vnd.api+json (application/json is accepted too), not text/plain'));
-    const withParameter = await api.post(KEYS, { token, body: createBody, headers: { 'Content-Type': 'application/vnd.api+json; charset=utf-8' } });
+    expect(plain.json).toEqual(
+      errorBody(
+        415,
+        'unsupported media type',
+        'Content-Type must be application/vnd.api+json (application/json is accepted too), not text/plain',
+      ),
+    );
+    const withParameter = await api.post(KEYS, {
+      token,
+      body: createBody,
+      headers: { 'Content-Type': 'application/vnd.api+json; charset=utf-8' },
+    });
     expect(withParameter.status).toBe(415);
-    expect(withParameter.json).toEqual(errorBody(415, 'unsupported media type', 'media type parameter charset is not supported: application/vnd.api+json takes only ext and profile'));
+    expect(withParameter.json).toEqual(
+      errorBody(
+        415,
+        'unsupported media type',
+        'media type parameter charset is not supported: application/vnd.api+json takes only ext and profile',
+      ),
+    );
   });
 
   it('406 when every JSON:API media type in Accept has parameters', async () => {
     const token = await tokenFor({ [ORG]: 'owner' });
     const response = await api.get(KEYS, { token, headers: { Accept: 'application/vnd.api+json; version=2' } });
     expect(response.status).toBe(406);
-    expect(response.json).toEqual(errorBody(406, 'not acceptable', 'application/vnd.api+json with media type parameters cannot be served'));
+    expect(response.json).toEqual(
+      errorBody(406, 'not acceptable', 'application/vnd.api+json with media type parameters cannot be served'),
+    );
   });
 
   it('400 for a body that is not JSON or has no object data', async () => {

@@ -16,14 +16,30 @@ describe('API Gateway: gateway responses', () => {
       methods: [
         { method: 'GET', path: '/things', function: 'Echo' },
         // A MOCK that refuses any body type but JSON: API Gateway's UNSUPPORTED_MEDIA_TYPE (415 by default).
-        { method: 'POST', path: '/things', mock: { PassthroughBehavior: 'NEVER', RequestTemplates: literal('{"statusCode": 200}'), IntegrationResponses: [{ StatusCode: '200' }] } },
+        {
+          method: 'POST',
+          path: '/things',
+          mock: {
+            PassthroughBehavior: 'NEVER',
+            RequestTemplates: literal('{"statusCode": 200}'),
+            IntegrationResponses: [{ StatusCode: '200' }],
+          },
+        },
       ],
       gatewayResponses: [
         { type: 'DEFAULT_4XX', statusCode: '400', templates: literal('{"fallback":true}') },
-        { type: 'MISSING_AUTHENTICATION_TOKEN', statusCode: '404', templates: literal('{"own":$context.error.messageString}') },
+        {
+          type: 'MISSING_AUTHENTICATION_TOKEN',
+          statusCode: '404',
+          templates: literal('{"own":$context.error.messageString}'),
+        },
       ],
     });
-    const unsupported = await fetch(`${stack.url}/things`, { method: 'POST', headers: { 'Content-Type': 'text/csv' }, body: 'a,b' });
+    const unsupported = await fetch(`${stack.url}/things`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/csv' },
+      body: 'a,b',
+    });
     expect(unsupported.status).toBe(400); // not 415: DEFAULT_4XX's status applies
     expect(await unsupported.json()).toEqual({ fallback: true });
     const unknown = await fetch(`${stack.url}/nowhere`);
@@ -31,17 +47,34 @@ describe('API Gateway: gateway responses', () => {
     expect(await unknown.json()).toEqual({ own: 'Missing Authentication Token' });
   });
 
-  it('keeps each type its default status when DEFAULT_4XX/5XX carry none, and answers with AWS\'s default body when nothing is customized', async () => {
+  it("keeps each type its default status when DEFAULT_4XX/5XX carry none, and answers with AWS's default body when nothing is customized", async () => {
     const stack = await serve({
       functions: { Echo: { code: echo } },
-      methods: [{ method: 'POST', path: '/things', mock: { PassthroughBehavior: 'NEVER', RequestTemplates: literal('{"statusCode": 200}'), IntegrationResponses: [{ StatusCode: '200' }] } }],
+      methods: [
+        {
+          method: 'POST',
+          path: '/things',
+          mock: {
+            PassthroughBehavior: 'NEVER',
+            RequestTemplates: literal('{"statusCode": 200}'),
+            IntegrationResponses: [{ StatusCode: '200' }],
+          },
+        },
+      ],
       gatewayResponses: [{ type: 'DEFAULT_4XX', templates: literal('{"fallback":"$context.error.responseType"}') }],
     });
-    const unsupported = await fetch(`${stack.url}/things`, { method: 'POST', headers: { 'Content-Type': 'text/csv' }, body: 'a,b' });
+    const unsupported = await fetch(`${stack.url}/things`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/csv' },
+      body: 'a,b',
+    });
     expect(unsupported.status).toBe(415);
     expect(await unsupported.json()).toEqual({ fallback: 'UNSUPPORTED_MEDIA_TYPE' });
 
-    const bare = await serve({ functions: { Echo: { code: echo } }, methods: [{ method: 'GET', path: '/things', function: 'Echo' }] });
+    const bare = await serve({
+      functions: { Echo: { code: echo } },
+      methods: [{ method: 'GET', path: '/things', function: 'Echo' }],
+    });
     const missing = await fetch(`${bare.url}/nowhere`);
     expect(missing.status).toBe(403); // API Gateway's own answer for an unknown route
     expect(await missing.json()).toEqual({ message: 'Missing Authentication Token' });
@@ -51,13 +84,18 @@ describe('API Gateway: gateway responses', () => {
 describe('API Gateway: the REQUEST authorizer', () => {
   const api = (ttlSeconds: number): FixtureApi => ({
     functions: { Echo: { code: echo }, Auth: { code: allowAll } },
-    methods: [{ method: 'GET', path: '/things', function: 'Echo', authorizer: true }, { method: 'GET', path: '/other', function: 'Echo', authorizer: true }],
+    methods: [
+      { method: 'GET', path: '/things', function: 'Echo', authorizer: true },
+      { method: 'GET', path: '/other', function: 'Echo', authorizer: true },
+    ],
     authorizer: { function: 'Auth', ttlSeconds },
   });
 
   it('caches a decision per identity-source value for its TTL and passes its context to the function', async () => {
     const stack = await serve(api(300));
-    const context = async (path: string, token: string) => ((await (await fetch(`${stack.url}${path}`, { headers: { Authorization: token } })).json()) as any).event.requestContext.authorizer;
+    const context = async (path: string, token: string) =>
+      ((await (await fetch(`${stack.url}${path}`, { headers: { Authorization: token } })).json()) as any).event
+        .requestContext.authorizer;
     expect((await context('/things', 'a')).calls).toBe(1);
     expect((await context('/other', 'a')).calls).toBe(1); // cached: the policy covers both routes
     expect((await context('/things', 'b')).calls).toBe(2); // another identity: another call
@@ -68,7 +106,9 @@ describe('API Gateway: the REQUEST authorizer', () => {
 
   it('calls the authorizer every time with a TTL of 0, and answers 401 without calling it when the identity source is missing', async () => {
     const stack = await serve(api(0));
-    const calls = async () => ((await (await fetch(`${stack.url}/things`, { headers: { Authorization: 'a' } })).json()) as any).event.requestContext.authorizer.calls;
+    const calls = async () =>
+      ((await (await fetch(`${stack.url}/things`, { headers: { Authorization: 'a' } })).json()) as any).event
+        .requestContext.authorizer.calls;
     expect(await calls()).toBe(1);
     expect(await calls()).toBe(2);
     const missing = await fetch(`${stack.url}/things`);
@@ -78,28 +118,44 @@ describe('API Gateway: the REQUEST authorizer', () => {
 
   it('maps a Deny to ACCESS_DENIED, `Unauthorized` to UNAUTHORIZED and any other error to AUTHORIZER_FAILURE', async () => {
     const stack = await serve(api(300));
-    const status = async (token: string) => (await fetch(`${stack.url}/things`, { headers: { Authorization: token } })).status;
+    const status = async (token: string) =>
+      (await fetch(`${stack.url}/things`, { headers: { Authorization: token } })).status;
     expect(await status('deny')).toBe(403);
     expect(await status('reject')).toBe(401);
     expect(await status('fail')).toBe(500);
   });
 
-  it('fills a gateway response template\'s $context.authorizer.<key> from the Deny\'s context, cached or not, with the status set on the response', async () => {
+  it("fills a gateway response template's $context.authorizer.<key> from the Deny's context, cached or not, with the status set on the response", async () => {
     const stack = await serve({
       ...api(300),
-      gatewayResponses: [{ type: 'ACCESS_DENIED', statusCode: '401', templates: literal('{"why":"$context.authorizer.why","calls":$context.authorizer.calls}') }],
+      gatewayResponses: [
+        {
+          type: 'ACCESS_DENIED',
+          statusCode: '401',
+          templates: literal('{"why":"$context.authorizer.why","calls":$context.authorizer.calls}'),
+        },
+      ],
     });
     for (const _ of [1, 2]) {
       const response = await fetch(`${stack.url}/things`, { headers: { Authorization: 'deny' } });
-      expect({ status: response.status, json: await response.json() }).toEqual({ status: 401, json: { why: 'denied by the fixture', calls: 1 } });
+      expect({ status: response.status, json: await response.json() }).toEqual({
+        status: 401,
+        json: { why: 'denied by the fixture', calls: 1 },
+      });
     }
   });
 });
 
 describe('API Gateway and Lambda: limits', () => {
   it('answers 413 past the 10 MB payload limit without invoking the function', async () => {
-    const stack = await serve({ functions: { Echo: { code: echo } }, methods: [{ method: 'POST', path: '/things', function: 'Echo' }] });
-    const response = await fetch(`${stack.url}/things`, { method: 'POST', body: Buffer.alloc(10 * 1024 * 1024 + 1, 97) });
+    const stack = await serve({
+      functions: { Echo: { code: echo } },
+      methods: [{ method: 'POST', path: '/things', function: 'Echo' }],
+    });
+    const response = await fetch(`${stack.url}/things`, {
+      method: 'POST',
+      body: Buffer.alloc(10 * 1024 * 1024 + 1, 97),
+    });
     expect(response.status).toBe(413);
     expect(stack.lambda.started.get('Echo')).toBeUndefined();
     expect((await fetch(`${stack.url}/things`, { method: 'POST', body: 'small' })).status).toBe(200);
@@ -107,7 +163,12 @@ describe('API Gateway and Lambda: limits', () => {
 
   it('ends an invocation past the function timeout as Lambda does (INTEGRATION_FAILURE, 502 when not customized; the next invocation cold)', async () => {
     const stack = await serve({
-      functions: { Slow: { code: `export const handler = async (e) => { if (e.queryStringParameters?.wait) await new Promise((r) => setTimeout(r, 5000)); return { statusCode: 200, body: String(process.pid) }; };`, timeout: 1 } },
+      functions: {
+        Slow: {
+          code: `export const handler = async (e) => { if (e.queryStringParameters?.wait) await new Promise((r) => setTimeout(r, 5000)); return { statusCode: 200, body: String(process.pid) }; };`,
+          timeout: 1,
+        },
+      },
       methods: [{ method: 'GET', path: '/slow', function: 'Slow' }],
     });
     const warm = await (await fetch(`${stack.url}/slow`)).text();
@@ -122,7 +183,12 @@ describe('API Gateway and Lambda: limits', () => {
 
   it('answers 504 when the integration outlasts its timeout', async () => {
     const stack = await serve({
-      functions: { Slow: { code: `export const handler = async () => { await new Promise((r) => setTimeout(r, 3000)); return { statusCode: 200, body: '' }; };`, timeout: 10 } },
+      functions: {
+        Slow: {
+          code: `export const handler = async () => { await new Promise((r) => setTimeout(r, 3000)); return { statusCode: 200, body: '' }; };`,
+          timeout: 10,
+        },
+      },
       methods: [{ method: 'GET', path: '/slow', function: 'Slow', timeoutMs: 500 }],
     });
     const response = await fetch(`${stack.url}/slow`);
@@ -143,7 +209,10 @@ export const handler = async (event) => {
 };`;
   const api = (gatewayResponses: FixtureApi['gatewayResponses']): FixtureApi => ({
     functions: { Fails: { code: failing, timeout: 1, properties: { ReservedConcurrentExecutions: 1 } } },
-    methods: [{ method: 'GET', path: '/fails', function: 'Fails' }, { method: 'GET', path: '/late', function: 'Fails', timeoutMs: 300 }],
+    methods: [
+      { method: 'GET', path: '/fails', function: 'Fails' },
+      { method: 'GET', path: '/late', function: 'Fails', timeoutMs: 300 },
+    ],
     ...(gatewayResponses ? { gatewayResponses } : {}),
   });
   const customized = api([
@@ -171,7 +240,10 @@ export const handler = async (event) => {
     expect(crashed.headers.get('x-amzn-errortype')).toBe('InternalServerErrorException');
     expect(await crashed.json()).toEqual({ message: 'Internal server error' });
     // A reservation of 1: a second invocation while one is in flight is throttled by Lambda.
-    const [slow, throttled] = await Promise.all([fetch(`${stack.url}/fails?wait=600`), new Promise((r) => setTimeout(r, 200)).then(() => fetch(`${stack.url}/fails`))]);
+    const [slow, throttled] = await Promise.all([
+      fetch(`${stack.url}/fails?wait=600`),
+      new Promise((r) => setTimeout(r, 200)).then(() => fetch(`${stack.url}/fails`)),
+    ]);
     expect(slow.status).toBe(200);
     expect(throttled.status).toBe(500);
     expect(await throttled.json()).toEqual({ message: 'Internal server error' });
@@ -180,7 +252,10 @@ export const handler = async (event) => {
 
   it('answers an invocation Lambda throttles with the template’s INTEGRATION_FAILURE too', async () => {
     const stack = await serve(customized);
-    const [slow, throttled] = await Promise.all([fetch(`${stack.url}/fails?wait=600`), new Promise((r) => setTimeout(r, 200)).then(() => fetch(`${stack.url}/fails`))]);
+    const [slow, throttled] = await Promise.all([
+      fetch(`${stack.url}/fails?wait=600`),
+      new Promise((r) => setTimeout(r, 200)).then(() => fetch(`${stack.url}/fails`)),
+    ]);
     expect(slow.status).toBe(200);
     expect(throttled.status).toBe(504);
     expect(await throttled.json()).toEqual({ type: 'INTEGRATION_FAILURE' });
@@ -190,18 +265,25 @@ export const handler = async (event) => {
 describe('API Gateway: per-method throttling', () => {
   const throttled = (settings: unknown[]): FixtureApi => ({
     functions: { Echo: { code: echo } },
-    methods: [{ method: 'GET', path: '/limited', function: 'Echo' }, { method: 'POST', path: '/limited', function: 'Echo' }, { method: 'GET', path: '/free', function: 'Echo' }],
+    methods: [
+      { method: 'GET', path: '/limited', function: 'Echo' },
+      { method: 'POST', path: '/limited', function: 'Echo' },
+      { method: 'GET', path: '/free', function: 'Echo' },
+    ],
     stage: { MethodSettings: settings },
   });
 
   it('applies a method’s own MethodSettings entry over the stage-wide one, field by field', async () => {
-    const stack = await serve(throttled([
-      { HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 1, ThrottlingBurstLimit: 100 },
-      { HttpMethod: 'GET', ResourcePath: '/~1limited', ThrottlingBurstLimit: 2 }, // the stage's rate of 1 a second, its own burst
-    ]));
+    const stack = await serve(
+      throttled([
+        { HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 1, ThrottlingBurstLimit: 100 },
+        { HttpMethod: 'GET', ResourcePath: '/~1limited', ThrottlingBurstLimit: 2 }, // the stage's rate of 1 a second, its own burst
+      ]),
+    );
     const statuses = async (method: string, path: string, n: number) => {
       const all: number[] = [];
-      for (let i = 0; i < n; i++) all.push((await fetch(`${stack.url}${path}`, { method, ...(method === 'POST' ? { body: '{}' } : {}) })).status);
+      for (let i = 0; i < n; i++)
+        all.push((await fetch(`${stack.url}${path}`, { method, ...(method === 'POST' ? { body: '{}' } : {}) })).status);
       return all;
     };
     const limited = await statuses('GET', '/limited', 3);
@@ -213,12 +295,18 @@ describe('API Gateway: per-method throttling', () => {
   it('keeps a burst sized to the function’s reservation at the gateway (429), where a larger one meets Lambda’s throttle (5xx)', async () => {
     // A function reserved 4 executions, each request holding one for 400 ms; 8 requests at once.
     const slow = `export const handler = async () => { await new Promise((r) => setTimeout(r, 400)); return { statusCode: 200, body: '' }; };`;
-    const burstOf = (burst: number) => serve({
-      functions: { Slow: { code: slow, properties: { ReservedConcurrentExecutions: 4 } } },
-      methods: [{ method: 'GET', path: '/slow', function: 'Slow' }],
-      stage: { MethodSettings: [{ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 1, ThrottlingBurstLimit: burst }] },
-    });
-    const statuses = async (stack: LocalStack) => (await Promise.all(Array.from({ length: 8 }, () => fetch(`${stack.url}/slow`)))).map((r) => r.status).sort();
+    const burstOf = (burst: number) =>
+      serve({
+        functions: { Slow: { code: slow, properties: { ReservedConcurrentExecutions: 4 } } },
+        methods: [{ method: 'GET', path: '/slow', function: 'Slow' }],
+        stage: {
+          MethodSettings: [
+            { HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 1, ThrottlingBurstLimit: burst },
+          ],
+        },
+      });
+    const statuses = async (stack: LocalStack) =>
+      (await Promise.all(Array.from({ length: 8 }, () => fetch(`${stack.url}/slow`)))).map((r) => r.status).sort();
     // burst + rate × 0.4 s = 3 + 0.4 ≤ 4: what the gateway lets through, Lambda runs.
     expect(await statuses(await burstOf(3))).toEqual([200, 200, 200, 429, 429, 429, 429, 429]);
     // 8 + 0.4 > 4: past the reservation, Lambda refuses the rest (INTEGRATION_FAILURE, 500 when not customized).
@@ -226,7 +314,8 @@ describe('API Gateway: per-method throttling', () => {
   });
 
   it('refuses to start on a stage cache it does not emulate', async () => {
-    await expect(serve(throttled([{ HttpMethod: '*', ResourcePath: '/*', CachingEnabled: true }])))
-      .rejects.toThrow(/^API Gateway stage MethodSettings \/\* \*: caching is not emulated by the local stack$/);
+    await expect(serve(throttled([{ HttpMethod: '*', ResourcePath: '/*', CachingEnabled: true }]))).rejects.toThrow(
+      /^API Gateway stage MethodSettings \/\* \*: caching is not emulated by the local stack$/,
+    );
   });
 });

@@ -9,14 +9,23 @@ import { fixtureAssembly, type FixtureApi } from '../../support/fixture-assembly
  */
 const stacks: Array<{ stack: LocalStack; remove(): void }> = [];
 afterAll(async () => {
-  for (const { stack, remove } of stacks) { await stack.close(); remove(); }
+  for (const { stack, remove } of stacks) {
+    await stack.close();
+    remove();
+  }
 });
 
 export async function serve(api: FixtureApi): Promise<LocalStack> {
   const assembly = fixtureAssembly(api);
   const stack = await startLocalStack({
-    assembly, dynamoDbEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!, tableName: process.env.TABLE_NAME!, log: () => undefined,
-  }).catch((error: unknown) => { assembly.remove(); throw error; });
+    assembly,
+    dynamoDbEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
+    tableName: process.env.TABLE_NAME!,
+    log: () => undefined,
+  }).catch((error: unknown) => {
+    assembly.remove();
+    throw error;
+  });
   stacks.push({ stack, remove: assembly.remove });
   return stack;
 }

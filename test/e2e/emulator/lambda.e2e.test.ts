@@ -19,7 +19,9 @@ describe('Lambda: instances', () => {
       },
       methods: [{ method: 'GET', path: '/count', function: 'Counter' }],
     });
-    const concurrent = await Promise.all(Array.from({ length: 4 }, async () => (await fetch(`${stack.url}/count`)).json() as Promise<any>));
+    const concurrent = await Promise.all(
+      Array.from({ length: 4 }, async () => (await fetch(`${stack.url}/count`)).json() as Promise<any>),
+    );
     expect(new Set(concurrent.map((r) => r.pid)).size).toBe(4);
     expect(concurrent.map((r) => r.count)).toEqual([1, 1, 1, 1]);
     expect(concurrent[0]).toMatchObject({ table: process.env.TABLE_NAME, own: 'counter', path: null });
@@ -33,7 +35,12 @@ describe('Lambda: instances', () => {
 describe('Lambda: init and invocation', () => {
   it('gives a function’s init its own time: an init longer than the timeout does not time the first invocation out', async () => {
     const stack = await serve({
-      functions: { SlowInit: { code: `await new Promise((r) => setTimeout(r, 1500)); export const handler = async () => ({ statusCode: 200, body: 'ready' });`, timeout: 1 } },
+      functions: {
+        SlowInit: {
+          code: `await new Promise((r) => setTimeout(r, 1500)); export const handler = async () => ({ statusCode: 200, body: 'ready' });`,
+          timeout: 1,
+        },
+      },
       methods: [{ method: 'GET', path: '/slow-init', function: 'SlowInit' }],
     });
     const response = await fetch(`${stack.url}/slow-init`);
@@ -43,7 +50,12 @@ describe('Lambda: init and invocation', () => {
 
   it('stops an init past its 10 s and retries it with the invocation, within the function’s timeout', async () => {
     const stack = await serve({
-      functions: { StuckInit: { code: `await new Promise((r) => setTimeout(r, 10_500)); export const handler = async () => ({ statusCode: 200, body: 'ready' });`, timeout: 1 } },
+      functions: {
+        StuckInit: {
+          code: `await new Promise((r) => setTimeout(r, 10_500)); export const handler = async () => ({ statusCode: 200, body: 'ready' });`,
+          timeout: 1,
+        },
+      },
       methods: [{ method: 'GET', path: '/stuck', function: 'StuckInit' }],
     });
     const started = Date.now();
@@ -62,7 +74,10 @@ describe('Lambda: an init that failed', () => {
 const marker = new URL('./init-failed-once', import.meta.url);
 if (!existsSync(marker)) { writeFileSync(marker, ''); throw new Error('init failed once'); }
 export const handler = async () => ({ statusCode: 200, body: String(process.pid) });`;
-    const stack = await serve({ functions: { Flaky: { code: flaky } }, methods: [{ method: 'GET', path: '/flaky', function: 'Flaky' }] });
+    const stack = await serve({
+      functions: { Flaky: { code: flaky } },
+      methods: [{ method: 'GET', path: '/flaky', function: 'Flaky' }],
+    });
     const failed = await fetch(`${stack.url}/flaky`);
     expect(failed.status).toBe(502); // the init's error is the invocation's: INTEGRATION_FAILURE when not customized
     const after = await fetch(`${stack.url}/flaky`);
@@ -77,18 +92,32 @@ describe('Lambda: versions and aliases', () => {
   }) });`;
   const api = (alias: Record<string, unknown> = {}): FixtureApi => ({
     functions: { Echo: { code: versioned, alias: 'live' } },
-    methods: [{ method: 'GET', path: '/live', function: 'Echo', throughAlias: true }, { method: 'GET', path: '/latest', function: 'Echo' }],
+    methods: [
+      { method: 'GET', path: '/live', function: 'Echo', throughAlias: true },
+      { method: 'GET', path: '/latest', function: 'Echo' },
+    ],
     resources: alias,
   });
 
   it('runs what an alias points at: its version, in instances of its own, apart from $LATEST', async () => {
     const stack = await serve(api());
     const live = (await (await fetch(`${stack.url}/live`)).json()) as any;
-    expect(live).toMatchObject({ version: '1', functionVersion: '1', arn: 'arn:aws:lambda:us-east-1:000000000000:function:Echo:live' });
+    expect(live).toMatchObject({
+      version: '1',
+      functionVersion: '1',
+      arn: 'arn:aws:lambda:us-east-1:000000000000:function:Echo:live',
+    });
     const latest = (await (await fetch(`${stack.url}/latest`)).json()) as any;
-    expect(latest).toMatchObject({ version: '$LATEST', functionVersion: '$LATEST', arn: 'arn:aws:lambda:us-east-1:000000000000:function:Echo' });
+    expect(latest).toMatchObject({
+      version: '$LATEST',
+      functionVersion: '$LATEST',
+      arn: 'arn:aws:lambda:us-east-1:000000000000:function:Echo',
+    });
     expect(latest.pid).not.toBe(live.pid);
-    expect(stack.lambda.invocations.map(({ qualifier, version }) => `${qualifier}→${version}`)).toEqual(['live→1', '$LATEST→$LATEST']);
+    expect(stack.lambda.invocations.map(({ qualifier, version }) => `${qualifier}→${version}`)).toEqual([
+      'live→1',
+      '$LATEST→$LATEST',
+    ]);
   });
 
   it('refuses to start on an alias that splits traffic between versions (what CodeDeploy sets during a shift)', async () => {
@@ -99,7 +128,12 @@ describe('Lambda: versions and aliases', () => {
         Echo2: { Type: 'AWS::Lambda::Version', Properties: { FunctionName: { Ref: 'Echo' } } },
         EchoAlias: {
           Type: 'AWS::Lambda::Alias',
-          Properties: { FunctionName: { Ref: 'Echo' }, FunctionVersion: '1', Name: 'live', RoutingConfig: { AdditionalVersionWeights: [{ FunctionVersion: '2', FunctionWeight: 0.1 }] } },
+          Properties: {
+            FunctionName: { Ref: 'Echo' },
+            FunctionVersion: '1',
+            Name: 'live',
+            RoutingConfig: { AdditionalVersionWeights: [{ FunctionVersion: '2', FunctionWeight: 0.1 }] },
+          },
         },
       },
     });

@@ -12,21 +12,59 @@ import type { LocalStack } from '#infra/local/local-stack';
 describe('WAF', () => {
   const rateLimited = (limit: number): FixtureApi => ({
     functions: { Echo: { code: echo } },
-    methods: [{ method: 'GET', path: '/things', function: 'Echo' }, { method: 'POST', path: '/things', function: 'Echo' }],
+    methods: [
+      { method: 'GET', path: '/things', function: 'Echo' },
+      { method: 'POST', path: '/things', function: 'Echo' },
+    ],
     webAcl: {
       DefaultAction: { Allow: {} },
       AssociationConfig: { RequestBody: { API_GATEWAY: { DefaultSizeInspectionLimit: 'KB_16' } } },
       CustomResponseBodies: { Slow: { ContentType: 'APPLICATION_JSON', Content: '{"slow":true}' } },
       Rules: [
         {
-          Name: 'PerToken', Priority: 0,
-          Action: { Block: { CustomResponse: { ResponseCode: 429, CustomResponseBodyKey: 'Slow', ResponseHeaders: [{ Name: 'X-RateLimit-Reset', Value: '60.000' }] } } },
-          Statement: { RateBasedStatement: { Limit: limit, EvaluationWindowSec: 60, AggregateKeyType: 'CUSTOM_KEYS', CustomKeys: [{ Header: { Name: 'Authorization', TextTransformations: [{ Priority: 0, Type: 'LOWERCASE' }, { Priority: 1, Type: 'COMPRESS_WHITE_SPACE' }] } }] } },
+          Name: 'PerToken',
+          Priority: 0,
+          Action: {
+            Block: {
+              CustomResponse: {
+                ResponseCode: 429,
+                CustomResponseBodyKey: 'Slow',
+                ResponseHeaders: [{ Name: 'X-RateLimit-Reset', Value: '60.000' }],
+              },
+            },
+          },
+          Statement: {
+            RateBasedStatement: {
+              Limit: limit,
+              EvaluationWindowSec: 60,
+              AggregateKeyType: 'CUSTOM_KEYS',
+              CustomKeys: [
+                {
+                  Header: {
+                    Name: 'Authorization',
+                    TextTransformations: [
+                      { Priority: 0, Type: 'LOWERCASE' },
+                      { Priority: 1, Type: 'COMPRESS_WHITE_SPACE' },
+                    ],
+                  },
+                },
+              ],
+            },
+          },
           VisibilityConfig: { MetricName: 'PerToken', CloudWatchMetricsEnabled: true, SampledRequestsEnabled: false },
         },
         {
-          Name: 'BigBody', Priority: 1, Action: { Block: {} },
-          Statement: { SizeConstraintStatement: { FieldToMatch: { Body: { OversizeHandling: 'MATCH' } }, ComparisonOperator: 'GT', Size: 1024, TextTransformations: [{ Priority: 0, Type: 'NONE' }] } },
+          Name: 'BigBody',
+          Priority: 1,
+          Action: { Block: {} },
+          Statement: {
+            SizeConstraintStatement: {
+              FieldToMatch: { Body: { OversizeHandling: 'MATCH' } },
+              ComparisonOperator: 'GT',
+              Size: 1024,
+              TextTransformations: [{ Priority: 0, Type: 'NONE' }],
+            },
+          },
           VisibilityConfig: { MetricName: 'BigBody', CloudWatchMetricsEnabled: true, SampledRequestsEnabled: false },
         },
       ],
@@ -59,21 +97,40 @@ describe('WAF', () => {
   it('counts a rate-based rule only on the requests its scope-down statement matches, one bucket per URI path', async () => {
     const stack = await serve({
       functions: { Echo: { code: echo } },
-      methods: [{ method: 'POST', path: '/hooks/{name}', function: 'Echo' }, { method: 'GET', path: '/things', function: 'Echo' }],
+      methods: [
+        { method: 'POST', path: '/hooks/{name}', function: 'Echo' },
+        { method: 'GET', path: '/things', function: 'Echo' },
+      ],
       webAcl: {
         DefaultAction: { Allow: {} },
-        Rules: [{
-          Name: 'PerHook', Priority: 0, Action: { Block: {} },
-          Statement: { RateBasedStatement: {
-            Limit: 10, EvaluationWindowSec: 60, AggregateKeyType: 'CUSTOM_KEYS',
-            CustomKeys: [{ UriPath: { TextTransformations: [{ Priority: 0, Type: 'LOWERCASE' }] } }],
-            ScopeDownStatement: { ByteMatchStatement: { FieldToMatch: { UriPath: {} }, PositionalConstraint: 'CONTAINS', SearchString: '/hooks/', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } },
-          } },
-          VisibilityConfig: { MetricName: 'PerHook', CloudWatchMetricsEnabled: true, SampledRequestsEnabled: false },
-        }],
+        Rules: [
+          {
+            Name: 'PerHook',
+            Priority: 0,
+            Action: { Block: {} },
+            Statement: {
+              RateBasedStatement: {
+                Limit: 10,
+                EvaluationWindowSec: 60,
+                AggregateKeyType: 'CUSTOM_KEYS',
+                CustomKeys: [{ UriPath: { TextTransformations: [{ Priority: 0, Type: 'LOWERCASE' }] } }],
+                ScopeDownStatement: {
+                  ByteMatchStatement: {
+                    FieldToMatch: { UriPath: {} },
+                    PositionalConstraint: 'CONTAINS',
+                    SearchString: '/hooks/',
+                    TextTransformations: [{ Priority: 0, Type: 'NONE' }],
+                  },
+                },
+              },
+            },
+            VisibilityConfig: { MetricName: 'PerHook', CloudWatchMetricsEnabled: true, SampledRequestsEnabled: false },
+          },
+        ],
       },
     });
-    const hook = (name: string) => fetch(`${stack.url}/hooks/${name}`, { method: 'POST', body: '{}' }).then((r) => r.status);
+    const hook = (name: string) =>
+      fetch(`${stack.url}/hooks/${name}`, { method: 'POST', body: '{}' }).then((r) => r.status);
     for (let i = 0; i < 10; i++) expect(await hook(i % 2 ? 'acme' : 'ACME')).toBe(200); // one bucket: the key is lower-cased
     expect(await hook('acme')).toBe(403); // over the limit: blocked (no custom response: WAF_FILTERED)
     expect(await hook('globex')).toBe(200); // another path, another bucket
@@ -81,29 +138,65 @@ describe('WAF', () => {
   });
 
   it('counts a path as routed after URL_DECODE, NORMALIZE_PATH and LOWERCASE: every spelling of one hook is one bucket', async () => {
-    const asRouted = [{ Priority: 0, Type: 'URL_DECODE' }, { Priority: 1, Type: 'NORMALIZE_PATH' }, { Priority: 2, Type: 'LOWERCASE' }];
+    const asRouted = [
+      { Priority: 0, Type: 'URL_DECODE' },
+      { Priority: 1, Type: 'NORMALIZE_PATH' },
+      { Priority: 2, Type: 'LOWERCASE' },
+    ];
     const stack = await serve({
       functions: { Echo: { code: echo } },
       methods: [{ method: 'POST', path: '/hooks/{name}', function: 'Echo' }],
       webAcl: {
         DefaultAction: { Allow: {} },
         CustomResponseBodies: { Slow: { ContentType: 'APPLICATION_JSON', Content: '{"slow":true}' } },
-        Rules: [{
-          Name: 'PerHook', Priority: 0, Action: { Block: { CustomResponse: { ResponseCode: 429, CustomResponseBodyKey: 'Slow' } } },
-          Statement: { RateBasedStatement: {
-            Limit: 10, EvaluationWindowSec: 60, AggregateKeyType: 'CUSTOM_KEYS',
-            CustomKeys: [{ UriPath: { TextTransformations: asRouted } }],
-            ScopeDownStatement: { ByteMatchStatement: { FieldToMatch: { UriPath: {} }, PositionalConstraint: 'CONTAINS', SearchString: '/hooks/', TextTransformations: asRouted } },
-          } },
-          VisibilityConfig: { MetricName: 'PerHook', CloudWatchMetricsEnabled: true, SampledRequestsEnabled: false },
-        }],
+        Rules: [
+          {
+            Name: 'PerHook',
+            Priority: 0,
+            Action: { Block: { CustomResponse: { ResponseCode: 429, CustomResponseBodyKey: 'Slow' } } },
+            Statement: {
+              RateBasedStatement: {
+                Limit: 10,
+                EvaluationWindowSec: 60,
+                AggregateKeyType: 'CUSTOM_KEYS',
+                CustomKeys: [{ UriPath: { TextTransformations: asRouted } }],
+                ScopeDownStatement: {
+                  ByteMatchStatement: {
+                    FieldToMatch: { UriPath: {} },
+                    PositionalConstraint: 'CONTAINS',
+                    SearchString: '/hooks/',
+                    TextTransformations: asRouted,
+                  },
+                },
+              },
+            },
+            VisibilityConfig: { MetricName: 'PerHook', CloudWatchMetricsEnabled: true, SampledRequestsEnabled: false },
+          },
+        ],
       },
     });
     // The path on the request line exactly as written (fetch would resolve the dot segments itself).
-    const hook = (path: string) => new Promise<number>((resolve, reject) => {
-      request(`${stack.url}${path}`, { method: 'POST', path }, (response) => { response.resume(); resolve(response.statusCode!); }).on('error', reject).end('{}');
-    });
-    const spellings = ['/hooks/acme', '/hooks/%61cme', '/hooks/ACM%45', '/./hooks/acme', '/x/../hooks/acme', '//hooks//acme', '/%68ooks/acme', '/hooks/./acme', '/x/y/../../hooks/acme', '/hooks/acme'];
+    const hook = (path: string) =>
+      new Promise<number>((resolve, reject) => {
+        request(`${stack.url}${path}`, { method: 'POST', path }, (response) => {
+          response.resume();
+          resolve(response.statusCode!);
+        })
+          .on('error', reject)
+          .end('{}');
+      });
+    const spellings = [
+      '/hooks/acme',
+      '/hooks/%61cme',
+      '/hooks/ACM%45',
+      '/./hooks/acme',
+      '/x/../hooks/acme',
+      '//hooks//acme',
+      '/%68ooks/acme',
+      '/hooks/./acme',
+      '/x/y/../../hooks/acme',
+      '/hooks/acme',
+    ];
     for (const path of spellings) expect(await hook(path)).not.toBe(429);
     expect(await hook('/hooks/%41cme')).toBe(429); // the eleventh, however spelled: over the limit
     expect(await hook('/hooks/globex')).not.toBe(429); // another hook, another bucket
@@ -111,7 +204,13 @@ describe('WAF', () => {
 
   it('refuses to start, naming it, on a statement it does not implement', async () => {
     const api = rateLimited(10);
-    (api.webAcl!.Rules as any[]).push({ Name: 'Geo', Priority: 5, Action: { Block: {} }, Statement: { GeoMatchStatement: { CountryCodes: ['AQ'] } }, VisibilityConfig: {} });
+    (api.webAcl!.Rules as any[]).push({
+      Name: 'Geo',
+      Priority: 5,
+      Action: { Block: {} },
+      Statement: { GeoMatchStatement: { CountryCodes: ['AQ'] } },
+      VisibilityConfig: {},
+    });
     await expect(serve(api)).rejects.toThrow('WAF rule Geo: GeoMatchStatement is not emulated by the local stack');
   });
 });
@@ -122,14 +221,26 @@ describe('WAF: rate-based rules on a forwarded IP', () => {
     methods: [{ method: 'GET', path: '/things', function: 'Echo' }],
     webAcl: {
       DefaultAction: { Allow: {} },
-      Rules: [{
-        Name: 'PerClient', Priority: 0, Action: { Block: {} },
-        Statement: { RateBasedStatement: { Limit: 10, EvaluationWindowSec: 60, AggregateKeyType: 'FORWARDED_IP', ForwardedIPConfig: { HeaderName: 'X-Client-Ip', FallbackBehavior: fallback } } },
-        VisibilityConfig: { MetricName: 'PerClient', CloudWatchMetricsEnabled: true, SampledRequestsEnabled: false },
-      }],
+      Rules: [
+        {
+          Name: 'PerClient',
+          Priority: 0,
+          Action: { Block: {} },
+          Statement: {
+            RateBasedStatement: {
+              Limit: 10,
+              EvaluationWindowSec: 60,
+              AggregateKeyType: 'FORWARDED_IP',
+              ForwardedIPConfig: { HeaderName: 'X-Client-Ip', FallbackBehavior: fallback },
+            },
+          },
+          VisibilityConfig: { MetricName: 'PerClient', CloudWatchMetricsEnabled: true, SampledRequestsEnabled: false },
+        },
+      ],
     },
   });
-  const get = (stack: LocalStack, ip?: string) => fetch(`${stack.url}/things`, { headers: ip === undefined ? {} : { 'X-Client-Ip': ip } }).then((r) => r.status);
+  const get = (stack: LocalStack, ip?: string) =>
+    fetch(`${stack.url}/things`, { headers: ip === undefined ? {} : { 'X-Client-Ip': ip } }).then((r) => r.status);
 
   it('does not apply the rule to a request without the header, whatever its fallback; a header without an IP takes the fallback', async () => {
     const match = await serve(perClient('MATCH'));

@@ -13,7 +13,9 @@ const LambdaEnv = require('../../../../node_modules/aws-xray-sdk-core/dist/lib/e
 const pkginfo = require('../../../../node_modules/aws-xray-sdk-core/package.json');
 
 const unavailable = (name) => () => {
-  throw new Error(`aws-xray-sdk-core ${name} is not bundled in these functions (test/bench/tracers/xray-sdk-stubs/aws-xray-sdk-core.cjs keeps what Powertools Tracer uses in Lambda)`);
+  throw new Error(
+    `aws-xray-sdk-core ${name} is not bundled in these functions (test/bench/tracers/xray-sdk-stubs/aws-xray-sdk-core.cjs keeps what Powertools Tracer uses in Lambda)`,
+  );
 };
 
 module.exports = {

@@ -6,5 +6,7 @@
 // bundled: xray-sdk-stubs/aws-xray-sdk-core.cjs). The real package also loads `shimmer`. Any use
 // fails loudly instead of silently losing the trace context.
 module.exports = function wrapEmitter() {
-  throw new Error('emitter-listener is not bundled: cls-hooked Namespace#bindEmitter is not supported in these functions');
+  throw new Error(
+    'emitter-listener is not bundled: cls-hooked Namespace#bindEmitter is not supported in these functions',
+  );
 };
