@@ -13,6 +13,7 @@ const MAX_CLAIM_VALUE_LENGTH = 512;
 export function audienceFault(audience: string): string | undefined {
   if (audience.length === 0 || audience.length > MAX_AUDIENCE_LENGTH)
     return `the audience must be 1 to ${MAX_AUDIENCE_LENGTH} characters`;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
   if (/[\x00-\x1f\x7f]/.test(audience)) return 'the audience must hold no control characters';
   return undefined;
 }

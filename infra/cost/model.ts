@@ -201,12 +201,11 @@ export function costOf(template: Template): CostReport {
     const authorizerReads = authorizer ? USAGE.authorizerRunsPerRequest.value : 0;
     perMillion.push({
       service: 'DynamoDB',
-      how:
-        `on-demand: ${REQUEST_TYPES.map(
-          (t) =>
-            `${t.name.toLowerCase()} ${t.readUnits ? `${t.readUnits} read` : `${t.writeUnits} write`} units` +
-            `${t.expiringItems && expiryIndex ? ` on the table (${t.writeUnits + t.expiringItems} with the Expiry index's entry, priced below)` : ''}`,
-        ).join(', ')}, ` + `and 1 read unit per authorizer run`,
+      how: `on-demand: ${REQUEST_TYPES.map(
+        (t) =>
+          `${t.name.toLowerCase()} ${t.readUnits ? `${t.readUnits} read` : `${t.writeUnits} write`} units` +
+          `${t.expiringItems && expiryIndex ? ` on the table (${t.writeUnits + t.expiringItems} with the Expiry index's entry, priced below)` : ''}`,
+      ).join(', ')}, and 1 read unit per authorizer run`,
       usd: perType(
         (t) => (t.readUnits + authorizerReads) * PRICES.dynamoDbReads.usd + t.writeUnits * PRICES.dynamoDbWrites.usd,
       ),

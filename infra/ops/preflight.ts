@@ -67,8 +67,7 @@ export function contextArgs(args: string[]): { context: Record<string, string>; 
     else if (arg.startsWith('--context=')) pair = arg.slice('--context='.length);
     else if (arg === '--profile') profile = args[++i];
     else if (arg.startsWith('--profile=')) profile = arg.slice('--profile='.length);
-    if (pair !== undefined && pair.includes('='))
-      context[pair.slice(0, pair.indexOf('='))] = pair.slice(pair.indexOf('=') + 1);
+    if (pair?.includes('=')) context[pair.slice(0, pair.indexOf('='))] = pair.slice(pair.indexOf('=') + 1);
   }
   return { context, ...(profile ? { profile } : {}) };
 }

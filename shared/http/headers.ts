@@ -47,7 +47,9 @@ export function distinctHeaderValues(
 /** The same headers keyed by lower-cased name, each with every value sent under any spelling. */
 export function mergeSpellings(multiValueHeaders: Record<string, string[] | undefined>): Record<string, string[]> {
   const merged: Record<string, string[]> = Object.create(null);
-  for (const [name, values] of Object.entries(multiValueHeaders))
-    (merged[name.toLowerCase()] ??= []).push(...(values ?? []));
+  for (const [name, values] of Object.entries(multiValueHeaders)) {
+    const lower = name.toLowerCase();
+    merged[lower] = [...(merged[lower] ?? []), ...(values ?? [])];
+  }
   return merged;
 }

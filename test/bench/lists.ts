@@ -31,7 +31,6 @@ const store = async () => ({
 /** A run of `total` comments, written `WRITERS` at a time through the store's own insert. */
 async function seedRun(organization: string, total: number, bodyBytes: number): Promise<string> {
   const { registerNewRun, insertComment } = await store();
-  const { newId } = await import('#shared/ids');
   const { runId } = await registerNewRun(organization);
   const body = 'x'.repeat(bodyBytes);
   let next = 0;

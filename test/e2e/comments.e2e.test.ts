@@ -114,7 +114,7 @@ describe('comment body', () => {
 
   it('accepts exactly 16,384 UTF-8 bytes', async () => {
     const runId = await newRun();
-    const body = '€'.repeat(5461) + 'x'; // 3 bytes each: 16,383 + 1
+    const body = `${'€'.repeat(5461)}x`; // 3 bytes each: 16,383 + 1
     const created = await api.post(`/runs/${runId}/comments`, { token: owner, body: commentDocument(body) });
     expect(created.status).toBe(201);
     expect(created.json.data.attributes.body).toBe(body);
@@ -127,7 +127,7 @@ describe('comment body', () => {
     ['empty', commentDocument(''), "Body can't be blank"],
     ['blank after trimming', commentDocument(' \n\t\r '), "Body can't be blank"],
     ['not a string', commentDocument(42), 'Body must be a string'],
-    ['over 16,384 bytes', commentDocument('€'.repeat(5461) + 'xy'), 'Body is too long (maximum is 16384 bytes)'],
+    ['over 16,384 bytes', commentDocument(`${'€'.repeat(5461)}xy`), 'Body is too long (maximum is 16384 bytes)'],
     ['with a NUL', commentDocument('before\u0000after'), 'Body contains invalid characters'],
     ['with an escape sequence', commentDocument('\u001b[31mred'), 'Body contains invalid characters'],
     [

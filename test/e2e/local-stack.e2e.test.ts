@@ -23,7 +23,7 @@ const started: Array<ReturnType<typeof run>> = [];
 afterAll(async () => {
   const running = started.filter((p) => p.child.exitCode === null && p.child.signalCode === null);
   if (running.length === 0) return;
-  running.forEach((p) => p.child.kill('SIGTERM'));
+  for (const p of running) p.child.kill('SIGTERM');
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([
     Promise.all(running.map((p) => p.exited)),
@@ -32,7 +32,7 @@ afterAll(async () => {
     }),
   ]);
   clearTimeout(timer);
-  running.forEach((p) => p.child.kill('SIGKILL'));
+  for (const p of running) p.child.kill('SIGKILL');
 }, 30_000);
 
 async function start(env: Record<string, string>) {
@@ -64,7 +64,7 @@ describe('npm start', () => {
       expect(first.base).toBe(`http://127.0.0.1:${port}/api/v2`);
       const token = (await first.proc.waitFor(/TOKEN=(tfcapi_\w+)/))[1]!;
       expect(first.proc.output()).toMatch(
-        new RegExp(`Seed of example-org: created its owner token at-\\w+ and registered its run run-\\w+\\.`),
+        /Seed of example-org: created its owner token at-\w+ and registered its run run-\w+\./,
       );
       expect(first.proc.output()).toMatch(
         new RegExp(`  export API=${first.base} TOKEN=${token} RUN=run-\\w{16} ISSUER=http://127\\.0\\.0\\.1:\\d+\n`),
@@ -159,7 +159,7 @@ describe('npm start', () => {
       expect(second.proc.output()).toMatch(
         /Seed of example-org: its owner token at-\w+ exists and its run run-\w+ exists\./,
       );
-      const line = /^  (export API=\S+ TOKEN=\S+ RUN=\S+ ISSUER=\S+)$/m.exec(second.proc.output())![1]!;
+      const line = /^ {2}(export API=\S+ TOKEN=\S+ RUN=\S+ ISSUER=\S+)$/m.exec(second.proc.output())![1]!;
       expect(line).toContain(`TOKEN=${token} `);
       // Pasted in another directory (a second terminal), it sets a TOKEN the API accepts.
       const pasted = await runToEnd(['sh', '-c', `cd / && ${line} && printf '%s' "$TOKEN"`], {});

@@ -169,12 +169,12 @@ describe('the cost per million requests, through every service a request crosses
       'CloudWatch Logs',
       'X-Ray',
     ]);
-    REQUEST_TYPES.forEach((_, i) =>
+    for (const i of REQUEST_TYPES.keys()) {
       expect(frontCost.perMillionUsd[i]).toBeCloseTo(
         frontCost.perMillion.reduce((n, l) => n + l.usd[i]!, 0),
         2,
-      ),
-    );
+      );
+    }
     const line = (service: string) => frontCost.perMillion.find((l) => l.service === service)!.usd;
     expect(line('API Gateway')).toEqual([3.5, 3.5]);
     expect(line('WAF')).toEqual([0.6, 0.6]);

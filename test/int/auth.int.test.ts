@@ -53,7 +53,7 @@ describe('authentication', () => {
       grants: { acme: 'owner' },
       expiresAt: new Date(Date.now() - 1000).toISOString(),
     });
-    const forged = live.token.slice(0, -4) + 'AAAA';
+    const forged = `${live.token.slice(0, -4)}AAAA`;
     for (const header of [
       undefined,
       '',

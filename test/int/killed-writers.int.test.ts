@@ -245,7 +245,8 @@ describe('reserved tag key changes killed after each of their writes', () => {
     // Killed after its guard and copy (a delete finds a key by its copy), before its member.
     expectKilled(await killedAfter(4, () => create(other, 'doomed')), true);
     // Its id, as the head holds it (a list or a retry would write it out).
-    const id = ((await getItem(keys.reservedTagKeyCounter(other)))?.latest as { record: { id: string } }).record.id;
+    const head = await getItem(keys.reservedTagKeyCounter(other));
+    const id = (head!.latest as { record: { id: string } }).record.id;
     expectKilled(await killedAfterCommit(() => remove(other, id)), true);
     expect(await list(other)).toEqual([]);
     expect((await rename(other, id, 'again')).status).toBe(404);

@@ -65,7 +65,7 @@ describe('npm run admin -- table copy, table verify', () => {
     const copy = ['table', 'copy', '--from', source, '--to', target, '--segments', '3', '--page-size', '25'];
     const first = startAdmin(copy, env);
     // Killed without warning, after a few pages: what a lost terminal or a crash leaves.
-    await first.waitFor(/(?:to resume: --resume \S+\n[^]*){4}/, 60_000);
+    await first.waitFor(/(?:to resume: --resume \S+\n[\s\S]*){4}/, 60_000);
     first.child.kill('SIGKILL');
     await first.exited;
     const cursors = [...first.output().matchAll(/to resume: --resume (\S+)/g)].map((m) => m[1]!);

@@ -205,7 +205,7 @@ export function logTicks(min: number, max: number): number[] {
   return ticks.slice(Math.max(first, 0), last === -1 ? undefined : last + 1);
 }
 
-const escape = (text: string) => text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
 /** The percentile axis: "1 in N requests is slower", on a log scale: p0 at 0, p90 at 1, p99 at 2… */
 const rarity = (p: number) => Math.log10(1 / (1 - Math.min(p, 99.999) / 100));
 const PERCENTILE_TICKS = [0, 50, 90, 99, 99.9, 99.99, 99.999];
@@ -289,7 +289,7 @@ function overview(results: FunctionResult[], xMax: number): string {
       return (
         curve(points, style) +
         `<line x1="${b.x1 + 14}" x2="${b.x1 + 40}" y1="${y - 4}" y2="${y - 4}" stroke="${style.color}" stroke-width="2.5"${style.dash ? ` stroke-dasharray="${style.dash}"` : ''}/>` +
-        `<text class="legend" x="${b.x1 + 46}" y="${y}" font-size="12">${escape(r.function)}</text>`
+        `<text class="legend" x="${b.x1 + 46}" y="${y}" font-size="12">${escapeHtml(r.function)}</text>`
       );
     })
     .join('');
@@ -314,7 +314,7 @@ function panel(r: FunctionResult, i: number, xMax: number): string {
       ? 'no latency samples'
       : `n = ${r.samples.toLocaleString('en')} samples · up to p${highest} · ${r.throughput.toFixed(0)} req/s`;
   return (
-    `<figure class="panel"><figcaption><b>${escape(r.function)}</b><br><small>${note}</small></figcaption>` +
+    `<figure class="panel"><figcaption><b>${escapeHtml(r.function)}</b><br><small>${note}</small></figcaption>` +
     `<svg xmlns="http://www.w3.org/2000/svg" width="${plot.width}" height="${plot.height}" font-family="system-ui,sans-serif">` +
     `${x.svg}${latencyAxis(plot, ticks, py)}${curve(points.map(([p, v]) => `${x.px(p).toFixed(1)},${py(v).toFixed(1)}`).join(' '), styleOf(i))}</svg></figure>`
   );
@@ -424,7 +424,7 @@ function timelinePanel(r: FunctionResult, i: number): string {
       ? 'no answers'
       : `${shownDots} (red: not 2xx) · line: median per ${binMs / 1000} s · bars: answers per second${r.targetRate === undefined ? '' : `, dashed: the target ${r.targetRate} req/s`}`;
   return (
-    `<figure class="panel timeline"><figcaption><b>${escape(r.function)}</b>${missedRate(r) ? ' <span class="missed">below the target rate</span>' : ''}<br><small>${note}</small></figcaption>` +
+    `<figure class="panel timeline"><figcaption><b>${escapeHtml(r.function)}</b>${missedRate(r) ? ' <span class="missed">below the target rate</span>' : ''}<br><small>${note}</small></figcaption>` +
     `<svg xmlns="http://www.w3.org/2000/svg" width="${plot.width}" height="${plot.height}" font-family="system-ui,sans-serif">` +
     `${time}${grid}${rateGrid}${bars}${target}${dots}` +
     (medians ? `<polyline class="median" fill="none" stroke="#000" stroke-width="1.5" points="${medians}"/>` : '') +
@@ -446,13 +446,13 @@ export function html(results: FunctionResult[], header: Record<string, string | 
   const rows = results
     .map(
       (r) =>
-        `<tr${missedRate(r) ? ' class="missed"' : ''}><td>${escape(r.function)}</td><td>${r.requests}</td><td>${r.seconds.toFixed(1)}</td>` +
+        `<tr${missedRate(r) ? ' class="missed"' : ''}><td>${escapeHtml(r.function)}</td><td>${r.requests}</td><td>${r.seconds.toFixed(1)}</td>` +
         `<td>${r.throughput.toFixed(0)}${missedRate(r) ? ' !' : ''}</td>` +
         `<td>${shown(r, 50, r.p50)}</td><td>${shown(r, 90, r.p90)}</td><td>${shown(r, 99, r.p99)}</td><td>${r.non2xx}</td><td>${r.errors}</td></tr>`,
     )
     .join('');
   const missed = results.filter(missedRate);
-  return `<!doctype html><html><head><meta charset="utf-8"><title>Load test ${escape(String(header.date ?? ''))}</title>
+  return `<!doctype html><html><head><meta charset="utf-8"><title>Load test ${escapeHtml(String(header.date ?? ''))}</title>
 <style>body{font:14px system-ui,sans-serif;margin:2em;color:#111}table{border-collapse:collapse}td,th{padding:4px 10px;border-bottom:1px solid #ddd;text-align:right}
 td:first-child,th:first-child{text-align:left}dl.run{display:grid;grid-template-columns:max-content auto;gap:2px 12px}dl.run dt{color:#555}dl.run dd{margin:0;font-weight:600}
 .panels{display:flex;flex-wrap:wrap;gap:8px}.panel{margin:0}figcaption{margin-left:60px}.timeline figcaption{max-width:370px}
@@ -460,14 +460,14 @@ tr.missed td:nth-child(4),span.missed{color:#B00000;font-weight:700}p.missed{col
 <h1>Load test</h1>
 <dl class="run">${Object.entries(header)
     .filter(([k]) => k !== 'latencies')
-    .map(([k, v]) => `<dt>${escape(k)}</dt><dd>${escape(String(v))}</dd>`)
+    .map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(String(v))}</dd>`)
     .join('')}</dl>
-${header.latencies === undefined ? '' : `<p class="source">Latencies: ${escape(String(header.latencies))}.</p>`}
+${header.latencies === undefined ? '' : `<p class="source">Latencies: ${escapeHtml(String(header.latencies))}.</p>`}
 <table><tr><th>function</th><th>requests</th><th>seconds</th><th>req/s</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>non-2xx</th><th>errors</th></tr>${rows}</table>
 <p class="rule">req/s is requests over the run's actual duration. A percentile pN is shown only when at least ${MIN_SAMPLES_ABOVE} samples lie above it
 (n &ge; ${MIN_SAMPLES_ABOVE} / (1 &minus; N/100): p99 needs 1,000 samples, p99.9 10,000); "—" and a curve that stops early mean fewer.
 Percentiles are of the 2xx answers' latencies.</p>
-${missed.length === 0 ? '' : `<p class="missed">! ${escape(missedRateLine(missed))}.</p>`}
+${missed.length === 0 ? '' : `<p class="missed">! ${escapeHtml(missedRateLine(missed))}.</p>`}
 <h2>All functions</h2>${overview(results, xMax)}
 <h2>Per function</h2><div class="panels">${results.map((r, i) => panel(r, i, xMax)).join('')}</div>
 <h2>Over time</h2><div class="panels">${results.map((r, i) => timelinePanel(r, i)).join('')}</div>

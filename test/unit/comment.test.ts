@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { MAX_COMMENT_BODY_BYTES, serializeComment, validateCommentBody } from '#shared/comments/comment';
-import { ApiError } from '#shared/jsonapi/errors';
+import type { ApiError } from '#shared/jsonapi/errors';
 
 const rejection = (value: unknown) => {
   try {
@@ -46,7 +46,7 @@ describe('validateCommentBody', () => {
       invalid('Body is too long (maximum is 16384 bytes)'),
     );
     expect(validateCommentBody('é'.repeat(MAX_COMMENT_BODY_BYTES / 2))).toHaveLength(MAX_COMMENT_BODY_BYTES / 2);
-    expect(rejection('é'.repeat(MAX_COMMENT_BODY_BYTES / 2) + 'x')).toEqual(
+    expect(rejection(`${'é'.repeat(MAX_COMMENT_BODY_BYTES / 2)}x`)).toEqual(
       invalid('Body is too long (maximum is 16384 bytes)'),
     );
     expect(rejection('🚀'.repeat(MAX_COMMENT_BODY_BYTES / 4 + 1))).toEqual(

@@ -211,7 +211,7 @@ describe('the request the handler gets', () => {
     const answer = await listKeys({ headers: sent(['Authorization', 'Bearer a'], ['authorization', 'Bearer b']) });
     expect([answer.status, answer.json, answer.request]).toEqual([
       401,
-      error(401, 'unauthorized', 'more than one Authorization header: send exactly one ' + BEARER),
+      error(401, 'unauthorized', `more than one Authorization header: send exactly one ${BEARER}`),
       undefined,
     ]);
     const twice = await listKeys({ headers: sent(['Authorization', 'Bearer a'], ['Authorization', 'Bearer a']) });

@@ -1,5 +1,5 @@
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
-import { CfnStage, DomainName, EndpointType, SecurityPolicy, type Stage } from 'aws-cdk-lib/aws-apigateway';
+import { type CfnStage, DomainName, EndpointType, SecurityPolicy, type Stage } from 'aws-cdk-lib/aws-apigateway';
 import { Certificate, CertificateValidation, type ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
 import {
   AllowedMethods,

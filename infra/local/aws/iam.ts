@@ -113,11 +113,11 @@ function matches(statement: Statement, request: AccessRequest): boolean {
   const actions = list(statement.Action);
   const notActions = list(statement.NotAction);
   if (actions && !actions.some((a) => like(a, request.action, true))) return false;
-  if (notActions && notActions.some((a) => like(a, request.action, true))) return false;
+  if (notActions?.some((a) => like(a, request.action, true))) return false;
   const resources = list(statement.Resource);
   const notResources = list(statement.NotResource);
   if (resources && !resources.some((r) => like(r, request.resource))) return false;
-  if (notResources && notResources.some((r) => like(r, request.resource))) return false;
+  if (notResources?.some((r) => like(r, request.resource))) return false;
   return Object.entries(statement.Condition ?? {}).every(([operator, conditions]) =>
     Object.entries(conditions).every(([, expected]) => condition(operator, [expected].flat(), request.leadingKeys)),
   );

@@ -351,15 +351,18 @@ const TRANSFORMATIONS: Record<string, (value: Buffer) => Buffer> = {
 function normalizePath(path: string): string {
   const segments = path.replace(/\/{2,}/g, '/').split('/');
   const kept: string[] = [];
-  segments.forEach((segment, i) => {
+  for (const [i, segment] of segments.entries()) {
     const parent = kept.at(-1);
     const removable =
       segment === '.' ||
       (segment === '..' && parent !== undefined && parent !== '..' && !(kept.length === 1 && parent === ''));
-    if (!removable) return void kept.push(segment);
+    if (!removable) {
+      kept.push(segment);
+      continue;
+    }
     if (segment === '..') kept.pop();
     if (i === segments.length - 1) kept.push('');
-  });
+  }
   return kept.join('/');
 }
 

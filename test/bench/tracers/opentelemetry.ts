@@ -38,12 +38,18 @@ class OtlpUdpSpanExporter implements SpanExporter {
   export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
     this.pending.push(...spans);
     // The invocation's span ends last (its parent is Lambda's, remote): then the batch leaves.
-    if (!spans.some((span) => span.parentSpanContext?.isRemote)) return done({ code: ExportResultCode.SUCCESS });
+    if (!spans.some((span) => span.parentSpanContext?.isRemote)) {
+      done({ code: ExportResultCode.SUCCESS });
+      return;
+    }
     const batch = this.pending;
     this.pending = [];
     const [host, port] = (process.env.AWS_XRAY_DAEMON_ADDRESS ?? '127.0.0.1:2000').split(':') as [string, string];
     const payload = ProtobufTraceSerializer.serializeRequest(batch);
-    if (!payload) return done({ code: ExportResultCode.FAILED });
+    if (!payload) {
+      done({ code: ExportResultCode.FAILED });
+      return;
+    }
     if (!this.socket) {
       this.socket = createSocket('udp4');
       this.socket.on('error', () => {});
