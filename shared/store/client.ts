@@ -6,14 +6,11 @@ import { markWriteAttempts, writeAwareRetries } from './write-outcome';
 import { currentDeadline } from './deadline';
 
 /**
- * How long one DynamoDB call may take, retries included, so that a stalled store ends as the
- * contract's 503 long before the function's timeout (10 s, ApiFunction.TIMEOUT, of which the
- * handler keeps 0.5 s to answer: TIMEOUT_ANSWER_MARGIN_MS). requestTimeout runs from the start of
- * an attempt, connecting included (@smithy/node-http-handler), so a call is at most 2 attempts of
- * 1.5 s plus the SDK's backoff (about 0.1 s; 0.5–1 s when throttled): ≈ 3.1 s, and ≈ 4 s throttled
- * (a write that may have been applied is not retried: 1.5 s).
- * No request makes more than 2 calls that can stall (the budget in docs/design.md): ≈ 8 s < 9.5 s.
- * A healthy call takes a few milliseconds; connecting takes well under a second.
+ * How long one DynamoDB call may take: `maxAttempts` attempts of `requestTimeoutMs` each (connecting
+ * included: @smithy/node-http-handler) and the SDK's backoff between them; a write that may have been
+ * applied is not retried. Every call is also cut at the request's deadline (withinDeadline below),
+ * so however many calls a request makes, a stalled store ends as the contract's 503 before the
+ * function's timeout. What healthy calls take: docs/performance.md.
  */
 export const STORE_TIMEOUTS = { connectionTimeoutMs: 1_000, requestTimeoutMs: 1_500, maxAttempts: 2 } as const;
 
