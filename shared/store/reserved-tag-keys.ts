@@ -14,6 +14,7 @@ import {
   type Replay,
 } from './receipts';
 import { isRefused, writeOnce } from './single-write';
+import { applied, currentAt, knownHead, noteRead, remember, seenHead, settle, type SeenHead } from './tag-key-heads';
 import { hasExpired, nowSeconds } from './expiry';
 import {
   applyChange,
@@ -23,12 +24,13 @@ import {
   pendingOf,
   readHead,
   windowAttribute,
+  writeOut,
+  writeOutKey,
   type Change,
   type Head,
 } from './tag-key-log';
 import { startOf, WINDOW_CAPACITY, WINDOW_MS, windowOf } from './tag-key-windows';
 import { afterCommit, repairing } from './write-outcome';
-import { whileItsWriterMayBeAtIt } from './write-out';
 import type { ReservedTagKey, ReservedTagKeyChanges } from '../reserved-tag-keys/reserved-tag-key';
 import { newId, now } from '../ids';
 
@@ -59,97 +61,6 @@ function keyRecord(item: Item): ReservedTagKey {
     updatedAt: item.updatedAt as string,
   };
 }
-
-/**
- * What this process last saw of an organization's head, and up to which version it knows the
- * changes are written out. A stale head only costs a retry: every commit is conditioned on the
- * version it expects. Bounded, dropping the oldest entry first.
- */
-interface SeenHead {
-  head: Head;
-  appliedVersion: number;
-  /** When it was observed (performance.now()): a key read before that may predate changes it has. */
-  observedAt: number;
-}
-const MAX_SEEN_HEADS = 10_000;
-const seenHeads = new Map<string, SeenHead>();
-
-function remember(head: Head, appliedVersion = head.version - pendingOf(head).length): SeenHead {
-  const before = seenHeads.get(head.organization);
-  const applied =
-    before && before.head.version === head.version ? Math.max(before.appliedVersion, appliedVersion) : appliedVersion;
-  const seen = {
-    head,
-    appliedVersion: applied,
-    observedAt: before && before.head.version === head.version ? before.observedAt : performance.now(),
-  };
-  seenHeads.delete(head.organization);
-  if (seenHeads.size >= MAX_SEEN_HEADS) seenHeads.delete(seenHeads.keys().next().value!);
-  seenHeads.set(head.organization, seen);
-  return seen;
-}
-
-/** The head as this process knows it, or read now. */
-async function knownHead(organization: string): Promise<SeenHead> {
-  return seenHeads.get(organization) ?? remember(await readHead(organization));
-}
-
-/** When each key handed out by findReservedTagKey was read (performance.now()), and the version of its last change. */
-const reads = new WeakMap<ReservedTagKey, { at: number; v: number }>();
-
-/**
- * Whether `key`, with the head's changes over it, is the key at the head `seen`: it was read after
- * the head was observed (its copy then holds every change up to the head but those the head
- * holds), or its last change is the head's version, or the head holds a change of it (its newest).
- */
-function currentAt(key: ReservedTagKey, seen: SeenHead): boolean {
-  const read = reads.get(key);
-  if (!read) return false;
-  return read.at > seen.observedAt || read.v === seen.head.version || pendingChangeOf(seen.head, key.id) !== undefined;
-}
-
-/** The version of the change a key's member last carried; -1 when there is none. */
-const memberVersion = async (record: ReservedTagKey) =>
-  ((await getItem(keys.reservedTagKey(record.organization, record.createdAt, record.id)))?.v as number | undefined) ??
-  -1;
-
-/**
- * Writes out the changes the head holds of key `id`, in order. A delete alone: it undoes what
- * came before it, and a create written after its key's delete was swept would bring the key back.
- */
-async function writeOutKey(head: Head, id: string): Promise<void> {
-  const changes = pendingOf(head).filter((change) => change.record.id === id);
-  const newest = changes.at(-1);
-  for (const change of newest?.kind === 'delete' ? [newest] : changes) await applyChange(change);
-}
-
-/**
- * Writes out `change`, one the head holds, unless its key's member carries it (the member is
- * written last: when it does, so does everything else). 'wait' while its own writer may still be
- * at it (`patient`), true once it is out.
- */
-async function writeOut(head: Head, change: Change, patient: boolean): Promise<true | 'wait'> {
-  const written = async () => (await memberVersion(change.record)) >= change.version;
-  if (await written()) return true;
-  // Its writer is at it: look again shortly rather than write the same items, or lose a round.
-  const within = patient ? await whileItsWriterMayBeAtIt(change.at ?? 0, written) : false;
-  if (within === 'wait') return 'wait';
-  if (!within) await writeOutKey(head, change.record.id);
-  return true;
-}
-
-/**
- * Writes out the head's prior change, the one the next commit drops from it, unless this process
- * knows it is out; every change before it is. 'wait' while its own writer may still be at it.
- */
-const settle = (seen: SeenHead) =>
-  repairing(async (): Promise<true | 'wait'> => {
-    const prior = seen.head.prior;
-    if (!prior || seen.appliedVersion >= prior.version) return true;
-    if ((await writeOut(seen.head, prior, true)) === 'wait') return 'wait';
-    remember(seen.head, prior.version);
-    return true;
-  });
 
 /** The change that moves the head from `head` to the next version, and how the counts move. */
 function commitChange(
@@ -218,33 +129,15 @@ async function commit(
     return next;
   });
   // Written out up to this change when every change before it was.
-  const known = seenHeads.get(seen.head.organization);
+  const known = seenHead(seen.head.organization);
   const before =
     known?.head.version === seen.head.version
       ? Math.max(known.appliedVersion, seen.appliedVersion)
       : seen.appliedVersion;
   remember(applied(seen.head, next), before >= seen.head.version ? next.version : before);
   // The key as this change left it is the key at the head just remembered.
-  reads.set(committed.record, { at: performance.now(), v: committed.version });
+  noteRead(committed.record, committed.version);
   return committed;
-}
-
-/** The head after `change`, as the commit wrote it. */
-function applied(head: Head, change: Change): Head {
-  const windows = new Map(head.windows);
-  const window = windowOf(change.record.createdAt);
-  const delta = change.kind === 'create' ? 1 : change.kind === 'delete' ? -1 : 0;
-  const count = (windows.get(window) ?? 0) + delta;
-  if (count > 0) windows.set(window, count);
-  else windows.delete(window);
-  return {
-    organization: head.organization,
-    version: change.version,
-    itemCount: head.itemCount + delta,
-    windows,
-    latest: change,
-    ...(head.latest ? { prior: head.latest } : {}),
-  };
 }
 
 /** The state of a key at the head's version: its copy as read after the head was, with the head's changes over it. */
@@ -375,7 +268,7 @@ export async function findReservedTagKey(id: string): Promise<ReservedTagKey | u
   const found = await getItem(keys.reservedTagKeyById(id));
   if (!found || found.deleted) return undefined;
   const key = keyRecord(found);
-  reads.set(key, { at: performance.now(), v: found.v as number });
+  noteRead(key, found.v as number);
   return key;
 }
 
@@ -547,7 +440,7 @@ function createKey(
       const committed = await commit(seen, { kind: 'create', record }, { delta: 1 });
       if (typeof committed === 'object') return committed.record;
       // Refused for a change that took this name (the head the refusal carried): the answer is known.
-      const refusedBy = seenHeads.get(organization);
+      const refusedBy = seenHead(organization);
       const winner = refusedBy?.head.latest;
       if (
         refusedBy &&

@@ -1,4 +1,5 @@
 import { getItem, type Item } from './collection';
+import { whileItsWriterMayBeAtIt } from './write-out';
 import { windowOf } from './tag-key-windows';
 import { expiring, nowSeconds } from './expiry';
 import { Entity, keys } from './keys';
@@ -190,4 +191,34 @@ export async function applyChange(change: Change): Promise<void> {
       });
     }
   }
+}
+
+/** The version of the change a key's member last carried; -1 when there is none. */
+const memberVersion = async (record: ReservedTagKey) =>
+  ((await getItem(keys.reservedTagKey(record.organization, record.createdAt, record.id)))?.v as number | undefined) ??
+  -1;
+
+/**
+ * Writes out the changes the head holds of key `id`, in order. A delete alone: it undoes what
+ * came before it, and a create written after its key's delete was swept would bring the key back.
+ */
+export async function writeOutKey(head: Head, id: string): Promise<void> {
+  const changes = pendingOf(head).filter((change) => change.record.id === id);
+  const newest = changes.at(-1);
+  for (const change of newest?.kind === 'delete' ? [newest] : changes) await applyChange(change);
+}
+
+/**
+ * Writes out `change`, one the head holds, unless its key's member carries it (the member is
+ * written last: when it does, so does everything else). 'wait' while its own writer may still be
+ * at it (`patient`), true once it is out.
+ */
+export async function writeOut(head: Head, change: Change, patient: boolean): Promise<true | 'wait'> {
+  const written = async () => (await memberVersion(change.record)) >= change.version;
+  if (await written()) return true;
+  // Its writer is at it: look again shortly rather than write the same items, or lose a round.
+  const within = patient ? await whileItsWriterMayBeAtIt(change.at ?? 0, written) : false;
+  if (within === 'wait') return 'wait';
+  if (!within) await writeOutKey(head, change.record.id);
+  return true;
 }
