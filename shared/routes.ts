@@ -47,7 +47,7 @@ const any = (prefix: string) => `${prefix}*`;
  */
 const TAG_KEY_PARTITIONS = [any(PARTITION.organization), any(PARTITION.reservedTagKey)];
 /**
- * Writing out an organization's latest change (shared/store/tag-key-log.ts), which any function
+ * Writing out a change an organization's head holds (shared/store/tag-key-log.ts), which any function
  * that meets it unwritten does: Puts of a created key's items, Updates of a changed or deleted
  * key's copy and member, Deletes of a released name guard.
  */
@@ -60,7 +60,7 @@ const TABLE = {
   none: { actions: [], partitions: [] },
   /**
    * Page 1: one Query of the organization's collection; a later page: GetItem of its head, then a
-   * Query of a range; writing out the latest change first when the page would show it unwritten.
+   * Query of a range; writing out a held change first when the page would show it unwritten.
    */
   listTagKeys: {
     actions: ['dynamodb:GetItem', 'dynamodb:Query', ...WRITE_OUT_TAG_KEY_CHANGE],
@@ -81,7 +81,7 @@ const TABLE = {
   deleteTagKey: { actions: ['dynamodb:GetItem', ...WRITE_OUT_TAG_KEY_CHANGE], partitions: TAG_KEY_PARTITIONS },
   /**
    * Page 1: one Query of the run's partition (its record and comments); a later page: GetItem of
-   * the record and a Query of the page's range; Puts of the latest comment's copy and member when
+   * the record and a Query of the page's range; Puts of a held comment's copy and member when
    * the page would show it unwritten.
    */
   listComments: {

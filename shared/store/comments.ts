@@ -73,7 +73,7 @@ async function applyCommentUnlessWritten(latest: Latest): Promise<void> {
   await repairing(() => applyComment(latest));
 }
 
-/** Whether the latest comment is written out (one read), writing it out once its writer had its time; 'wait' until then. */
+/** Whether a comment the record holds is written out (one read), writing it out once its writer had its time; 'wait' until then. */
 async function writtenOut(latest: Latest): Promise<boolean | 'wait'> {
   const written = async () => (await getItem(keys.runComment(latest.runId, latest.number))) !== undefined;
   if (await written()) return true;
@@ -102,7 +102,7 @@ export async function findRunOrganization(runId: string): Promise<string | undef
  * undefined when the run is not registered. The first page is one Query (the run's record sorts
  * just before comment 1); any other is the run's record and exactly that range of numbers, read
  * together. Either way at most `limit + 1` items are read, whoever asks and whatever the run holds.
- * A page that would show the latest comment before its items are written writes them first.
+ * A page that would show one of the record's two comments before its items are written writes them first.
  */
 export async function listStoredComments(
   runId: string,

@@ -341,8 +341,8 @@ async function resolveClaim(
       const copy = await getItem(keys.reservedTagKeyById(claim.recordId));
       if (copy) return replay(keyRecord(copy.created as Item));
     }
-    // The head first, then the copy: a create committed before the head was read and no longer its
-    // latest change has its copy written (the next commit wrote it out first).
+    // The head first, then the copy: a create committed before the head was read and no longer
+    // held by it has its copy written (the commit that dropped it wrote it out first).
     const seen = remember(await readHead(organization));
     const created = pendingOf(seen.head).find(
       (change) => change.kind === 'create' && change.record.id === claim.recordId,
@@ -458,8 +458,9 @@ function createKey(
 }
 
 /**
- * The key at the head this process knows, its latest change written out: the key as read when it
- * was read after the head was observed, else read again (with the head's latest change over it).
+ * The key at the head this process knows, the change its commit would drop written out: the key
+ * as read when it was read after the head was observed, else read again (with the head's held
+ * changes over it).
  */
 async function atKnownHead(
   current: ReservedTagKey,
