@@ -65,22 +65,17 @@ async function applyComment(latest: Latest): Promise<void> {
 }
 
 /**
- * Writes out a committed comment that another writer may already have written (its member is
- * written last): one read when it has, so writers that lost a round do not all write it again.
+ * Writes out a comment the record holds unless its member is there (written last: then so is its
+ * copy), one read when it is, so writers that lost a round do not all write it again. `patient`:
+ * while its own writer may still be at it, look again rather than write the same items ('wait'
+ * when this request's deadline comes first).
  */
-async function applyCommentUnlessWritten(latest: Latest): Promise<void> {
-  if (await getItem(keys.runComment(latest.runId, latest.number))) return;
-  await repairing(() => applyComment(latest));
-}
-
-/** Whether a comment the record holds is written out (one read), writing it out once its writer had its time; 'wait' until then. */
-async function writtenOut(latest: Latest): Promise<boolean | 'wait'> {
-  const written = async () => (await getItem(keys.runComment(latest.runId, latest.number))) !== undefined;
+async function writeOut(held: Latest, { patient = true } = {}): Promise<true | 'wait'> {
+  const written = async () => (await getItem(keys.runComment(held.runId, held.number))) !== undefined;
   if (await written()) return true;
-  // Its writer is at it: look again shortly rather than write the same items, or lose a round.
-  const within = await whileItsWriterMayBeAtIt(Date.parse(latest.createdAt), written);
+  const within = patient ? await whileItsWriterMayBeAtIt(Date.parse(held.createdAt), written) : false;
   if (within !== false) return within;
-  await repairing(() => applyComment(latest));
+  await repairing(() => applyComment(held));
   return true;
 }
 
@@ -206,7 +201,7 @@ async function resolveClaim(
     const run = await getItem(keys.run(input.runId));
     const committed = run && heldBy(run).find((held) => held.id === claim.recordId);
     if (committed) {
-      await afterCommit(() => applyCommentUnlessWritten(committed));
+      await afterCommit(() => writeOut(committed, { patient: false }));
       return replay(asComment(committed));
     }
     const copy = await findComment(claim.recordId);
@@ -249,7 +244,7 @@ function commitComment(input: NewComment, id: string, expectedAtStart: Expected)
       async () => {
         const dropped = expected.prior;
         if (dropped && dropped.number > (expected.writtenThrough ?? 0)) {
-          if ((await writtenOut(dropped)) === 'wait') return LOST_ROUND;
+          if ((await writeOut(dropped)) === 'wait') return LOST_ROUND;
           expected = { ...expected, writtenThrough: dropped.number };
         }
         const number = expected.commentCount + 1;
