@@ -207,8 +207,10 @@ export const handler = async (event) => {
   if (q.bad) return 'not a proxy result';
   return { statusCode: 200, body: String(process.pid) };
 };`;
-  const api = (gatewayResponses: FixtureApi['gatewayResponses']): FixtureApi => ({
-    functions: { Fails: { code: failing, timeout: 1, properties: { ReservedConcurrentExecutions: 1 } } },
+  // The throttling cases hold an invocation for 600 ms: a timeout of 5 s keeps a busy machine's cold start from
+  // turning that one into a function timeout.
+  const api = (gatewayResponses: FixtureApi['gatewayResponses'], timeout = 1): FixtureApi => ({
+    functions: { Fails: { code: failing, timeout, properties: { ReservedConcurrentExecutions: 1 } } },
     methods: [
       { method: 'GET', path: '/fails', function: 'Fails' },
       { method: 'GET', path: '/late', function: 'Fails', timeoutMs: 300 },
@@ -234,7 +236,7 @@ export const handler = async (event) => {
   });
 
   it('keeps the failure’s own status when INTEGRATION_FAILURE is not customized: 502 for a function error, 500 for an invocation Lambda refused', async () => {
-    const stack = await serve(api(undefined));
+    const stack = await serve(api(undefined, 5));
     const crashed = await fetch(`${stack.url}/fails?crash=1`);
     expect(crashed.status).toBe(502);
     expect(crashed.headers.get('x-amzn-errortype')).toBe('InternalServerErrorException');
@@ -251,7 +253,8 @@ export const handler = async (event) => {
   });
 
   it('answers an invocation Lambda throttles with the template’s INTEGRATION_FAILURE too', async () => {
-    const stack = await serve(customized);
+    const stack = await serve(api(customized.gatewayResponses, 5));
+    expect((await fetch(`${stack.url}/fails`)).status).toBe(200); // warm: the held invocation below starts at once
     const [slow, throttled] = await Promise.all([
       fetch(`${stack.url}/fails?wait=600`),
       new Promise((r) => setTimeout(r, 200)).then(() => fetch(`${stack.url}/fails`)),
