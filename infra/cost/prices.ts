@@ -24,17 +24,9 @@ const page = {
   route53: 'https://aws.amazon.com/route53/pricing/',
   fis: 'https://aws.amazon.com/fis/pricing/',
 };
-/**
- * Prices added for the multi-Region stage (2026-11-28) without the page at hand, marked
- * "(unchecked)" in their unit on the page: to check on it, then make them `price`s.
- */
-const unchecked = (usd: number, unit: string, source: string): Price => ({
-  usd,
-  unit: `${unit} (unchecked)`,
-  source,
-  read: READ,
-});
-const price = (usd: number, unit: string, source: string): Price => ({ usd, unit, source, read: READ });
+const price = (usd: number, unit: string, source: string, read = READ): Price => ({ usd, unit, source, read });
+/** The multi-Region stage's prices, read later than the rest. */
+const MULTI_REGION_READ = '2026-11-28';
 
 export const PRICES = {
   wafWebAcl: price(5.0, 'per web ACL-month', page.waf),
@@ -61,10 +53,15 @@ export const PRICES = {
   xRayTraces: price(5.0, 'per million traces recorded', page.xRay),
   secret: price(0.4, 'per secret-month', page.secretsManager),
   kmsKey: price(1.0, 'per key-month (+$1 for each of 2 rotations)', page.kms),
-  route53HealthCheck: unchecked(0.5, 'per health check-month, AWS endpoint', page.route53),
-  route53HealthCheckOption: unchecked(1.0, 'per HTTPS option, health check-month', page.route53),
-  route53LatencyQueries: unchecked(0.6, 'per million latency queries', page.route53),
-  fisActionMinute: unchecked(0.1, 'per action-minute of an experiment', page.fis),
+  route53HealthCheck: price(0.5, 'per health check-month, AWS endpoint', page.route53, MULTI_REGION_READ),
+  route53HealthCheckOption: price(
+    1.0,
+    'per optional feature (HTTPS, 10 s interval), health check-month',
+    page.route53,
+    MULTI_REGION_READ,
+  ),
+  route53LatencyQueries: price(0.6, 'per million latency queries (first billion)', page.route53, MULTI_REGION_READ),
+  fisActionMinute: price(0.1, 'per action-minute of an experiment', page.fis, MULTI_REGION_READ),
 } satisfies Record<string, Price>;
 
 /**
