@@ -29,8 +29,8 @@ export const MAX_DELETES_ENV = 'SWEEP_MAX_DELETES';
 
 /**
  * Deletes one run attempts at most: each is 1 write unit for the item and 1 for its index entry
- * (2 × 10,000 = $0.0125 a run at on-demand prices), and at the sweeper's pace (a few thousand a
- * second) well within its timeout. A backlog larger than this takes several runs.
+ * (docs/cost.md prices them), so a run's cost is bounded whatever has piled up; a run also stops
+ * starting work before its timeout (shared/store/sweep.ts). A larger backlog takes several runs.
  */
 export const DEFAULT_MAX_DELETES = 10_000;
 

@@ -81,27 +81,17 @@ export const LOG_RETENTION_DAYS = [
 ] as const;
 
 /**
- * How long one request holds a function's execution, warm: at most two DynamoDB round trips and
- * some JSON (about 15 ms measured by the bench), budgeted at 100 ms.
+ * How long one request holds a function's execution, warm, as budgeted: its DynamoDB round trips
+ * and some JSON, with room to spare (what it takes: docs/performance.md).
  */
 export const REQUEST_SECONDS = 0.1;
 
 /**
  * Throttle and reservations, sized together so that a burst is refused by API Gateway (429 with
  * Retry-After) and never reaches a function past its reserved concurrency (Lambda would throttle
- * it, and the client would get a 5xx). A method's token bucket lets `burst` requests through at
- * once, and `rate` a second after that; each holds an execution for about REQUEST_SECONDS. So the
- * most executions one method can ask of its function at any moment is burst + rate × 0.1 s, and a
- * function serving m methods (PATCH and DELETE have two paths each) needs
- *   m × (burst + rate × 0.1) ≤ its reserved concurrency:
- *   API functions:  2 × (5 + 50 × 0.1) = 20 ≤ 25 (a one-method function: 10 ≤ 25);
- *   the authorizer: each of the 9 methods that take a token reaches it on a cache miss (a new
- *                   token): 9 × (5 + 50 × 0.1) = 90 ≤ 100.
- * The stage: 20 methods × 50 req/s = 1,000 req/s of the account's 10,000 (a second stage fits);
- * reservations: 9 × 25 + 100 = 325 of the account's 1,000 − 100 unreserved. The synth checks the
- * inequality for any values given in context (checkBurstFitsConcurrency). Cold starts hold an
- * execution longer (about 1 s): a sudden flood at the full rate right after idle can still meet
- * Lambda's throttle, which the function-throttles alarm reports.
+ * it, and the client would get a 5xx): methods × (burst + rate × REQUEST_SECONDS) ≤ reservation,
+ * checked at synth for any values given (checkBurstFitsConcurrency). The arithmetic for these
+ * defaults, and what it does not cover: docs/deploying.md, "A burst is refused by the gateway".
  */
 export const DEFAULTS = {
   memorySize: 1024,
@@ -400,7 +390,7 @@ export interface FunctionLoad {
 
 /**
  * A burst must be refused at the gateway, not by Lambda: for each reserved function,
- * methods × (burst + rate × REQUEST_SECONDS) ≤ its reservation (see DEFAULTS for the arithmetic).
+ * methods × (burst + rate × REQUEST_SECONDS) ≤ its reservation (the arithmetic: docs/deploying.md).
  */
 export function checkBurstFitsConcurrency(config: StageConfig, loads: readonly FunctionLoad[]): void {
   const { throttleBurstLimit: burst, throttleRateLimit: rate } = config;

@@ -6,10 +6,11 @@ import { APP_NAME } from '#shared/config';
 import { ConfigError, DEFAULT_STAGE, parseStageConfig, type StageConfig } from '#infra/cdk/config';
 
 /**
- * What `npm run deploy`, `diff` and `destroy` check before the CDK CLI synthesizes anything (about
- * 20 s) and asks AWS: credentials the AWS SDK would find, a region, the stage's settings. Read from
- * the environment and the files the SDK reads (~/.aws/config, ~/.aws/credentials, the SSO token
- * cache); nothing here calls AWS. Each problem is one line: what is missing and what to do.
+ * What `npm run deploy`, `diff` and `destroy` check before the CDK CLI synthesizes anything (slow:
+ * it bundles every function) and asks AWS: credentials the AWS SDK would find, a region, the
+ * stage's settings. Read from the environment and the files the SDK reads (~/.aws/config,
+ * ~/.aws/credentials, the SSO token cache); nothing here calls AWS. Each problem is one line: what
+ * is missing and what to do.
  */
 export const COMMANDS = ['deploy', 'diff', 'destroy'] as const;
 export type Command = (typeof COMMANDS)[number];

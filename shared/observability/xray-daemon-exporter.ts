@@ -2,16 +2,12 @@ import type { Socket } from 'node:dgram';
 import type { DynamoDbSpan, InvocationSpan } from './trace-types';
 
 /**
- * The tracer's one transport: a finished invocation becomes one X-Ray subsegment document (its
- * DynamoDB calls nested in it) sent in one UDP datagram to the daemon Lambda runs beside the
- * function, at AWS_XRAY_DAEMON_ADDRESS. No HTTPS, no credentials, nothing to flush before the
- * sandbox freezes: the datagram is handed to the kernel before the handler returns.
- * To move to OpenTelemetry, replace this module with one that maps the same spans to OTLP (as
- * AWS's Lambda layers send it, over UDP to the same address); tracer.ts does not change.
- *
- * Format: "Sending segment documents to the X-Ray daemon": a JSON header line, a newline, then
- * the document (https://docs.aws.amazon.com/xray/latest/devguide/xray-api-sendingdata.html).
- * Fields: https://docs.aws.amazon.com/xray/latest/devguide/xray-api-segmentdocuments.html
+ * The tracer's one transport: a finished invocation becomes one X-Ray subsegment document sent in
+ * one UDP datagram to the daemon Lambda runs beside the function (AWS_XRAY_DAEMON_ADDRESS): no
+ * HTTPS, no credentials, nothing to flush before the sandbox freezes. An OpenTelemetry exporter
+ * can replace this module alone (docs/design.md, Tracing).
+ * Format: https://docs.aws.amazon.com/xray/latest/devguide/xray-api-sendingdata.html; fields:
+ * https://docs.aws.amazon.com/xray/latest/devguide/xray-api-segmentdocuments.html
  */
 export const DAEMON_HEADER = '{"format":"json","version":1}\n';
 
@@ -84,7 +80,7 @@ export function exportInvocation(span: InvocationSpan): void {
   try {
     if (!socket) {
       // Loaded on the first sampled invocation, not at init: no other module of the bundle needs
-      // node:dgram, and importing it costs about 1 ms of CPU at every cold start.
+      // node:dgram, and importing it at init would add to every cold start (docs/performance.md).
       socket = process.getBuiltinModule('node:dgram').createSocket('udp4');
       socket.on('error', () => {
         /* the daemon is optional: X-Ray drops what it does not receive */

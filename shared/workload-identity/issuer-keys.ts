@@ -5,14 +5,11 @@ import { issuerFault } from './trust';
 import { IssuerUnavailable } from './issuer-unavailable';
 
 /**
- * The signing keys of a trusted issuer, found by OpenID discovery and kept per function instance.
- * Only issuers of a trust are ever asked (the caller passes the trust's issuer, never one read
- * from a token), and every fetch is bounded in time and size. Keys are kept for KEYS_MAX_AGE_MS,
- * refetched for an unknown `kid` at most once per KEY_REFETCH_COOLDOWN_MS, and concurrent
- * requests share one fetch; jose picks and imports the key (createLocalJWKSet).
- * The documents are fetched with node:http(s), which the SDK has already loaded: Node's `fetch`
- * (and jose's remote key set, which needs its `Headers`) loads undici on first use, 25–40 ms of
- * a cold authorizer's first JWT (docs/performance.md).
+ * The signing keys of a trusted issuer, found by OpenID discovery and kept per function instance:
+ * only a trust's issuer is ever asked, never one read from a token, and every fetch is bounded in
+ * time and size. Keys are kept for KEYS_MAX_AGE_MS and refetched for an unknown `kid` at most once
+ * per KEY_REFETCH_COOLDOWN_MS. Fetched with node:http(s), which the SDK has already loaded: Node's
+ * `fetch` would load undici on a cold authorizer's first JWT (docs/performance.md).
  * https://openid.net/specs/openid-connect-discovery-1_0.html §4
  */
 export const FETCH_TIMEOUT_MS = 2_000;

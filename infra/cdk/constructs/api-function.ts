@@ -40,11 +40,10 @@ export interface ApiFunctionProps {
  */
 export class ApiFunction extends NodejsFunction {
   /** Memory and CPU (default of the stage's `memorySize`): Lambda allots CPU in proportion to
-   *  memory. The handlers need <100 MB, but the cold start (parsing a ~1 MB bundle with the SDK)
-   *  and per-request work (JSON, token hashing) are CPU-bound; 1024 MB roughly halves both against
-   *  512 MB for ~$0.1 more per million requests at the ~15 ms a warm request takes. */
+   *  memory, and the handlers are CPU-bound, not memory-bound (the cold start parses the bundle,
+   *  a request builds JSON and hashes tokens), so the memory is bought for its CPU. */
   static readonly MEMORY_MB = DEFAULTS.memorySize;
-  /** A request is at most two DynamoDB round trips (docs/design.md); 10 s leaves room for the SDK's
+  /** A request's DynamoDB round trips are budgeted (docs/design.md); 10 s leaves room for the SDK's
    *  retries with backoff when the table throttles, and for a writer waiting its turn on a busy run
    *  or organization: the handler stops waiting when one more store call at its slowest (4 s)
    *  would end past 9.5 s, and answers 503 (shared/store/contention.ts), so no request meets this

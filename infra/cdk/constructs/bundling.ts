@@ -7,12 +7,9 @@ const SHIMS = join(import.meta.dirname, '..', 'bundle-shims');
 /**
  * Built-ins the bundles take as CommonJS exports, not through an ES module `import`: Node builds an
  * ES module facade of a built-in by reading every export, and lazy getters then load modules no
- * request uses. node:http's `WebSocket`, `CloseEvent` and `MessageEvent` load all of undici (7 to
- * 10 ms of every cold start); on Node 24.21, a facade of http loads 113 internal modules where its
- * exports need 38, process 46 (1), util 34 (0), fs 34 (0), async_hooks 2, timers 1, buffer 1. The
- * others (crypto, stream, zlib…) load the same either way. A subpath of one of these (fs/promises)
- * needs its own entry: an alias also rewrites the paths under it. Measured by the bench, import and
- * first invocation: docs/performance.md.
+ * request uses (node:http's load all of undici). The others (crypto, stream, zlib…) load the same
+ * either way. A subpath (fs/promises) needs its own entry: an alias also rewrites the paths under
+ * it. What each loads, and what it saves at a cold start: docs/performance.md.
  */
 export const BUILTINS_BY_REQUIRE = [
   'http',

@@ -30,7 +30,7 @@ export const ROLLBACK_ALARMS = {
   evaluationPeriods: 2,
   /** Unhandled errors (crashes, timeouts: handled errors are 4xx/5xx answers, not errors) per minute. */
   errors: 1,
-  /** p99 of the new version's Duration: a warm request takes ~15 ms, the store client gives up by ~3 s. */
+  /** p99 of the new version's Duration: far above a healthy request (docs/performance.md), under a stalled store call. */
   p99DurationMs: 2000,
 } as const;
 
