@@ -14,18 +14,13 @@ export const REJECTION_CONTEXT_KEY = 'reason';
 const MAX_ANNOTATION_LENGTH = 256;
 
 /**
- * REQUEST authorizer: `Authorization: Bearer <token>` → principal; the token is an operator token
- * or a workload identity JWT that a trust accepts (shared/workload-identity/). Both answers cover the whole
- * API, never just this method: API Gateway caches them per token and reuses them for every route.
- * A refused token is a Deny policy (API Gateway answers its ACCESS_DENIED response), not an error:
- * a thrown error is a function error in Lambda's metrics and API Gateway's AUTHORIZER_FAILURE. Only
- * a store failure or an unreachable issuer throws, and timeouts bound how long either takes.
+ * REQUEST authorizer: `Authorization: Bearer <token>` (an operator token, or a workload identity
+ * JWT a trust accepts) → principal. Its policy covers the whole API: API Gateway caches it per
+ * token for every route (docs/design.md, decision 5). A refused token is a Deny, not an error (a
+ * thrown one is API Gateway's AUTHORIZER_FAILURE): only a store failure or an unreachable issuer
+ * throws. A Deny's detail, shown by the ACCESS_DENIED response, depends on the header alone, so a
+ * cached Deny tells the truth about the header it is cached for.
  * https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-lambda-authorizer-output.html
- * A Deny's context carries the 401's detail, which the ACCESS_DENIED gateway response's template
- * reads as `$context.authorizer.detail` (shared/http/gateway-responses.ts). It depends on the
- * Authorization header alone (unknown, revoked and expired share one text), so a cached Deny
- * always tells the truth about the header it is cached for. A failure is logged, counted and traced
- * by its kind as every function's is (shared/observability/invocation.ts), then thrown on.
  */
 export const handler = invocationHandler<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>(
   AUTHORIZER_FUNCTION,

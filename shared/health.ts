@@ -1,15 +1,11 @@
 import type { Route } from './routes';
 
 /**
- * The deep health check of a multi-Region stage (docs/deploying.md, Three Regions): each Region's
- * Route 53 health check calls it on that Region's own endpoint, and it answers 200 only when the
- * Region can serve: API Gateway, Lambda and one strongly consistent read of the Region's replica
- * of the global table. A strongly consistent read in a multi-Region strong consistency (MRSC)
- * replica fails when that replica cannot serve the latest data, so this fails when the Region
- * cannot serve, not only when API Gateway is down.
- *
- * Not in the route table (shared/routes.ts): a single-Region stage has no health check and keeps
- * its template; the multi-Region stacks add this route (infra/cdk/regions.ts).
+ * The deep health check of a multi-Region stage (docs/deploying.md, Three Regions), called by each
+ * Region's Route 53 health check on that Region's own endpoint: 200 only when API Gateway, Lambda
+ * and one strongly consistent read of the Region's MRSC replica answer, and that read fails when
+ * the replica cannot serve the latest data. Not in the route table (shared/routes.ts): only the
+ * multi-Region stacks add it (infra/cdk/regions.ts), so a single-Region stage keeps its template.
  */
 export const HEALTH_FUNCTION = 'health';
 

@@ -5,18 +5,12 @@ import type { ApiRequest } from './handler';
 import { distinctHeaderValues } from './headers';
 
 /**
- * Safe retries of a create. Every create writes a receipt in its own transaction (see
- * shared/store/receipts.ts); a retry that names the same receipt gets the first result back:
- *
- * - With an `Idempotency-Key` header: the same key from the same token on the same function
- *   within 24 hours returns the first response (same status, same resource) and writes nothing;
- *   the same key with another body (or another path) is a 422.
- * - Without one (python-tfe replays a POST on 429/502/503/504 and sends no key): the same body from
- *   the same token on the same path within 10 minutes returns the first response.
- *
- * A refused create (404, 422, …) commits nothing, so it leaves no receipt and a corrected retry
- * runs. Concurrent requests naming one receipt make one resource: DynamoDB commits one of their
- * transactions, and the others meet its receipt.
+ * Safe retries of a create: a retry that names the same receipt (shared/store/receipts.ts) gets the
+ * first response back and writes nothing, and concurrent ones make one resource. With an
+ * `Idempotency-Key`, the receipt is that key's from that token on that function for
+ * KEYED_WINDOW_SECONDS (another body or path: 422); without one (python-tfe replays a POST and
+ * sends no key), the same body from that token on that path for REPLAY_WINDOW_SECONDS. A refused
+ * create commits nothing, so a corrected retry runs.
  */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const KEYED_WINDOW_SECONDS = 24 * 60 * 60;

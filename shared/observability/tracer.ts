@@ -4,21 +4,11 @@ import type { InvocationSpan } from './trace-types';
 import { exportInvocation } from './xray-daemon-exporter';
 
 /**
- * Traces of the functions, owned by the project: no X-Ray SDK (in maintenance since 2026-02-25,
- * end of support 2027-02-25) and no tracing framework. Each sampled invocation is one span
- * (`## <function>`, annotated with route and outcome) under the segment Lambda opened for it,
- * holding one child span per DynamoDB call (operation, table, outcome, time). Nothing else is
- * recorded: no request or response bodies, no keys, no ids of organizations, runs or tokens.
- *
- * Spans are recorded here in plain terms (trace-types.ts) and handed, finished, to one exporter
- * module (xray-daemon-exporter.ts: X-Ray segment documents over UDP to the daemon Lambda runs). An
- * OpenTelemetry exporter can replace that module without touching this one. docs/design.md
- * "Tracing" says why and what it costs.
- *
- * Active only when Lambda sampled the invocation (`Sampled=1` in its trace header) and gave the
- * daemon's address (AWS_XRAY_DAEMON_ADDRESS, set with active tracing): otherwise nothing is
- * recorded and nothing is sent. One invocation at a time per process, as Lambda runs them (no
- * AWS_LAMBDA_MAX_CONCURRENCY here): the current invocation is module state, no async context.
+ * Traces of the functions, owned by the project (no X-Ray SDK, no tracing framework: why, what a
+ * trace shows and what it costs are in docs/design.md, "Tracing"). Spans are recorded here in
+ * plain terms and handed, finished, to one exporter module (xray-daemon-exporter.ts). Nothing is
+ * recorded unless Lambda sampled the invocation and gave the daemon's address. The current
+ * invocation is module state: Lambda runs one at a time per process (no AWS_LAMBDA_MAX_CONCURRENCY).
  */
 
 /** The X-Ray trace header Lambda gives an invocation: `Root=1-…;Parent=…;Sampled=1`. */

@@ -76,17 +76,12 @@ const PAUSE_MIN_MS = 2;
 const PAUSE_MAX_MS = 1_000;
 
 /**
- * Runs `attempt` on a hot spot (`where` names it in the log: { runId } or { organization }) until
- * it returns something other than LOST_ROUND or RETRY_NOW, pausing between attempts; throws
- * Contended when another attempt could not end before the deadline. Records the wait (attempts,
- * time waited, outcome) when there was one.
- *
- * The pause is full jitter over a window that doubles with each lost round, starting from the last
- * attempt's duration (a round's length where this runs: milliseconds on DynamoDB, more on DynamoDB
- * Local), so writers spread out to about as many rounds as there are writers. It is fair: the
- * window narrows (to half at most) as the request's wait nears its end, so the writers that have
- * waited longest try more often and take the next rounds rather than newcomers; it never narrows
- * below half a round, so writers near their end do not flood the item with attempts.
+ * Runs `attempt` on a hot spot (`where` names it in the log) until it returns something other than
+ * LOST_ROUND or RETRY_NOW; throws Contended when another attempt could not end before the deadline,
+ * and records the wait when there was one. The pause is full jitter over a window that starts at
+ * the last attempt's duration and doubles with each lost round, so writers spread over about as
+ * many rounds as there are writers; it narrows (to half at most) as the wait nears its end, so the
+ * longest waiters take the next rounds (docs/design.md, "Hot spots").
  */
 export async function whileContended<T>(
   hotSpot: HotSpot,

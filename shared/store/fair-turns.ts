@@ -3,15 +3,12 @@ import { documentClient, tableName } from './client';
 import type { Key } from './keys';
 
 /**
- * Fair turns on a busy run or organization. Without them, the writer that just took a number knows the next one
- * and takes it too, while those that lost wait out their backoff with a count already stale, and
- * one of them can lose every round until its deadline. So the run's record names the oldest
- * writer still waiting (`turnSince`: when its request started; `turnUntil`: when its claim
- * lapses): while a claim holds, only that writer (or an older one) may commit, and its commit
- * releases the claim. A writer claims after losing for CLAIM_AFTER_MS, when no older writer holds
- * a claim. A claim lapses after TURN_LEASE_MS, so a writer that gave up or crashed holds the others
- * back for no longer; a holder whose claim lapsed and was taken by a younger writer finds out on
- * its next attempt, and claims it back.
+ * Fair turns on a busy run or organization: backoff alone lets the writer that just took a number
+ * take the next one too, and one that keeps losing can lose until its deadline. So the head names
+ * the oldest writer still waiting (`turnSince`, `turnUntil`), claimed after losing for
+ * CLAIM_AFTER_MS; while the claim holds only that writer or an older one may commit, and it lapses
+ * after TURN_LEASE_MS, so a writer that gave up or crashed holds no one back for longer
+ * (docs/design.md, "Fair turns on a run").
  */
 export interface Turn {
   /** When this request started waiting: the older, the sooner its turn. */

@@ -5,19 +5,11 @@ import { Entity, keys } from './keys';
 import { writeOnce, type Write } from './single-write';
 
 /**
- * A create's receipt: what makes a retried create safe. A create *claims* its receipt before it
- * commits, naming the id of the record it is about to create; the record's own commit (one
- * conditional write elsewhere) then decides whether that id exists. So:
- *
- * - a retry naming the same receipt finds the claim, and answers with that record once it exists,
- *   never creating a second one;
- * - a request that reuses an Idempotency-Key for something else is refused before anything is
- *   written (its fingerprint differs from the claim's);
- * - a claim whose create died before committing is taken over by a retry once its lease has
- *   passed: the creator's deadline plus lease.marginMs, after which it can no longer commit
- *   (its writes are conditioned on the collection's version it saw, which the taker's commit moves).
- *
- * A receipt carries its own expiry and counts as absent once past it (expiry.ts).
+ * A create's receipt: what makes a retried create safe. A create claims it before it commits,
+ * naming the id of the record it is about to create, and the record's own commit decides whether
+ * that id exists: a retry answers with that record, a reused Idempotency-Key with another request
+ * is refused, and a claim whose creator died is taken over once its lease has passed (the
+ * creator's deadline plus lease.marginMs). docs/design.md, "Receipts"; expiry: expiry.ts.
  */
 export interface Receipt {
   /** Names the operation: a hash of the token, the function and the Idempotency-Key or the request itself. */

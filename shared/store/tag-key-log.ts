@@ -7,21 +7,12 @@ import { writeDerived, type Write } from './single-write';
 import type { ReservedTagKey } from '../reserved-tag-keys/reserved-tag-key';
 
 /**
- * The change log of an organization's reserved tag keys. Every change of a key (create, update,
- * delete) commits with one conditional UpdateItem of the organization's head item (its counter,
- * keys.reservedTagKeyCounter): the head's `version` goes from v to v+1, its counts change, and its
- * `latest` holds the change itself, its `prior` the change before. The key's own items (its name
- * guard, its copy by id and its member of the organization's collection) are derived from that
- * commit and written after it, member last. Only the two changes the head holds can be unwritten:
- * the commit that drops one from the head, and whoever reads a page it would show, writes it out
- * first (applyChange). Two, not one, so a busy organization's next commit need not wait for the
- * last change's writes.
- *
- * Each derived item carries the version of the change that last wrote it (`v`), and every derived
- * write is conditioned on it, so writing a change again (twice, late, or after a later one) never
- * undoes a later change. A delete leaves tombstones (`deleted`, with an expiry) rather than
- * removing the member and the copy, so a late write of an earlier change cannot bring them back;
- * the sweeper removes them once expired (expiry.ts).
+ * The change log of an organization's reserved tag keys. Every change of a key commits with one
+ * conditional UpdateItem of the organization's head (keys.reservedTagKeyCounter), which holds its
+ * last two changes (`latest`, `prior`). The key's guard, copy and member are derived from it and
+ * written after it, member last, each conditioned on the version (`v`) of the change that wrote
+ * it, and a delete leaves tombstones: a late or repeated write never undoes a later change. Why
+ * two changes, and who writes out what: docs/design.md, "Commit points".
  */
 
 export type ChangeKind = 'create' | 'update' | 'delete';
@@ -163,7 +154,7 @@ export async function applyChange(change: Change): Promise<void> {
         write({ Update: { Key: keys.reservedTagKeyById(record.id), ConditionExpression: EXISTING_OLDER, ...set({}) } }),
       ]);
       // The old name's guard goes with the member: left behind (its writer died), it names a key
-      // that no longer has the name, which whoever reads it checks (reserved-tag-keys.ts, nameTaken).
+      // that no longer has the name, which whoever reads it checks (tag-key-names.ts, nameTaken).
       await Promise.all([
         write({ Update: { Key: memberKey(record), ConditionExpression: EXISTING_OLDER, ...set({}) } }),
         ...(change.previousKey !== undefined ? [releaseGuard(change.previousKey)] : []),
