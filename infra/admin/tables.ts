@@ -13,18 +13,11 @@ import { requiredOption, UsageError, type Command, type CommandArgs, type Values
 
 /**
  * `table copy` and `table verify`: every item of one table into another, for moving a deployed
- * stage's table into a new MRSC global table (which starts empty), and the item-by-item check after.
- *
- * The copy scans the source in parallel segments, a page at a time, and puts each item into the
- * target on the condition that no item with its key is there: a re-run, or a resumed copy, never
- * overwrites an item (one copied before, or one written to the target since) and never writes one
- * twice. An item already there that differs from the source's is left as it is, and counted: the
- * verification lists it. After every page it prints a cursor (each segment's position, only past
- * items that are all in the target); `--resume CURSOR` goes on from there.
- *
- * Where: with TABLE_NAME or AWS_ENDPOINT_URL_DYNAMODB set, the AWS SDK's settings (credentials,
- * AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB), as the other admin commands on a deployed table;
- * otherwise the local store's DynamoDB Local (the running npm start's, or a temporary one).
+ * stage's table into a new MRSC global table (which starts empty), and the item-by-item check after
+ * (docs/runbooks.md). Each put is conditioned on no item with its key being there, so a re-run or a
+ * resumed copy never overwrites an item or writes one twice; an item there that differs is left
+ * and counted. The cursor printed after every page only passes items all in the target. Where: as
+ * the other admin commands (TABLE_NAME or AWS_ENDPOINT_URL_DYNAMODB, else the local store).
  */
 
 type Item = Record<string, AttributeValue>;

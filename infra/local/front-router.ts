@@ -1,18 +1,12 @@
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 
 /**
- * The local stand-in for the health-checked Route 53 records in front of the Regions' APIs: one
- * address whose requests go to a healthy Region, the first healthy one in the order given (the
- * primary first, as failover records answer). Each Region's health is what a Route 53 health check
- * decides: a request to its API every `intervalMs`, unhealthy after `failureThreshold` consecutive
- * failures (no answer within `timeoutMs`, a refused or cut connection, or a status outside 2xx and
- * 3xx), healthy again after as many consecutive successes. When none is healthy, Route 53 answers
- * with every record ("fails open"): so does this front, with the primary.
- *
- * It relays each request as it is; it never retries one. A Region lost while it serves a request
- * cuts that request's connection: the caller sees what a caller connected to that Region would,
- * no answer, and retries on its own. Route 53's record TTL has no local counterpart (each request
- * is routed anew), so a failed Region is left at most `detectionMs` after it fails.
+ * The local stand-in for the health-checked Route 53 failover records before the Regions' APIs:
+ * each request goes to the first healthy Region in the order given, health decided as a Route 53
+ * health check decides it (`intervalMs`, `failureThreshold`, `timeoutMs`), and to the primary when
+ * none is healthy, as Route 53 fails open. It never retries: a Region lost mid-request cuts the
+ * connection, as for a caller connected to it. With no record TTL, a failed Region is left within
+ * `detectionMs` (docs/development.md, "Two local Regions, and failing one").
  */
 
 export const HEALTH_CHECK_INTERVAL_ENV = 'HEALTH_CHECK_INTERVAL_SECONDS';

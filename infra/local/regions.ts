@@ -3,17 +3,12 @@ import { startLocalStack, type LocalStack, type LocalStackOptions } from './loca
 import { InFlightWrites, type MrscOptions } from './aws/mrsc';
 
 /**
- * Several local Regions over ONE DynamoDB Local, as the API stacks of an MRSC global table's replica
- * Regions over their one table: each Region is a whole local stack of its own (WAF, API Gateway and
- * its authorizer cache, Lambda instances, IAM proxy, X-Ray), and every Region's IAM proxy shares one
- * `InFlightWrites`, so two Regions writing the same item at once meet ReplicatedWriteConflictException
- * as MRSC gives (infra/local/aws/mrsc.ts). DynamoDB Local plays the strongly consistent table: every
- * Region reads and writes the same items.
- *
- * Each Region is served on its own address through a switch (a TCP relay to its stack) that
- * `fail()` turns off: the address then refuses connections, the open ones are cut, the Region's
- * Lambda instances are killed where they are (an invocation in flight stops mid-way, its writes so
- * far kept, as a Region lost mid-load) and no new invocation starts. `recover()` turns it back on.
+ * Several local Regions over ONE DynamoDB Local, as an MRSC global table's replica Regions over
+ * their one table: each a whole local stack of its own, their IAM proxies sharing one
+ * `InFlightWrites` so that two Regions writing one item at once meet a replicated write conflict
+ * (aws/mrsc.ts). Each is served through a switch that `fail()` turns off, as a Region lost
+ * mid-load: connections refused or cut, Lambda instances killed where they are, their writes so
+ * far kept. docs/development.md, "Two local Regions, and failing one".
  */
 
 /** The variable that names the local Regions: `REGIONS=us-east-1,us-east-2 npm start`. */

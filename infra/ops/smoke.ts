@@ -5,16 +5,12 @@ import createClient from 'openapi-fetch';
 import type { components, paths } from '#infra/openapi/generated/openapi-types';
 
 /**
- * `npm run smoke -- --target URL --token T --org O [--notification-secret S | --run RUN]`: every
- * endpoint once, as go-tfe and python-tfe call it, against a running stage (a deployed one, or
- * `npm start`). One line per step (verdict, status, time); what it created is removed at the end
- * (reserved tag keys; runs and comments cannot be deleted through the API). Exit 0 when every
- * answer was right, 1 when one was not, 2 for a usage error.
- *
- * It is a client of the published contract, written apart from the service's code: a smoke test
- * that imported the service's own serializers would agree with a bug in them. Its requests go
- * through openapi-fetch with the types openapi-typescript generates from docs/openapi.json
- * (`npm run openapi`), as a client author would use the document.
+ * `npm run smoke`: every endpoint once, as go-tfe and python-tfe call it, against a running stage,
+ * one line per step; what it created is removed at the end where the API allows. Exit 0 when every
+ * answer was right, 1 when one was not, 2 for a usage error. A client of the published contract,
+ * written apart from the service's code (a smoke test that imported the service's serializers
+ * would agree with a bug in them): openapi-fetch with the types generated from docs/openapi.json,
+ * as a client author would use the document.
  */
 export const USAGE = `Usage: npm run smoke -- --target URL --token TOKEN --org ORG [--notification-secret SECRET | --run RUN_ID]
   --target URL               the address clients are given (the TfeAddress output, or npm start's http://127.0.0.1:3000);

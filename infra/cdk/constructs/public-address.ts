@@ -86,20 +86,13 @@ function clientKey(ip) {
 export const CLOUDFRONT_ERROR_CODES = [400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504] as const;
 
 /**
- * The address clients are given, `https://HOST` with the API at the root of HOST: go-tfe replaces
- * any path in its address with /api/v2/, python-tfe's urljoin drops it, Terraform takes a host
- * name. The stage's own URL (`…/STAGE`) is a path prefix none of them keeps.
- *
- * - With a custom domain: an API Gateway regional custom domain (TLS 1.2 policy) mapped at its root,
- *   with a Route 53 alias when the zone is given.
- * - Without: a CloudFront distribution whose origin is the stage (origin path `/STAGE`), caching
- *   off and every viewer header but Host forwarded, so the API is at the root of its domain. The
- *   regional WAF on the stage still sees every request; the front adds the viewer's IP and a
- *   per-deployment secret that WAF requires, so calling execute-api directly does not get around
- *   the per-address limit.
- *
- * Either way the address is the stage variable `publicAddress`, from which the functions build
- * links (Stage → Distribution → RestApi: no cycle).
+ * The address clients are given, `https://HOST` with the API at the root of HOST: go-tfe,
+ * python-tfe and Terraform keep only the host (docs/design.md, decision 11). With a custom domain,
+ * an API Gateway regional custom domain mapped at its root (a Route 53 alias when the zone is
+ * given); without, a CloudFront distribution before the stage, caching off, that adds the viewer's
+ * address and a per-deployment secret WAF requires, so calling execute-api directly does not get
+ * around the per-address limit. Either way the functions build links from the stage variable
+ * `publicAddress` (a variable: no Stage → Distribution → RestApi cycle).
  */
 export class PublicAddress extends Construct {
   /** `https://HOST`: what go-tfe's Address, python-tfe's url and `https://` + Terraform's hostname are. */

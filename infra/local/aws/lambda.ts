@@ -8,15 +8,11 @@ import { PROJECT_ROOT } from '../assembly';
 import { lambdaTraceHeader } from './xray';
 
 /**
- * The local stand-in for Lambda. Every AWS::Lambda::Function of the template runs its synthesized
- * bundle with exactly the template's handler, environment, memory and timeout. An instance is a
- * child process of its own (its own module state, `process.env` and NODE_OPTIONS) and serves one
- * invocation at a time: concurrent invocations start more instances, each with its cold start.
- * Versions and aliases resolve as Lambda resolves them: an alias names a version, a version is the
- * function's code and configuration as the template publishes it, and each version runs in
- * instances of its own. A function's reserved concurrency caps its invocations in flight (the next
- * one is throttled); its init gets 10 s of its own before the timeout starts. A template value
- * CloudFormation would refuse, or a feature not emulated, stops the start with one line.
+ * The local stand-in for Lambda: every function of the template runs its synthesized bundle with
+ * exactly the template's handler, environment, memory and timeout, each instance a child process
+ * of its own (module state, `process.env`, NODE_OPTIONS) serving one invocation at a time, as
+ * Lambda runs them. What it plays, and what stops the start: docs/design.md, "What the local stack
+ * emulates".
  */
 export interface FunctionConfig {
   logicalId: string;

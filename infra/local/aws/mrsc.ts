@@ -6,24 +6,14 @@ import { replicatedWriteConflictRate } from '../settings';
 
 /**
  * The local stand-in for what a DynamoDB global table in multi-Region strong consistency (MRSC)
- * refuses, so that the local stack plays that table and nothing it refuses slips back in unnoticed.
- * The IAM proxy (infra/local/aws/iam.ts) asks it about each call it has authorized, before forwarding:
- *
- * - Transactions: "MRSC global tables do not support transaction operations, and will return an
- *   error if those operations are invoked on an MRSC replica" (DynamoDB Developer Guide, global
- *   tables). TransactWriteItems and TransactGetItems are refused with a ValidationException.
- * - Replicated write conflicts: "A write operation fails with a ReplicatedWriteConflictException
- *   when it attempts to modify an item that is already being modified in another Region. Writes
- *   that fail with the ReplicatedWriteConflictException can be retried and will succeed if the item
- *   is no longer being modified in another Region." Two ways to meet one locally: injected at a
- *   rate (any write, as a test of the callers' handling), or from its real cause, another Region's
- *   write of the same item in flight (`InFlightWrites`, one object that every local Region's proxy
- *   shares). Either way the write is refused before DynamoDB Local sees it: not applied.
- *
- * A refused call is answered as DynamoDB answers: HTTP 400, a JSON body whose `__type` names the
- * exception. The AWS SDK v3 keeps what follows `#` in `__type` as the error's name: a
- * `ReplicatedWriteConflictException` instance (a modeled error, retryable: the SDK retries it within
- * its attempts), and for the unmodeled ValidationException a `DynamoDBServiceException` named so.
+ * refuses, so that nothing it refuses slips back in unnoticed. The IAM proxy (iam.ts) asks it about
+ * each call it has authorized, before forwarding (DynamoDB Developer Guide, global tables):
+ * - transactions, which an MRSC replica refuses: a ValidationException;
+ * - ReplicatedWriteConflictException, a retryable refusal of a write to an item another Region is
+ *   modifying: injected at a rate (to test the callers' handling), or from its real cause, another
+ *   local Region's write of the item in flight (`InFlightWrites`); DynamoDB Local never sees it.
+ * Answered as DynamoDB answers (HTTP 400, `__type` naming the exception), so the SDK raises the
+ * error it would raise in AWS.
  */
 
 /**

@@ -2,16 +2,11 @@ import { createSocket } from 'node:dgram';
 import { randomBytes } from 'node:crypto';
 
 /**
- * The local stand-in for the X-Ray daemon that Lambda runs beside a function with active tracing:
- * a UDP listener that decodes what the functions' tracers send and keeps it as X-Ray would show
- * it. A datagram is a JSON header line (`{"format":"json","version":1}`), a newline, then a
- * segment or subsegment document ("Sending segment documents to the X-Ray daemon",
- * https://docs.aws.amazon.com/xray/latest/devguide/xray-api-sendingdata.html). Nested subsegments
- * are kept flat, each with its trace_id and parent_id, as X-Ray assembles a trace. It also keeps
- * the segment the local Lambda records for each invocation (`AWS::Lambda::Function`, the `Parent`
- * of the function's trace header), so a trace reads from function to DynamoDB call.
- * OTLP datagrams (AWS's OpenTelemetry layers: a `T1S`/`T1U` prefix, then base64 protobuf) are
- * counted, not decoded.
+ * The local stand-in for the X-Ray daemon Lambda runs beside a function with active tracing: a UDP
+ * listener that decodes the segment documents the tracers send
+ * (https://docs.aws.amazon.com/xray/latest/devguide/xray-api-sendingdata.html) and keeps them flat,
+ * as X-Ray assembles a trace, with the segment the local Lambda records for each invocation, so a
+ * trace reads from function to DynamoDB call. OTLP datagrams (`T1S`/`T1U`) are counted, not decoded.
  */
 export interface XRayDaemon {
   address: string;
