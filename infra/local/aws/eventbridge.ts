@@ -4,19 +4,10 @@ import { LOCAL_ACCOUNT, LOCAL_REGION } from './cloudformation';
 import type { InvocationResult } from './lambda';
 
 /**
- * The local stand-in for EventBridge's scheduled rules. Each AWS::Events::Rule of the template
- * whose ScheduleExpression is `rate(N minutes|hours|days)` invokes its Lambda targets every N
- * units while the stack runs, the first time one period after the start (a rule's rate counts from
- * its creation), with the event EventBridge sends for a schedule ("Scheduled Event", or the
- * target's constant Input). EventBridge invokes a function asynchronously, so Lambda's handling of
- * a failed asynchronous invocation is played too: it tries again up to the function's
- * MaximumRetryAttempts (AWS::Lambda::EventInvokeConfig; 2 without one), 1 minute, then 2 minutes
- * later. The invocation goes through the local Lambda (lambda.ts), as any other: the function's
- * bundle, its environment and the credentials of its role, which the IAM proxy checks on every
- * DynamoDB call. What it does not play stops the start with one line: event patterns, cron
- * expressions, a target that is not a function of the template or lacks the permission that lets
- * EventBridge invoke it (EventBridge's invocations would fail), input paths and transformers,
- * asynchronous invocation destinations.
+ * The local stand-in for EventBridge's scheduled rules: each `rate(…)` rule invokes its Lambda
+ * targets through the local Lambda (lambda.ts), as any other invocation, and a failed one is
+ * retried as Lambda retries an asynchronous invocation. What it plays, and what stops the start:
+ * docs/design.md, "What the local stack emulates".
  */
 export interface ScheduledTarget {
   /** The target's Id in the rule. */
