@@ -1,0 +1,56 @@
+import { getItem, querySortKeyRange, type Item, type Listed, type Range } from './collection';
+import { applyComment, asComment, heldBy, toRecord } from './comment-items';
+import { keys } from './keys';
+import { seeRunItem } from './run-cache';
+import { repairing } from './write-outcome';
+import type { Comment } from '../comments/comment';
+
+/**
+ * Pages of a run's comments. A run's comments are numbered 1, 2, 3… as they are written (never
+ * changed or deleted), so any page is a known range of sort keys, whoever asks and whatever the
+ * run holds. Only the two comments the run's record holds can be unwritten: a page that would show
+ * one writes it out first.
+ */
+
+/**
+ * A range of a run's comments, oldest first, with their total and the run's organization;
+ * undefined when the run is not registered. The first page is one Query (the run's record sorts
+ * just before comment 1); any other is the run's record and exactly that range of numbers, read
+ * together. Either way at most `limit + 1` items are read, whoever asks and whatever the run holds.
+ * A page that would show one of the record's two comments before its items are written writes them first.
+ */
+export async function listStoredComments(
+  runId: string,
+  range: Range,
+): Promise<{ organization: string; page: Listed<Comment> } | undefined> {
+  const record = keys.run(runId);
+  const first = range.offset + 1;
+  const last = range.offset + range.limit;
+  let run: Item | undefined;
+  let members: Item[];
+  if (range.offset === 0) {
+    members = await querySortKeyRange(record.PK, record.SK, keys.runComment(runId, last).SK, range.limit + 1);
+    run = members[0]?.SK === record.SK ? members.shift() : undefined;
+  } else {
+    [run, members] = await Promise.all([
+      getItem(record),
+      querySortKeyRange(record.PK, keys.runComment(runId, first).SK, keys.runComment(runId, last).SK, range.limit),
+    ]);
+  }
+  if (!run) return undefined;
+  seeRunItem(runId, run);
+  const items = members.map(toRecord);
+  // The record's comments are the run's last: one this page reaches whose member is missing is unwritten.
+  const unwritten = heldBy(run).filter(
+    (held) => held.number >= first && held.number <= last && !items.some((c) => c.id === held.id),
+  );
+  if (unwritten.length > 0) {
+    await repairing(() => Promise.all(unwritten.map(applyComment)));
+    items.push(...unwritten.map(asComment));
+    items.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+  return {
+    organization: run.organization as string,
+    page: { items, totalCount: (run.commentCount as number | undefined) ?? 0 },
+  };
+}
