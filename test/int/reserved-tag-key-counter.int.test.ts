@@ -16,7 +16,7 @@ import { roundTrips } from '../support/round-trips';
 import { written } from '../support/written';
 
 /**
- * The organization's key counter (shared/store/reserved-tag-keys.ts) keeps a count per 100 ms
+ * The organization's key counter (shared/store/tag-key-commits.ts) keeps a count per 100 ms
  * creation window: it must hold only the windows of live keys, or it grows with every key ever
  * created until DynamoDB's 400 KB item limit refuses the organization's next create.
  */
