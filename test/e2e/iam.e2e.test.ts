@@ -1,3 +1,4 @@
+import { Agent, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   DynamoDBClient,
@@ -200,4 +201,31 @@ describe('a grant removed from the synthesized stack', () => {
       rmSync(outdir, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+describe('the local IAM proxy holds an idle connection as DynamoDB’s endpoint does', () => {
+  /** One POST on `agent`'s connection: the status, and whether the request went out on a reused socket. */
+  const post = (agent: Agent) =>
+    new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+      const request = httpRequest(proxy.endpoint, { method: 'POST', agent }, (response) => {
+        response.resume();
+        response.once('end', () => resolve({ status: response.statusCode!, reused: request.reusedSocket }));
+      });
+      request.once('error', reject);
+      request.end('{}');
+    });
+
+  // Node's servers close a connection idle for 5 s by default; the SDK keeps its sockets with no
+  // idle limit, so a store call made about 5 s after the last one met a reset (ECONNRESET) and a
+  // write answered "outcome unknown".
+  it('keeps a keep-alive connection idle for 6 s, and serves the next call on it', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      expect(await post(agent)).toEqual({ status: 400, reused: false }); // unsigned: refused, but answered
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      expect(await post(agent)).toEqual({ status: 400, reused: true });
+    } finally {
+      agent.destroy();
+    }
+  }, 20_000);
 });

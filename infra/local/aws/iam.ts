@@ -288,6 +288,9 @@ export async function startDynamoDbProxy(options: {
     }
     forward(req, res, body, target, admission!.done);
   });
+  // DynamoDB's endpoint keeps an idle connection far longer than Node's default 5 s, and the SDK
+  // reuses its sockets with no idle limit: a call made as this server closed one would meet a reset.
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return {
