@@ -57,7 +57,7 @@ export interface ApiStackProps extends StackProps {
    * A multi-Region stage (infra/cdk/regions.ts): this stack is one Region's API over that Region's
    * replica of the global table named here (created by the stage's table stack, which deploys
    * first), with the deep health route, a Route 53 health check and latency record, and the game
-   * day's experiment template.
+   * day's experiment templates (with AWS's FIS extension on every function, which the second needs).
    */
   globalTable?: { tableName: string; stack: Stack };
 }
@@ -73,10 +73,11 @@ export const FAILOVER = {
   recordTtlSeconds: 60,
 } as const;
 /**
- * The game day's stop conditions: alarms of the Region under test that mean harm beyond the fault
- * it injects. Its expected effects (5xx and failed health checks in that Region while traffic
- * moves) are what the runbook watches, not reasons to stop. DynamoDB's own errors (HTTP 500) and
- * throttling are not what a paused replica gives (its requests are refused as AccessDenied).
+ * The game day's stop conditions (both experiments): alarms of the Region under test that mean harm
+ * beyond the fault it injects. Its expected effects (5xx, function errors and failed health checks
+ * in that Region while traffic moves) are what the runbook watches, not reasons to stop. DynamoDB's
+ * own errors (HTTP 500) and throttling are what neither fault gives: a paused replica refuses
+ * requests as AccessDenied, and stopped functions send the replica none.
  */
 export const GAME_DAY_STOP_ALARMS: readonly string[] = ['TableSystemErrors', 'TableThrottles'];
 
@@ -219,15 +220,24 @@ export class ApiStack extends Stack {
     });
     this.deployments.notify(monitoring.alarmTopic);
     if (global) {
-      // The game day (docs/runbooks.md): cut this Region's replica off, watch traffic leave and come back.
+      // The game day (docs/runbooks.md): cut this Region's replica off, or stop its functions, and
+      // watch traffic leave and come back.
       const gameDay = new GameDay(this, 'GameDay', {
         stage,
         table: this.table,
+        // Every function of the Region: stopping them (the second experiment) leaves nothing running here.
+        functions: [...functions.values(), authorizer, this.sweeper.fn],
         stopAlarms: monitoring.alarms.filter((alarm) => GAME_DAY_STOP_ALARMS.includes(alarm.node.id)),
       });
       new CfnOutput(this, 'GameDayTemplateId', {
         value: gameDay.template.attrId,
-        description: 'aws fis start-experiment --experiment-template-id <this> (docs/runbooks.md, The game day)',
+        description:
+          "Pause this Region's replica: aws fis start-experiment --experiment-template-id <this> (docs/runbooks.md, The game day)",
+      });
+      new CfnOutput(this, 'GameDayStopFunctionsTemplateId', {
+        value: gameDay.stopFunctions.template.attrId,
+        description:
+          "Stop this Region's functions: aws fis start-experiment --experiment-template-id <this> (docs/runbooks.md, The game day)",
       });
       new CfnOutput(this, 'HealthCheckId', {
         value: healthCheck!.healthCheckId,

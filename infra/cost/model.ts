@@ -76,6 +76,11 @@ const NO_CHARGE = new Set([
   'AWS::Lambda::Version',
   'AWS::Logs::LogGroup',
   'AWS::Route53::RecordSet',
+  // A multi-Region stage's fault configurations for the game day: empty but during an experiment. The
+  // FIS extension's polls of it (S3 requests per warm execution environment) are not counted here:
+  // docs/deploying.md, What each stack creates, says what they add.
+  'AWS::S3::Bucket',
+  'AWS::S3::BucketPolicy',
   'AWS::SNS::Subscription',
   'AWS::SNS::Topic',
   'AWS::SNS::TopicPolicy',
@@ -537,8 +542,9 @@ function multiRegionSection(shapes: NonNullable<CostPageInput['multiRegion']>, n
       'The witness holds no data and costs nothing; reads are paid only in the Region that makes them.',
     `- Not in the figures: storage, once per replica (each holds the whole table and its backups, at the prices above); ` +
       `Route 53's answers for the latency records (${usd(PRICES.route53LatencyQueries.usd)} per million queries; a resolver asks at most once a ` +
-      "minute per name, the records' TTL); the hosted zone, a prerequisite; and a game day (AWS FIS, " +
-      `${usd(PRICES.fisActionMinute.usd)} per action-minute: ${usd(10 * PRICES.fisActionMinute.usd)} for the 10-minute pause).`,
+      "minute per name, the records' TTL); the hosted zone, a prerequisite; a game day (AWS FIS, " +
+      `${usd(PRICES.fisActionMinute.usd)} per action-minute: ${usd(10 * PRICES.fisActionMinute.usd)} for either 10-minute experiment); ` +
+      'and the S3 requests of the FIS extension on every function ([what it adds](deploying.md#what-each-stack-creates)).',
     '',
   ];
 }

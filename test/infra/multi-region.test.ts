@@ -4,7 +4,16 @@ import { App, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { addNagChecks } from '#infra/cdk/constructs/nag';
-import { PAUSE_REPLICATION_ACTION, PAUSE_REPLICATION_TABLE_ACTIONS } from '#infra/cdk/constructs/game-day';
+import {
+  FAULT_CONFIG_EXPIRY_DAYS,
+  FIS_EXTENSION,
+  GAME_DAY_DURATION,
+  PAUSE_REPLICATION_ACTION,
+  PAUSE_REPLICATION_TABLE_ACTIONS,
+  STOP_FUNCTIONS_ACTION,
+  STOP_FUNCTIONS_BUCKET_ACTIONS,
+  STOP_FUNCTIONS_FUNCTION_ACTIONS,
+} from '#infra/cdk/constructs/game-day';
 import { addMultiRegionStage, type MultiRegionStage } from '#infra/cdk/regions';
 import { stageConfigFrom } from '#infra/cdk/config';
 import { FAILOVER, RECOVERY_TIME_OBJECTIVE_SECONDS } from '#infra/cdk/stack';
@@ -272,12 +281,60 @@ describe('Route 53: a latency record per Region, each with a deep health check',
   });
 });
 
+/** The experiment template of `t` whose one action is `actionId`. */
+const experimentOf = (t: Template, actionId: string) =>
+  only(
+    Object.fromEntries(
+      Object.entries(resourcesOf(t, 'AWS::FIS::ExperimentTemplate')).filter(([, e]) =>
+        Object.values(e.Properties.Actions).some((a: any) => a.ActionId === actionId),
+      ),
+    ),
+  ).Properties;
+/** The statements of every policy attached to the role `roleId` of `t`. */
+const statementsOfRole = (t: Template, roleId: string) =>
+  Object.values(resourcesOf(t, 'AWS::IAM::Policy'))
+    .filter((p) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
+    .flatMap((p) => p.Properties.PolicyDocument.Statement);
+/** `{ Fn::GetAtt: [id, 'Arn'] }` of each function of `t`: every function of the Region. */
+const functionArnsOf = (t: Template) =>
+  Object.keys(resourcesOf(t, 'AWS::Lambda::Function')).map((id) => ({ 'Fn::GetAtt': [id, 'Arn'] }));
+const bucketOf = (t: Template) => Object.keys(resourcesOf(t, 'AWS::S3::Bucket'))[0]!;
+const configPrefixArn = (bucket: string, pattern: string) => ({
+  'Fn::Join': ['', [{ 'Fn::GetAtt': [bucket, 'Arn'] }, `/${pattern}`]],
+});
+const byJson = (a: unknown, b: unknown) => JSON.stringify(a).localeCompare(JSON.stringify(b));
+
 describe('the game day (AWS FIS)', () => {
+  /** Each API stack of both shapes, with its Region and template. */
+  const regionalTemplates = () =>
+    [witnessed, threeReplicas].flatMap((synth) =>
+      [...synth.stage.apis].map(([region, api]) => ({ region, t: template(synth, api) })),
+    );
+
+  it('has two experiment templates per Region, one fault each, with an output each', () => {
+    for (const { region, t } of regionalTemplates()) {
+      const actions = Object.values(resourcesOf(t, 'AWS::FIS::ExperimentTemplate')).map((e) =>
+        Object.values(e.Properties.Actions).map((a: any) => a.ActionId),
+      );
+      expectWith(actions.sort(), region).toEqual([[PAUSE_REPLICATION_ACTION], [STOP_FUNCTIONS_ACTION]]);
+      const outputs = t.toJSON().Outputs;
+      const idOf = (output: string) => outputs[output].Value['Fn::GetAtt'];
+      expectWith(idOf('GameDayTemplateId'), region).toEqual([
+        expect.stringMatching(/^GameDayTemplate[0-9A-F]{8}$/),
+        'Id',
+      ]);
+      expectWith(idOf('GameDayStopFunctionsTemplateId'), region).toEqual([
+        expect.stringMatching(/^GameDayStopFunctionsTemplate[0-9A-F]{8}$/),
+        'Id',
+      ]);
+    }
+  });
+
   it("pauses replication of the Region's own replica, stopped by its alarms, with a role that can do only that", () => {
     for (const [region, api] of witnessed.stage.apis) {
       const t = template(witnessed, api);
       const ownReplica = `arn:aws:dynamodb:${region}:${ACCOUNT}:table/tfc-tags-comments-prod`;
-      const experiment = only(resourcesOf(t, 'AWS::FIS::ExperimentTemplate')).Properties;
+      const experiment = experimentOf(t, PAUSE_REPLICATION_ACTION);
       expectWith(experiment.Targets, region).toEqual({
         Replica: { ResourceType: 'aws:dynamodb:global-table', ResourceArns: [ownReplica], SelectionMode: 'ALL' },
       });
@@ -293,16 +350,165 @@ describe('the game day (AWS FIS)', () => {
       }
       const [roleId] = experiment.RoleArn['Fn::GetAtt'];
       expect(
-        only(Object.fromEntries(Object.entries(resourcesOf(t, 'AWS::IAM::Role')).filter(([id]) => id === roleId)))
-          .Properties.AssumeRolePolicyDocument.Statement[0].Principal,
+        resourcesOf(t, 'AWS::IAM::Role')[roleId]!.Properties.AssumeRolePolicyDocument.Statement[0].Principal,
       ).toEqual({ Service: 'fis.amazonaws.com' });
-      const statements = Object.values(resourcesOf(t, 'AWS::IAM::Policy'))
-        .filter((p) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
-        .flatMap((p) => p.Properties.PolicyDocument.Statement);
-      expect(statements).toEqual([
+      expect(statementsOfRole(t, roleId)).toEqual([
         { Effect: 'Allow', Action: [...PAUSE_REPLICATION_TABLE_ACTIONS].sort(), Resource: ownReplica },
         { Effect: 'Allow', Action: 'tag:GetResources', Resource: '*' },
       ]);
+    }
+  });
+
+  it("stops every function of the Region, the authorizer included: invocation-error on all invocations, none run, for the game day's duration, stopped by the same alarms", () => {
+    for (const { region, t } of regionalTemplates()) {
+      const experiment = experimentOf(t, STOP_FUNCTIONS_ACTION);
+      const functions = Object.keys(resourcesOf(t, 'AWS::Lambda::Function'));
+      expect(functions).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^AuthorizerFunction/),
+          expect.stringMatching(/^HealthFunction/),
+          expect.stringMatching(/^SweeperFunction/),
+          expect.stringMatching(/^CommentsCreateFunction/),
+        ]),
+      );
+      // Each target is a function of this stack: this Region's, and every one of them.
+      expectWith(experiment.Targets, region).toEqual({
+        Functions: { ResourceType: 'aws:lambda:function', ResourceArns: expect.any(Array), SelectionMode: 'ALL' },
+      });
+      expectWith([...experiment.Targets.Functions.ResourceArns].sort(byJson), region).toEqual(
+        functionArnsOf(t).sort(byJson),
+      );
+      expectWith(Object.values(experiment.Actions), region).toEqual([
+        {
+          ActionId: STOP_FUNCTIONS_ACTION,
+          Description: expect.any(String),
+          Parameters: { duration: GAME_DAY_DURATION, invocationPercentage: '100', preventExecution: 'true' },
+          Targets: { Functions: 'Functions' },
+        },
+      ]);
+      expect(experiment.ExperimentOptions).toEqual({
+        AccountTargeting: 'single-account',
+        EmptyTargetResolutionMode: 'fail',
+      });
+      expectWith(experiment.StopConditions, region).toEqual(experimentOf(t, PAUSE_REPLICATION_ACTION).StopConditions);
+      expect(experiment.StopConditions.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("lets the stop experiment's role write fault configurations in this Region's bucket and read this Region's functions, nothing more", () => {
+    for (const { region, t } of regionalTemplates()) {
+      const experiment = experimentOf(t, STOP_FUNCTIONS_ACTION);
+      const [roleId] = experiment.RoleArn['Fn::GetAtt'];
+      const role = resourcesOf(t, 'AWS::IAM::Role')[roleId]!.Properties;
+      expect(role.AssumeRolePolicyDocument.Statement).toEqual([
+        {
+          Effect: 'Allow',
+          Action: 'sts:AssumeRole',
+          Principal: { Service: 'fis.amazonaws.com' },
+          Condition: { StringEquals: { 'aws:SourceAccount': ACCOUNT } },
+        },
+      ]);
+      expect(role.ManagedPolicyArns).toBeUndefined();
+      const [bucketStatement, functionStatement, tagStatement, ...more] = statementsOfRole(t, roleId);
+      expect(more).toEqual([]);
+      expectWith(bucketStatement, region).toEqual({
+        Effect: 'Allow',
+        Action: [...STOP_FUNCTIONS_BUCKET_ACTIONS].sort(),
+        Resource: configPrefixArn(bucketOf(t), `${FIS_EXTENSION.configPrefix}*`),
+      });
+      expectWith(functionStatement.Action, region).toBe(STOP_FUNCTIONS_FUNCTION_ACTIONS.join());
+      expectWith([...functionStatement.Resource].sort(byJson), region).toEqual(functionArnsOf(t).sort(byJson));
+      expect(tagStatement).toEqual({ Effect: 'Allow', Action: 'tag:GetResources', Resource: '*' });
+    }
+  });
+
+  it("attaches AWS's FIS extension to every function: the layer for its architecture from AWS's parameter, the wrapper, this Region's bucket prefix", () => {
+    for (const { region, t } of regionalTemplates()) {
+      const parameters = t.toJSON().Parameters;
+      const bucket = bucketOf(t);
+      for (const [id, fn] of Object.entries(resourcesOf(t, 'AWS::Lambda::Function'))) {
+        const p = fn.Properties;
+        expectWith(p.Architectures, id).toEqual(['arm64']);
+        expectWith(p.Layers, `${region} ${id}`).toEqual([{ Ref: expect.any(String) }]);
+        expectWith(parameters[p.Layers[0].Ref], `${region} ${id}`).toEqual({
+          Type: 'AWS::SSM::Parameter::Value<String>',
+          Default: '/aws/service/fis/lambda-extension/AWS-FIS-extension-arm64/1.x.x',
+        });
+        expectWith(p.Environment.Variables, `${region} ${id}`).toMatchObject({
+          AWS_LAMBDA_EXEC_WRAPPER: '/opt/aws-fis/bootstrap',
+          AWS_FIS_CONFIGURATION_LOCATION: configPrefixArn(bucket, 'FisConfigs/'),
+        });
+        // The function's own role may list the prefix and read its objects, and nothing else of the bucket.
+        const roleId = p.Role['Fn::GetAtt'][0];
+        const s3 = statementsOfRole(t, roleId).filter((s: any) => [s.Action].flat().some((a) => a.startsWith('s3:')));
+        expectWith(s3, `${region} ${id}`).toEqual([
+          {
+            Effect: 'Allow',
+            Action: 's3:ListBucket',
+            Resource: { 'Fn::GetAtt': [bucket, 'Arn'] },
+            Condition: { StringLike: { 's3:prefix': ['FisConfigs/*'] } },
+          },
+          { Effect: 'Allow', Action: 's3:GetObject', Resource: configPrefixArn(bucket, 'FisConfigs/*') },
+        ]);
+      }
+    }
+  });
+
+  it('keeps the fault configurations in a private bucket of the Region: no public access, TLS only, S3-managed keys, expiring', () => {
+    for (const { region, t } of regionalTemplates()) {
+      const buckets = resourcesOf(t, 'AWS::S3::Bucket');
+      expectWith(Object.keys(buckets), region).toHaveLength(1);
+      const bucket = Object.values(buckets)[0]! as any;
+      expect(bucket.Properties).toEqual({
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        LifecycleConfiguration: {
+          Rules: [
+            {
+              Id: 'ExpireFaultConfigs',
+              Status: 'Enabled',
+              ExpirationInDays: FAULT_CONFIG_EXPIRY_DAYS,
+              AbortIncompleteMultipartUpload: { DaysAfterInitiation: FAULT_CONFIG_EXPIRY_DAYS },
+            },
+          ],
+        },
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+      });
+      expect(bucket.DeletionPolicy).toBe('Delete');
+      const policy = only(resourcesOf(t, 'AWS::S3::BucketPolicy')).Properties;
+      expect(policy.Bucket).toEqual({ Ref: bucketOf(t) });
+      expect(policy.PolicyDocument.Statement).toEqual([
+        expect.objectContaining({
+          Effect: 'Deny',
+          Action: 's3:*',
+          Principal: { AWS: '*' },
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+      ]);
+    }
+  });
+
+  it('leaves the single-Region stages (dev, prod) without the extension, its bucket or an experiment', () => {
+    for (const stage of ['dev', 'prod']) {
+      const json = synthesize({ stage }).template.toJSON();
+      const resources = Object.values(json.Resources) as Array<{ Type: string; Properties?: any }>;
+      const types = new Set(resources.map((r) => r.Type));
+      for (const type of ['AWS::S3::Bucket', 'AWS::S3::BucketPolicy', 'AWS::FIS::ExperimentTemplate'])
+        expectWith(types.has(type), `${stage} ${type}`).toBe(false);
+      for (const fn of resources.filter((r) => r.Type === 'AWS::Lambda::Function')) {
+        expectWith(fn.Properties.Layers, stage).toBeUndefined();
+        expectWith(Object.keys(fn.Properties.Environment.Variables), stage).not.toEqual(
+          expect.arrayContaining([expect.stringMatching(/^AWS_FIS_|^AWS_LAMBDA_EXEC_WRAPPER$/)]),
+        );
+      }
+      expectWith(JSON.stringify(json.Parameters ?? {}), stage).not.toContain('fis');
+      expectWith(Object.keys(json.Outputs), stage).not.toContain('GameDayStopFunctionsTemplateId');
     }
   });
 });
