@@ -20,6 +20,7 @@ import { parseRequestDocument, type RequestData } from '../jsonapi/request-docum
 import { isStoreUnavailable } from '../store/errors';
 import { isWriteOutcomeUnknown } from '../store/write-outcome';
 import { Contended, withStoreDeadline } from '../store/contention';
+import { ClaimPending } from '../store/receipts';
 import { logger } from '../observability/logger';
 import { reportFailure } from '../observability/failures';
 import { lambdaLogging, observeInvocation, type InvocationOutcome } from '../observability/invocation';
@@ -196,6 +197,17 @@ function jsonApiResponses(): MiddlewareObj<Event, APIGatewayProxyResult> {
         if (isStoreUnavailable(error)) reportFailure(error);
         else logger.warn('write outcome unknown', { error: withOriginalStack(error) as Error });
         apiError = new WriteOutcomeUnknown();
+      } else if (error instanceof ClaimPending) {
+        const retryAfter = Math.max(1, Math.ceil((error.leaseUntil - Date.now()) / 1000));
+        logger.warn('waited on an earlier attempt of this create', {
+          hotSpot: error.hotSpot,
+          ...error.where,
+          retryAfter,
+        });
+        apiError = new Unavailable(
+          `An earlier attempt of this create (same receipt) may still be in progress; this request wrote nothing. By Retry-After its outcome is settled: retry then, and it answers with that attempt's ${error.hotSpot === 'run' ? 'comment' : 'key'}, or creates it once.`,
+          retryAfter,
+        );
       } else if (error instanceof Contended) {
         // Which run or organization goes in the log line, never in a metric dimension (counted in contention.ts).
         logger.warn('gave up waiting on a busy hot spot', {

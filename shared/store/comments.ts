@@ -1,11 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { getItem } from './collection';
 import { commitComment, type NewComment } from './comment-commits';
 import { asComment, heldBy, toRecord, writeOut } from './comment-items';
-import { Contended, currentDeadline } from './contention';
-import { STORE_TIMEOUTS } from './client';
 import { keys } from './keys';
 import {
+  beforeLookingAgain,
   claimReceipt,
   findClaim,
   releaseClaim,
@@ -56,7 +54,8 @@ export async function findComment(commentId: string): Promise<Comment | undefine
  * comment's id (receipts.ts); a retry that finds the claim answers with that comment once it is
  * committed, and takes the claim over if its writer died before committing. 'run-not-found' when
  * the run is not registered in that organization; throws Contended (nothing written) when the
- * run stayed busy for longer than the request can wait.
+ * run stayed busy for longer than the request can wait, ClaimPending when an earlier attempt of
+ * the same create still holds the receipt.
  */
 export async function insertComment(input: NewComment): Promise<Comment | 'run-not-found'>;
 export async function insertComment(
@@ -81,9 +80,6 @@ export async function insertComment(
   if (written === 'run-not-found' && receipt) await releaseClaim(receipt, id);
   return written;
 }
-
-/** How often a retry looks again for the comment a live claim is committing. */
-const CLAIM_POLL_MS = 25;
 
 /**
  * A create that found its receipt claimed: another request with the same receipt. Its comment,
@@ -113,9 +109,7 @@ async function resolveClaim(
     if (copy) return replay(copy);
     if (!run) return 'run-not-found';
     if (Date.now() < claim.leaseUntil) {
-      if (Date.now() + CLAIM_POLL_MS + 2 * STORE_TIMEOUTS.requestTimeoutMs > currentDeadline())
-        throw new Contended('run', { runId: input.runId }, 0, 0);
-      await sleep(CLAIM_POLL_MS);
+      await beforeLookingAgain({ hotSpot: 'run', where: { runId: input.runId } }, claim);
       continue;
     }
     // Its writer can no longer commit: this request commits the same comment, once.

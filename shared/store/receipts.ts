@@ -1,5 +1,7 @@
 import { getItem, type Item } from './collection';
-import { currentDeadline, LOST_ROUND, whileContended, type HotSpot } from './contention';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { STORE_TIMEOUTS } from './client';
+import { Contended, currentDeadline, LOST_ROUND, whileContended, type HotSpot } from './contention';
 import { expiring, hasExpired } from './expiry';
 import { Entity, keys } from './keys';
 import { writeOnce, type Write } from './single-write';
@@ -67,6 +69,31 @@ function claimItem(receipt: Receipt, recordId: string): Item {
 export interface Spot {
   hotSpot: HotSpot;
   where: Record<string, string>;
+}
+
+/**
+ * A retry that met its receipt claimed by an earlier attempt still within its lease, and could wait
+ * no longer: nothing written. By `leaseUntil` the claim is settled: its record committed, or the
+ * claim free to take over.
+ */
+export class ClaimPending extends Contended {
+  readonly leaseUntil: number;
+  constructor(spot: Spot, leaseUntil: number) {
+    super(spot.hotSpot, spot.where, 0, 0);
+    this.name = 'ClaimPending';
+    this.message = `an earlier attempt of this create holds its receipt until ${new Date(leaseUntil).toISOString()}`;
+    this.leaseUntil = leaseUntil;
+  }
+}
+
+/** How often a retry looks again for the record a live claim is creating. */
+const CLAIM_POLL_MS = 25;
+
+/** A retry waiting on a live claim: a short sleep before it looks again, or ClaimPending when its deadline comes first. */
+export async function beforeLookingAgain(spot: Spot, claim: Claim): Promise<void> {
+  if (Date.now() + CLAIM_POLL_MS + 2 * STORE_TIMEOUTS.requestTimeoutMs > currentDeadline())
+    throw new ClaimPending(spot, claim.leaseUntil);
+  await sleep(CLAIM_POLL_MS);
 }
 
 /**

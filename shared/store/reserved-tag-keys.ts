@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getItem, type Item } from './collection';
-import { Contended, currentDeadline, LOST_ROUND, RETRY_NOW, whileContended } from './contention';
+import { LOST_ROUND, RETRY_NOW, whileContended } from './contention';
 import { CLAIM_TIMEOUT_MS } from './fair-turns';
-import { STORE_TIMEOUTS } from './client';
 import { keys } from './keys';
 import {
+  beforeLookingAgain,
   claimReceipt,
   findClaim,
   releaseClaim,
@@ -95,9 +95,6 @@ async function insertOnce(
   return created;
 }
 
-/** How often a retry looks again for the key a live claim is creating. */
-const CLAIM_POLL_MS = 25;
-
 /**
  * A create that found its receipt claimed by another request with the same receipt: its key once
  * created (as above); the same receipt for another request, a Replay the caller refuses (422); a
@@ -140,9 +137,7 @@ async function resolveClaim(
       return insertOnce(organization, attributes, receipt, claim.recordId);
     }
     if (Date.now() < claim.leaseUntil) {
-      if (Date.now() + CLAIM_POLL_MS + 2 * STORE_TIMEOUTS.requestTimeoutMs > currentDeadline())
-        throw new Contended('organization', { organization }, 0, 0);
-      await sleep(CLAIM_POLL_MS);
+      await beforeLookingAgain(spotOf(organization), claim);
       continue;
     }
     // Its creator can no longer commit: this request creates the same key, once.

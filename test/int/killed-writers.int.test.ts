@@ -292,3 +292,42 @@ describe('reserved tag key changes killed after each of their writes', () => {
     });
   }
 });
+
+describe('a retry that meets the receipt its killed first attempt claimed, while that claim’s lease runs', () => {
+  // The first attempt died after its claim (write 1): until the claim's lease ends, the retry cannot
+  // know whether that attempt will still commit. One with little time left answers 503, wrote nothing,
+  // and says when to come back: when the lease ends. (It used to say the run or organization was busy.)
+  const cases = [
+    {
+      what: 'a comment create',
+      route: 'comments/create',
+      setUp: async (organization: string) => `/runs/${(await registerNewRun(organization)).runId}/comments`,
+      body: { data: { type: 'comments', attributes: { body: 'once' } } },
+      list: 'comments/list',
+    },
+    {
+      what: 'a reserved tag key create',
+      route: 'reserved-tag-keys/create',
+      setUp: async (organization: string) => `/organizations/${organization}/reserved-tag-keys`,
+      body: { data: { type: 'reserved-tag-keys', attributes: { key: 'once' } } },
+      list: 'reserved-tag-keys/list',
+    },
+  ];
+  for (const { what, route, setUp, body, list } of cases) {
+    it(`${what}: 503 with Retry-After until the lease ends, and nothing written`, async () => {
+      const organization = newOrganization();
+      const caller = owner(organization);
+      const path = await setUp(organization);
+      expectKilled(await killedAfter(1, () => callRoute(route, path, caller, body, keyed('lease'))), false);
+
+      const retried = await callRoute(route, path, caller, body, keyed('lease'), 5_000);
+      expect(retried.status).toBe(503);
+      expect(retried.json.errors[0].detail).toMatch(/earlier attempt of this create .* wrote nothing/);
+      // The lease: the first attempt's deadline (29 s out, in process) and the margin.
+      const retryAfter = Number(retried.headers['Retry-After']);
+      expect(retryAfter).toBeGreaterThan(29 + margin / 1000 - 10);
+      expect(retryAfter).toBeLessThanOrEqual(29 + margin / 1000);
+      expect((await callRoute(list, path, caller)).json.data).toEqual([]);
+    }, 15_000);
+  }
+});

@@ -5,6 +5,7 @@ export interface RouteAnswer {
   status: number;
   /** The parsed body; undefined when empty. */
   json: any;
+  headers: Record<string, unknown>;
 }
 
 /**
@@ -18,6 +19,8 @@ export async function callRoute(
   principal: Principal,
   body?: unknown,
   headers: Record<string, string> = {},
+  /** The time the invocation has (Lambda's remaining time): the request's deadline comes from it. */
+  remainingMs?: number,
 ): Promise<RouteAnswer> {
   const { handler, event, route } = await routeInvocation({
     function: functionName,
@@ -26,6 +29,10 @@ export async function callRoute(
     body,
     headers: Object.entries(headers),
   });
-  const response = await handler(event, lambdaContext(route.function));
-  return { status: response.statusCode, json: response.body ? JSON.parse(response.body) : undefined };
+  const response = await handler(event, lambdaContext(route.function, remainingMs));
+  return {
+    status: response.statusCode,
+    json: response.body ? JSON.parse(response.body) : undefined,
+    headers: response.headers ?? {},
+  };
 }
