@@ -69,7 +69,14 @@ export default {
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
     },
-    { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+    // infra's global setup starts the synth of the templates several of its files read (test/infra/templates.ts).
+    {
+      ...common,
+      globalSetup: '<rootDir>/test/support/global-setup-infra.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown-infra.ts',
+      displayName: 'infra',
+      testMatch: ['<rootDir>/test/infra/**/*.test.ts'],
+    },
   ],
   testTimeout: 30_000,
   // jest's transform cache, in the project rather than the system temp directory.

@@ -5,18 +5,19 @@ import { routes } from '#shared/routes';
 import { createTableInput, TABLE_KEYS } from '#shared/store/table';
 import { EXPIRY_INDEX, EXPIRY_KEYS } from '#shared/store/expiry';
 import { ACCESS_LOG_FIELDS } from '#infra/cdk/constructs/json-api-gateway';
-import { deployedMethods, resourcesOf, synthesize, underBase, type Synthesized } from './synth';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { deployedMethods, resourcesOf, templateOf, underBase } from './templates';
 import { LOOPBACK_ISSUERS_ENV } from '#shared/workload-identity/issuer-keys';
 import { expectWith } from '../support/expect-with';
 
-/** The template without bundling (same resources; only asset hashes differ), synthesized once. */
-let synth: Synthesized;
-beforeAll(() => {
-  synth = synthesize({ bundle: false });
+/** The template without bundling (same resources; only asset hashes differ), synthesized once per run. */
+let template: Template;
+beforeAll(async () => {
+  template = await templateOf();
 }, 120_000);
 
 const single = (type: string) => {
-  const found = Object.entries(resourcesOf(synth.template, type));
+  const found = Object.entries(resourcesOf(template, type));
   expectWith(found, type).toHaveLength(1);
   return { logicalId: found[0]![0], ...(found[0]![1] as any) };
 };
@@ -25,12 +26,12 @@ const METHOD_NOT_ALLOWED_BODY = { errors: [{ status: '405', title: 'method not a
 const contractHeaders = { 'Content-Type': 'application/vnd.api+json', ...COMMON_HEADERS };
 /** Served by a mock at the host root beside /api/v2 (test/infra/edge.test.ts). */
 const DISCOVERY = '/.well-known/terraform.json';
-const routeTableMethods = () => deployedMethods(synth.template).filter((m) => m.path !== DISCOVERY);
+const routeTableMethods = () => deployedMethods(template).filter((m) => m.path !== DISCOVERY);
 /** The Lambda function an integration URI invokes: through the alias it names (`Ref`), that alias's function. */
 const lambdaInvokedBy = (uri: unknown): any => {
   const aliasId = JSON.stringify(uri).match(/functions\/",\{"Ref":"(\w+)"\}/)![1]!;
-  const alias = resourcesOf(synth.template, 'AWS::Lambda::Alias')[aliasId]!;
-  return resourcesOf(synth.template, 'AWS::Lambda::Function')[alias.Properties.FunctionName.Ref];
+  const alias = resourcesOf(template, 'AWS::Lambda::Alias')[aliasId]!;
+  return resourcesOf(template, 'AWS::Lambda::Function')[alias.Properties.FunctionName.Ref];
 };
 
 describe('routes', () => {
@@ -44,7 +45,7 @@ describe('routes', () => {
   });
 
   it('sends each route to its function’s Lambda (its live alias: deployments.test.ts); the PATCH and DELETE paths share one', () => {
-    const methods = deployedMethods(synth.template);
+    const methods = deployedMethods(template);
     for (const route of routes) {
       const method = methods.find((m) => m.method === route.method && m.path === underBase(route.path))!;
       expect(method.properties.Integration.Type).toBe('AWS_PROXY');
@@ -55,7 +56,7 @@ describe('routes', () => {
   });
 
   it('receives HCP Terraform run notifications at POST /api/v2/run-notifications/{organization_name}, with no authorizer', () => {
-    const method = deployedMethods(synth.template).find(
+    const method = deployedMethods(template).find(
       (m) => m.method === 'POST' && m.path === '/api/v2/run-notifications/{organization_name}',
     )!;
     expect(method.properties.AuthorizationType).toBe('NONE');
@@ -68,7 +69,7 @@ describe('routes', () => {
   it('guards every route with a role by the REQUEST authorizer, and only those', () => {
     const authorizer = single('AWS::ApiGateway::Authorizer');
     for (const route of routes) {
-      const method = deployedMethods(synth.template).find(
+      const method = deployedMethods(template).find(
         (m) => m.method === route.method && m.path === underBase(route.path),
       )!;
       if (route.role === null) {
@@ -78,9 +79,9 @@ describe('routes', () => {
         expect(method.properties.AuthorizerId).toEqual({ Ref: authorizer.logicalId });
       }
     }
-    expect(
-      deployedMethods(synth.template).find((m) => m.path === underBase('/ping'))!.properties.AuthorizationType,
-    ).toBe('NONE');
+    expect(deployedMethods(template).find((m) => m.path === underBase('/ping'))!.properties.AuthorizationType).toBe(
+      'NONE',
+    );
   });
 
   it('answers 405 with the contract body and Allow on every routed path for any other method (ANY mock)', () => {
@@ -127,7 +128,7 @@ describe('routes', () => {
 
 describe('the gateway responses for a refused token', () => {
   const response = (type: string) =>
-    Object.values(resourcesOf(synth.template, 'AWS::ApiGateway::GatewayResponse')).find(
+    Object.values(resourcesOf(template, 'AWS::ApiGateway::GatewayResponse')).find(
       (r) => r.Properties.ResponseType === type,
     )!.Properties;
 
@@ -156,17 +157,17 @@ describe('the REQUEST authorizer', () => {
     expect(authorizer.Properties.IdentityValidationExpression).toBeUndefined();
   });
 
-  it('fetches loopback (http://127.0.0.1) issuers on the local stage only', () => {
-    const variablesOf = (template: typeof synth.template) =>
-      Object.values(resourcesOf(template, 'AWS::Lambda::Function')).find((fn) =>
+  it('fetches loopback (http://127.0.0.1) issuers on the local stage only', async () => {
+    const variablesOf = (of: Template) =>
+      Object.values(resourcesOf(of, 'AWS::Lambda::Function')).find((fn) =>
         JSON.stringify(fn.Properties.Description ?? '').includes('functions/authorizer.ts'),
       )!.Properties.Environment.Variables;
-    expect(variablesOf(synth.template)[LOOPBACK_ISSUERS_ENV]).toBeUndefined();
-    expect(variablesOf(synthesize({ stage: 'local' }).template)[LOOPBACK_ISSUERS_ENV]).toBe('allowed');
-  });
+    expect(variablesOf(template)[LOOPBACK_ISSUERS_ENV]).toBeUndefined();
+    expect(variablesOf(await templateOf({ stage: 'local' }))[LOOPBACK_ISSUERS_ENV]).toBe('allowed');
+  }, 120_000);
 
   it('may be invoked by this API only', () => {
-    const permissions = Object.values(resourcesOf(synth.template, 'AWS::Lambda::Permission')).filter((p) =>
+    const permissions = Object.values(resourcesOf(template, 'AWS::Lambda::Permission')).filter((p) =>
       JSON.stringify(p.Properties.FunctionName).includes('AuthorizerFunction'),
     );
     expect(permissions).toHaveLength(1);
@@ -194,7 +195,7 @@ describe('the stage', () => {
     // API Gateway applies it to each method: all methods at their limit fit in the account's
     // 10,000 req/s (shared by every API and stage of the region) with room for a second stage.
     // Sized against the functions' reservations: deployments.test.ts.
-    const methods = Object.keys(resourcesOf(synth.template, 'AWS::ApiGateway::Method')).length;
+    const methods = Object.keys(resourcesOf(template, 'AWS::ApiGateway::Method')).length;
     expect(methods * 50 * 2).toBeLessThanOrEqual(10_000);
   });
 

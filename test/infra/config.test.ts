@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from '@jest/globals';
 import { parseStageConfig, stageConfigFrom } from '#infra/cdk/config';
-import { resourcesOf, synthesize } from './synth';
+import { synthesize } from './synth';
+import { resourcesOf, templateOf } from './templates';
 
 const settings = (values: Record<string, unknown>) => (key: string) => values[key];
 const parse = (values: Record<string, unknown>, stage = 'prod') => parseStageConfig(stage, settings(values));
@@ -271,6 +272,13 @@ describe('capacity checked at synth against the account', () => {
   });
 });
 
+describe('a custom domain the stack could not serve', () => {
+  it('refuses a domain it could not serve, and turning execute-api off without a domain', () => {
+    expect(() => synthesize({ context: { domainName: 'tfe.example.com' } })).toThrow(/certificateArn/);
+    expect(() => synthesize({ context: { disableExecuteApiEndpoint: 'true' } })).toThrow(/needs domainName/);
+  });
+});
+
 describe('settings reach the template', () => {
   it('sets memory, log retention, authorizer cache, per-method throttle and reserved concurrency', () => {
     const { template } = synthesize({
@@ -311,8 +319,8 @@ describe('settings reach the template', () => {
 });
 
 describe('the account’s API Gateway logging role', () => {
-  const accounts = (context: Record<string, unknown>) => {
-    const { template } = synthesize({ context });
+  const accounts = async (context: Record<string, unknown>) => {
+    const template = await templateOf({ context });
     return {
       accounts: resourcesOf(template, 'AWS::ApiGateway::Account'),
       roles: resourcesOf(template, 'AWS::IAM::Role'),
@@ -321,14 +329,14 @@ describe('the account’s API Gateway logging role', () => {
   const pushesLogs = (role: any) =>
     JSON.stringify(role.Properties.ManagedPolicyArns ?? []).includes('AmazonAPIGatewayPushToCloudWatchLogs');
 
-  it('is not owned by a stage by default', () => {
-    const { accounts: found, roles } = accounts({});
+  it('is not owned by a stage by default', async () => {
+    const { accounts: found, roles } = await accounts({});
     expect(found).toEqual({});
     expect(Object.values(roles).filter(pushesLogs)).toEqual([]);
   });
 
-  it('is created, and retained on delete, when the stage is asked to own it', () => {
-    const { accounts: found, roles } = accounts({ apiGatewayCloudWatchRole: true });
+  it('is created, and retained on delete, when the stage is asked to own it', async () => {
+    const { accounts: found, roles } = await accounts({ apiGatewayCloudWatchRole: true });
     expect(Object.values(found)).toHaveLength(1);
     expect((Object.values(found)[0] as any).DeletionPolicy).toBe('Retain');
     expect(Object.values(roles).filter(pushesLogs)).toHaveLength(1);

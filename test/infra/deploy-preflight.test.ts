@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { runToEnd } from '../support/processes';
 import { expectWith } from '../support/expect-with';
-import { synthesize } from './synth';
+import { templateOf } from './templates';
 import { failureHint, preflight, RETAINED_ON_DESTROY, whatItDoes } from '#infra/ops/preflight';
 import { awsFailureLines, deployedRegion } from '#infra/admin/aws';
 import cdkJson from '../../cdk.json' with { type: 'json' };
@@ -349,8 +349,8 @@ describe('what destroy says it keeps, and how a later deploy adopts it', () => {
     );
   });
 
-  it('is what the template retains: DeletionPolicy Retain on exactly those resources', () => {
-    const { template } = synthesize();
+  it('is what the template retains: DeletionPolicy Retain on exactly those resources', async () => {
+    const template = await templateOf();
     const retained = Object.entries(
       template.toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string }>,
     ).filter(([, resource]) => resource.DeletionPolicy === 'Retain');
@@ -361,7 +361,7 @@ describe('what destroy says it keeps, and how a later deploy adopts it', () => {
     expect(retained.filter(([, resource]) => resource.Type === 'AWS::Logs::LogGroup').map(([id]) => id)).toEqual([
       expect.stringMatching(/^GatewayAccessLogs/),
     ]);
-  });
+  }, 120_000);
 
   it('deploy names the bootstrap to run if the account and region need it', () => {
     expect(whatItDoes('deploy', passed(['-c', 'stage=dev']))).toEqual([

@@ -7,7 +7,9 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { AUTHORIZER_FUNCTION, functionNames, routes } from '#shared/routes';
 import { DEPLOYMENT_CONFIGS, REQUEST_SECONDS } from '#infra/cdk/config';
 import { ROLLBACK_ALARMS } from '#infra/cdk/constructs/deployment';
-import { deployedMethods, resourcesOf, synthesize, underBase, type Synthesized } from './synth';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { synthesize } from './synth';
+import { deployedMethods, resourcesOf, templateOf, underBase } from './templates';
 import { expectWith } from '../support/expect-with';
 
 /**
@@ -15,12 +17,12 @@ import { expectWith } from '../support/expect-with';
  * CodeDeploy moves the alias per the stage's deploymentConfig and rolls back on the new version's
  * own alarms; and each method's throttle keeps a burst at the gateway.
  */
-let synth: Synthesized;
-beforeAll(() => {
-  synth = synthesize({ bundle: false });
+let template: Template;
+beforeAll(async () => {
+  template = await templateOf();
 }, 120_000);
 
-const resources = (type: string) => resourcesOf(synth.template, type);
+const resources = (type: string) => resourcesOf(template, type);
 const allFunctions = () => [...functionNames(), AUTHORIZER_FUNCTION];
 /** The logical id of a handler file's Lambda function. */
 const functionId = (name: string) =>
@@ -52,7 +54,7 @@ const invokedBy = (uri: any) => {
 
 describe('API Gateway invokes each function’s live alias, never $LATEST', () => {
   it('sends every route to the live alias of its function, which points at a published version of that function', () => {
-    const methods = deployedMethods(synth.template);
+    const methods = deployedMethods(template);
     for (const route of routes) {
       const method = methods.find((m) => m.method === route.method && m.path === underBase(route.path))!;
       const target = aliasOf(invokedBy(method.properties.Integration.Uri));
@@ -175,11 +177,9 @@ describe('CodeDeploy moves each alias and rolls it back on the new version’s a
     );
   });
 
-  const configOf = (template: Synthesized['template']) => [
+  const configOf = (of: Template) => [
     ...new Set(
-      Object.values(resourcesOf(template, 'AWS::CodeDeploy::DeploymentGroup')).map(
-        (g) => g.Properties.DeploymentConfigName,
-      ),
+      Object.values(resourcesOf(of, 'AWS::CodeDeploy::DeploymentGroup')).map((g) => g.Properties.DeploymentConfigName),
     ),
   ];
 
@@ -198,9 +198,13 @@ describe('CodeDeploy moves each alias and rolls it back on the new version’s a
       'CodeDeployDefault.LambdaCanary10Percent30Minutes',
     ],
     ['dev', { deploymentConfig: 'LambdaCanary10Percent10Minutes' }, 'CodeDeployDefault.LambdaCanary10Percent10Minutes'],
-  ])('stage %s with %j shifts traffic by %s', (stage, context, expected) => {
-    expect(configOf(synthesize({ stage, context }).template)).toEqual([expected]);
-  });
+  ])(
+    'stage %s with %j shifts traffic by %s',
+    async (stage, context, expected) => {
+      expect(configOf(await templateOf({ stage, context }))).toEqual([expected]);
+    },
+    120_000,
+  );
 
   it('offers exactly CodeDeploy’s predefined Lambda configurations', () => {
     expect([...DEPLOYMENT_CONFIGS].sort()).toEqual([
@@ -244,7 +248,7 @@ describe('a burst is refused at the gateway, not by Lambda', () => {
     });
     const reach = (all.ThrottlingBurstLimit as number) + (all.ThrottlingRateLimit as number) * REQUEST_SECONDS;
     const lambdas = resources('AWS::Lambda::Function');
-    const methods = deployedMethods(synth.template).filter((m) => m.properties.Integration.Type === 'AWS_PROXY');
+    const methods = deployedMethods(template).filter((m) => m.properties.Integration.Type === 'AWS_PROXY');
     const reaching = new Map<string, number>();
     for (const method of methods) {
       const fn = aliasOf(invokedBy(method.properties.Integration.Uri)).functionRef;
@@ -254,7 +258,7 @@ describe('a burst is refused at the gateway, not by Lambda', () => {
     const authorizerFn = functionId(AUTHORIZER_FUNCTION);
     reaching.set(
       authorizerFn,
-      deployedMethods(synth.template).filter((m) => m.properties.AuthorizationType === 'CUSTOM').length,
+      deployedMethods(template).filter((m) => m.properties.AuthorizationType === 'CUSTOM').length,
     );
     expect(reaching.size).toBe(allFunctions().length);
     const arithmetic: string[] = [];

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { deployedMethods, resourcesOf, synthesize, type Synthesized } from './synth';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { deployedMethods, resourcesOf, templateOf } from './templates';
 import { expectWith } from '../support/expect-with';
 
 /**
@@ -9,9 +10,9 @@ import { expectWith } from '../support/expect-with';
  * limit and alarm threshold the API reference and the runbooks state is read out of their text and
  * compared with what `cdk synth` makes. Change either, and this fails until the other follows.
  */
-let synth: Synthesized;
-beforeAll(() => {
-  synth = synthesize();
+let template: Template;
+beforeAll(async () => {
+  template = await templateOf();
 }, 120_000);
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -66,7 +67,7 @@ interface Answer {
 /** The template's gateway responses by type: status, static headers, the JSON:API title of the body. */
 function gatewayResponses(): Map<string, Answer> {
   return new Map(
-    Object.values(resourcesOf(synth.template, 'AWS::ApiGateway::GatewayResponse')).map(({ Properties: p }) => {
+    Object.values(resourcesOf(template, 'AWS::ApiGateway::GatewayResponse')).map(({ Properties: p }) => {
       const headers = Object.fromEntries(
         Object.entries<string>(p.ResponseParameters ?? {})
           .filter(([, value]) => value.startsWith("'"))
@@ -84,7 +85,7 @@ function gatewayResponses(): Map<string, Answer> {
 
 /** The web ACL's rules by name, with what a block answers (a rule without a custom response: WAF_FILTERED). */
 function wafRules(): Map<string, { rule: any; answer: Answer }> {
-  const [acl] = Object.values(resourcesOf(synth.template, 'AWS::WAFv2::WebACL'));
+  const [acl] = Object.values(resourcesOf(template, 'AWS::WAFv2::WebACL'));
   const bodies = acl!.Properties.CustomResponseBodies ?? {};
   const filtered = gatewayResponses().get('WAF_FILTERED')!;
   return new Map(
@@ -104,7 +105,7 @@ function wafRules(): Map<string, { rule: any; answer: Answer }> {
 
 /** The stage's method throttle (the `/*` `*` method setting). */
 function methodThrottle(): { rate: number; burst: number } {
-  const [stage] = Object.values(resourcesOf(synth.template, 'AWS::ApiGateway::Stage'));
+  const [stage] = Object.values(resourcesOf(template, 'AWS::ApiGateway::Stage'));
   const all = stage!.Properties.MethodSettings.find((s: any) => s.ResourcePath === '/*' && s.HttpMethod === '*');
   return { rate: all.ThrottlingRateLimit, burst: all.ThrottlingBurstLimit };
 }
@@ -205,7 +206,7 @@ describe("the API reference's limits are the template's", () => {
     const quoted = /its `detail` says which limit was passed and what to do, e\.g\. for a token: `([^`]+)`/.exec(
       text,
     )![1]!;
-    const [acl] = Object.values(resourcesOf(synth.template, 'AWS::WAFv2::WebACL'));
+    const [acl] = Object.values(resourcesOf(template, 'AWS::WAFv2::WebACL'));
     const key = wafRules().get('PerTokenRateLimit')!.rule.Action.Block.CustomResponse.CustomResponseBodyKey;
     expect(quoted).toBe(JSON.parse(acl!.Properties.CustomResponseBodies[key].Content).errors[0].detail);
   });
@@ -266,7 +267,7 @@ describe('every statement that names a gateway response or a WAF rule is true of
 
   it('has alarm descriptions that say what clients get as the template answers it', () => {
     const responses = gatewayResponses();
-    for (const alarm of Object.values(resourcesOf(synth.template, 'AWS::CloudWatch::Alarm'))) {
+    for (const alarm of Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'))) {
       const description: string = alarm.Properties.AlarmDescription;
       const got = /clients got (\d{3})/.exec(description);
       if (!got) continue;
@@ -282,7 +283,7 @@ describe("the API reference's mock answers are the template's", () => {
       block.includes('Any other method'),
     )!;
     const [, status, title] = /(\d{3}) `([a-z ]+)` with `Allow`/.exec(statement)!;
-    const mocks = deployedMethods(synth.template).filter((m) => m.method === 'ANY');
+    const mocks = deployedMethods(template).filter((m) => m.method === 'ANY');
     expect(mocks.length).toBeGreaterThan(5);
     expect(statement).toContain('whatever the body and its media type');
     for (const { path, properties } of mocks) {
@@ -298,7 +299,7 @@ describe("the API reference's mock answers are the template's", () => {
 
   it('serves the service discovery document it shows', () => {
     const shown = /`(\{"tfe\.v2"[^`]+\})`/.exec(section('docs/api.md', 'Ping and service discovery'))![1]!;
-    const discovery = deployedMethods(synth.template).find(
+    const discovery = deployedMethods(template).find(
       (m) => m.method === 'GET' && m.path === '/.well-known/terraform.json',
     )!;
     const [response] = discovery.properties.Integration.IntegrationResponses;
@@ -308,7 +309,7 @@ describe("the API reference's mock answers are the template's", () => {
 
 describe("the runbooks' dashboard is the template's", () => {
   it('names only panels the dashboard has', () => {
-    const [dashboard] = Object.values(resourcesOf(synth.template, 'AWS::CloudWatch::Dashboard'));
+    const [dashboard] = Object.values(resourcesOf(template, 'AWS::CloudWatch::Dashboard'));
     const body = JSON.stringify(dashboard!.Properties.DashboardBody);
     const titles = [...body.matchAll(/\\"title\\":\\"((?:[^"\\]|\\\\.)*?)\\"/g)].map((m) => m[1]!);
     expect(titles.length).toBeGreaterThan(5);
@@ -332,7 +333,7 @@ describe("the runbooks' alarms are the template's", () => {
       .filter((line) => /^## Alarm: /.test(line))
       .map((line) => line.slice(3).trim());
   const alarmsLinkingTo = (section: string) =>
-    Object.entries(resourcesOf(synth.template, 'AWS::CloudWatch::Alarm'))
+    Object.entries(resourcesOf(template, 'AWS::CloudWatch::Alarm'))
       .filter(([, alarm]) => (alarm.Properties.AlarmDescription as string).endsWith(`#${anchor(section)}`))
       .map(([id, alarm]) => ({ id, ...alarm.Properties }));
 

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { runInNewContext } from 'node:vm';
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { synthesize, type Resources } from './synth';
+import { CUSTOM_DOMAIN, templateOf, type Resources } from './templates';
 import { CLIENT_IP_HEADER, CLOUDFRONT_ERROR_CODES } from '#infra/cdk/constructs/public-address';
 
 /**
@@ -10,14 +10,9 @@ import { CLIENT_IP_HEADER, CLOUDFRONT_ERROR_CODES } from '#infra/cdk/constructs/
  */
 let front: Resources;
 let domain: Resources;
-beforeAll(() => {
-  front = synthesize().template.toJSON().Resources;
-  domain = synthesize({
-    context: {
-      domainName: 'tfe.example.com',
-      certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc-123',
-    },
-  }).template.toJSON().Resources;
+beforeAll(async () => {
+  front = (await templateOf()).toJSON().Resources;
+  domain = (await templateOf({ context: CUSTOM_DOMAIN })).toJSON().Resources;
 }, 120_000);
 
 const ofType = (resources: Resources, type: string) => Object.values(resources).filter((r) => r.Type === type);

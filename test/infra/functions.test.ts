@@ -7,7 +7,8 @@ import { AUTHORIZER_FUNCTION, functionNames } from '#shared/routes';
 import { SWEEPER_FUNCTION } from '#shared/sweeper';
 import { ApiFunction } from '#infra/cdk/constructs/api-function';
 import { BUILTINS_BY_REQUIRE } from '#infra/cdk/constructs/bundling';
-import { resourcesOf, synthesize, type Resources, type Synthesized } from './synth';
+import { synthesize, type Synthesized } from './synth';
+import { resourcesOf, type Resources } from './templates';
 import { expectWith } from '../support/expect-with';
 import { lambdaContext, proxyEvent } from '../support/lambda-events';
 

@@ -1,16 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { resourcesOf, synthesize, type Synthesized } from './synth';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { resourcesOf, templateOf } from './templates';
 import { expectWith } from '../support/expect-with';
 
-/** The template without bundling, synthesized once. */
-let synth: Synthesized;
-beforeAll(() => {
-  synth = synthesize();
+/** The template without bundling, synthesized once per run. */
+let template: Template;
+beforeAll(async () => {
+  template = await templateOf();
 }, 120_000);
 
-const resources = (type: string) => resourcesOf(synth.template, type);
+const resources = (type: string) => resourcesOf(template, type);
 const single = (type: string) => {
   const found = Object.entries(resources(type));
   expectWith(found, type).toHaveLength(1);
@@ -272,7 +273,7 @@ describe('the dashboard', () => {
   });
 
   it('is an output, with the table name', () => {
-    const outputs = synth.template.toJSON().Outputs;
+    const outputs = template.toJSON().Outputs;
     expect(outputs.DashboardName.Value).toEqual({ Ref: single('AWS::CloudWatch::Dashboard').logicalId });
     expect(outputs.TableName.Value).toEqual({ Ref: single('AWS::DynamoDB::GlobalTable').logicalId });
   });

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { resourcesOf, synthesize, type Synthesized } from './synth';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { resourcesOf, templateOf } from './templates';
 
 /**
  * Request bodies reach the functions as the client's bytes: the JSON types are binary media types
@@ -8,21 +9,21 @@ import { resourcesOf, synthesize, type Synthesized } from './synth';
  * payloads would become binary too, convert to text to keep their templates and text answers
  * ("Content type conversions in API Gateway").
  */
-let synth: Synthesized;
-beforeAll(() => {
-  synth = synthesize({ bundle: false });
+let template: Template;
+beforeAll(async () => {
+  template = await templateOf();
 }, 120_000);
 
 describe('request bodies', () => {
   it('declares the JSON:API and JSON media types binary on the REST API', () => {
-    const [api] = Object.values(resourcesOf(synth.template, 'AWS::ApiGateway::RestApi'));
+    const [api] = Object.values(resourcesOf(template, 'AWS::ApiGateway::RestApi'));
     expect(new Set(api!.Properties.BinaryMediaTypes)).toEqual(
       new Set(['application/vnd.api+json', 'application/json']),
     );
   });
 
   it("converts every mock integration's request and response to text", () => {
-    const mocks = Object.values(resourcesOf(synth.template, 'AWS::ApiGateway::Method')).filter(
+    const mocks = Object.values(resourcesOf(template, 'AWS::ApiGateway::Method')).filter(
       (m) => m.Properties.Integration?.Type === 'MOCK',
     );
     expect(mocks.length).toBeGreaterThan(0);
@@ -35,7 +36,7 @@ describe('request bodies', () => {
   });
 
   it('leaves the Lambda proxy integrations without a conversion: the function gets the base64 body and decodes it itself', () => {
-    const proxies = Object.values(resourcesOf(synth.template, 'AWS::ApiGateway::Method')).filter(
+    const proxies = Object.values(resourcesOf(template, 'AWS::ApiGateway::Method')).filter(
       (m) => m.Properties.Integration?.Type === 'AWS_PROXY',
     );
     expect(proxies.length).toBeGreaterThan(0);

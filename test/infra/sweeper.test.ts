@@ -3,16 +3,17 @@ import { APP_NAME } from '#shared/config';
 import { EXPIRY_INDEX } from '#shared/store/expiry';
 import { DEFAULT_MAX_DELETES, MAX_DELETES_ENV, SWEEPER_TIMEOUT_SECONDS } from '#shared/sweeper';
 import { ApiFunction } from '#infra/cdk/constructs/api-function';
-import { resourcesOf, synthesize, type Synthesized } from './synth';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { resourcesOf, templateOf } from './templates';
 import { expectWith } from '../support/expect-with';
 
 /** The sweeper in the synthesized template (no bundling: its bundle is built as every function's, functions.test.ts). */
-let synth: Synthesized;
-beforeAll(() => {
-  synth = synthesize({ bundle: false });
+let template: Template;
+beforeAll(async () => {
+  template = await templateOf();
 }, 120_000);
 
-const resources = (type: string) => Object.entries(resourcesOf(synth.template, type));
+const resources = (type: string) => Object.entries(resourcesOf(template, type));
 const sweeperFunction = () => {
   const found = resources('AWS::Lambda::Function').filter(
     ([, r]) => r.Properties.Description === `${APP_NAME}: functions/sweeper.ts`,

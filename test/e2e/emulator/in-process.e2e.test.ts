@@ -3,7 +3,7 @@ import { ensureAssembly } from '#infra/local/assembly';
 import { startInProcessStack, type InProcessStack } from '#infra/local/local-stack';
 import { Stack } from '#infra/local/aws/cloudformation';
 import { Template } from 'aws-cdk-lib/assertions';
-import { deployedMethods, resourcesOf } from '../../infra/synth';
+import { deployedMethods, resourcesOf } from '../../infra/templates';
 
 /**
  * `npm run dev`: the handlers in this process behind the same front, WAF and API Gateway as the
