@@ -451,10 +451,26 @@ export interface CostPageInput {
   multiRegion?: Array<{ regions: string; report: MultiRegionReport }>;
 }
 
+/** When the prices were read: the date most were read on, and the pages read on another. */
+function readOn(): string[] {
+  const pages = new Map<string, Set<string>>();
+  for (const p of Object.values(PRICES))
+    pages.set(p.read, (pages.get(p.read) ?? new Set()).add(new URL(p.source).pathname.split('/').filter(Boolean)[0]!));
+  const [[first], ...later] = [...pages].sort(([a], [b]) => a.localeCompare(b)) as [
+    [string, Set<string>],
+    ...Array<[string, Set<string>]>,
+  ];
+  return [
+    `All read on ${first}, on the page each row links to${later.length === 0 ? '.' : ''}`,
+    ...later.map(
+      ([date, names], i) => `(the ${[...names].join(' and ')} prices on ${date})${i === later.length - 1 ? '.' : ''}`,
+    ),
+  ];
+}
+
 /** docs/cost.md: figures only from the reports and the price table. */
 export function costPage({ stage, front, customDomain, multiRegion = [] }: CostPageInput): string {
   const names = REQUEST_TYPES.map((t) => t.name);
-  const dates = [...new Set(Object.values(PRICES).map((p) => p.read))];
   const out: string[] = [
     '# What it costs',
     '',
@@ -494,12 +510,13 @@ export function costPage({ stage, front, customDomain, multiRegion = [] }: CostP
     ...multiRegionSection(multiRegion, names),
     '## Prices',
     '',
-    ...(dates.length === 1 ? [`All read on ${dates[0]}, on the page each row links to.`, ''] : []),
-    `| Price | USD | Unit | Page${dates.length === 1 ? '' : ', read'} |`,
+    ...readOn(),
+    '',
+    '| Price | USD | Unit | Page |',
     '|---|--:|---|---|',
     ...Object.entries(PRICES).map(
       ([key, p]) =>
-        `| ${key} | ${p.usd} | ${p.unit} | [${new URL(p.source).pathname.split('/').filter(Boolean)[0]}](${p.source})${dates.length === 1 ? '' : `, ${p.read}`} |`,
+        `| ${key} | ${p.usd} | ${p.unit} | [${new URL(p.source).pathname.split('/').filter(Boolean)[0]}](${p.source}) |`,
     ),
     '',
   ];

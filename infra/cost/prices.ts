@@ -56,7 +56,7 @@ export const PRICES = {
   route53HealthCheck: price(0.5, 'per health check-month, AWS endpoint', page.route53, MULTI_REGION_READ),
   route53HealthCheckOption: price(
     1.0,
-    'per optional feature (HTTPS, 10 s interval), health check-month',
+    'per option (HTTPS, 10 s interval), check-month',
     page.route53,
     MULTI_REGION_READ,
   ),
