@@ -2,7 +2,7 @@ import { currentTurn, LOST_ROUND, RETRY_NOW } from './contention';
 import { CLAIM_AFTER_MS, claimTurn, fairCommit, type Turn, type TurnNow } from './fair-turns';
 import { Entity, keys } from './keys';
 import { isRefused, writeOnce } from './single-write';
-import { applied, noteRead, remember, seenHead, type SeenHead } from './tag-key-heads';
+import { applied, noteRead, remember, type SeenHead } from './tag-key-heads';
 import { applyChange, headOf, windowAttribute, type Change, type Head } from './tag-key-log';
 import { afterCommit } from './write-outcome';
 
@@ -80,14 +80,8 @@ export async function commit(
     await applyChange(next);
     return next;
   });
-  // Written out up to this change when every change before it was.
-  const known = seenHead(seen.head.organization);
-  const before =
-    known?.head.version === seen.head.version
-      ? Math.max(known.appliedVersion, seen.appliedVersion)
-      : seen.appliedVersion;
-  remember(applied(seen.head, next), before >= seen.head.version ? next.version : before);
-  // The key as this change left it is the key at the head just remembered.
-  noteRead(committed.record, committed.version);
+  const now = remember(applied(seen.head, next), seen.appliedVersion, [next.version]);
+  // The key as this change left it is the key at the head just remembered, unless a later commit of this process came first.
+  if (now.head.version === next.version) noteRead(committed.record, committed.version);
   return committed;
 }

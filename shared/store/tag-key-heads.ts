@@ -17,20 +17,34 @@ import type { ReservedTagKey } from '../reserved-tag-keys/reserved-tag-key';
 export interface SeenHead {
   head: Head;
   appliedVersion: number;
+  /** Versions above appliedVersion this process wrote out (their writers finished out of order). */
+  appliedAhead: readonly number[];
   /** When it was observed (performance.now()): a key read before that may predate changes it has. */
   observedAt: number;
 }
 const MAX_SEEN_HEADS = 10_000;
 const seenHeads = new Map<string, SeenHead>();
 
-export function remember(head: Head, appliedVersion = head.version - pendingOf(head).length): SeenHead {
+/**
+ * Takes in a head as read or committed, `appliedVersion` (every change up to it is written out)
+ * and the versions `alsoApplied`. What is known written out only grows, and the head is never
+ * replaced by an older one: a writer can finish after a later commit of this process.
+ */
+export function remember(
+  head: Head,
+  appliedVersion = head.version - pendingOf(head).length,
+  alsoApplied: readonly number[] = [],
+): SeenHead {
   const before = seenHeads.get(head.organization);
-  const applied =
-    before && before.head.version === head.version ? Math.max(before.appliedVersion, appliedVersion) : appliedVersion;
-  const seen = {
-    head,
+  const newer = !before || head.version > before.head.version;
+  let applied = Math.max(before?.appliedVersion ?? 0, appliedVersion);
+  const ahead = new Set([...(before?.appliedAhead ?? []), ...alsoApplied]);
+  while (ahead.delete(applied + 1)) applied++;
+  const seen: SeenHead = {
+    head: newer ? head : before.head,
     appliedVersion: applied,
-    observedAt: before && before.head.version === head.version ? before.observedAt : performance.now(),
+    appliedAhead: [...ahead].filter((version) => version > applied),
+    observedAt: newer ? performance.now() : before.observedAt,
   };
   seenHeads.delete(head.organization);
   if (seenHeads.size >= MAX_SEEN_HEADS) seenHeads.delete(seenHeads.keys().next().value!);
