@@ -8,7 +8,7 @@ import { routes } from '#shared/routes';
 import { registerNewRun } from '#shared/store/runs';
 import { expectContractHeaders, tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
-import { commentDocument, keyDocument } from '../support/documents';
+import { keyDocument } from '../support/documents';
 
 /**
  * Hostile input at the edge, over HTTP through the local stack: names that are built-in members
@@ -59,6 +59,7 @@ describe('names of any spelling', () => {
   );
 });
 
+// Valid UTF-8 beyond ASCII comes back byte for byte: comments.e2e.test.ts ("comment body").
 describe('bodies that are not UTF-8', () => {
   const invalid = (json: string) =>
     Buffer.concat([
@@ -94,43 +95,29 @@ describe('bodies that are not UTF-8', () => {
     expect(((await response.json()) as { errors: Array<{ title: string }> }).errors[0]!.title).toBe('bad request');
     expect((await api.get(`/organizations/${ORG}/reserved-tag-keys`, { token })).json.data).toEqual([]);
   });
-
-  it('still takes valid UTF-8 beyond ASCII as it was sent', async () => {
-    const created = await api.post(`/runs/${runId}/comments`, { token, body: commentDocument('Grüße, 日本 ✓') });
-    expect(created.status).toBe(201);
-    expect(created.json.data.attributes.body).toBe('Grüße, 日本 ✓');
-  });
 });
 
+// Each route's refusal of an include (400 naming the path, the contract headers) is its function's:
+// test/unit/handler-chain.test.ts. Over HTTP, what a refused create leaves in the store.
 describe('include', () => {
-  it.each([
-    ['GET', 'the keys', (): string => `/organizations/${ORG}/reserved-tag-keys?include=organization`, 'organization'],
-    ['GET', "a run's comments", (): string => `/runs/${runId}/comments?include=run,created-by`, 'run, created-by'],
-    ['GET', 'a comment', (): string => `/comments/${newId('wsc')}?include=run`, 'run'],
-    ['POST', 'a key', (): string => `/organizations/${ORG}/reserved-tag-keys?include=organization`, 'organization'],
-  ] as const)(
-    '%s %s with include answers 400 naming the path, as JSON:API requires of a server that includes nothing',
-    async (method, _, path, named) => {
-      const response = await api.request(method, path(), {
-        token,
-        ...(method === 'POST' ? { body: keyDocument('included') } : {}),
-      });
-      expect(response.status).toBe(400);
-      expect(response.json).toEqual({
-        errors: [
-          {
-            status: '400',
-            title: 'bad request',
-            detail: `Invalid include parameter: ${named} cannot be included, this endpoint includes no related resources`,
-          },
-        ],
-      });
-      const { actual, expected } = expectContractHeaders(response);
-      expect(actual).toEqual(expected);
-    },
-  );
-
-  it('creates nothing when a create asks to include', async () => {
+  it('answers a create that asks to include 400 naming the path, and creates nothing', async () => {
+    const response = await api.post(`/organizations/${ORG}/reserved-tag-keys?include=organization`, {
+      token,
+      body: keyDocument('included'),
+    });
+    expect(response.status).toBe(400);
+    expect(response.json).toEqual({
+      errors: [
+        {
+          status: '400',
+          title: 'bad request',
+          detail:
+            'Invalid include parameter: organization cannot be included, this endpoint includes no related resources',
+        },
+      ],
+    });
+    const { actual, expected } = expectContractHeaders(response);
+    expect(actual).toEqual(expected);
     expect((await api.get(`/organizations/${ORG}/reserved-tag-keys`, { token })).json.data).toEqual([]);
   });
 });

@@ -11,12 +11,13 @@ import { COMMON_HEADERS } from '#shared/http/responses';
 import { Forbidden } from '#shared/jsonapi/errors';
 import { Contended } from '#shared/store/contention';
 import { afterCommit } from '#shared/store/write-outcome';
-import { commentDocument } from '../support/documents';
+import { commentDocument, keyDocument } from '../support/documents';
 import {
   ACCEPT_JSON_API,
   authorizerContext,
   lambdaContext,
   proxyEvent,
+  routeInvocation,
   type ProxyRequest,
 } from '../support/lambda-events';
 
@@ -163,6 +164,35 @@ describe('content negotiation, before the handler runs', () => {
   it('takes the same Content-Type sent twice as one', async () => {
     expect((await createComment({ headers: sent(JSON_API_TYPE, JSON_API_TYPE), body: commentBody })).status).toBe(200);
   });
+});
+
+describe("each route's function (functions/*.ts) with an include", () => {
+  const owner: Principal = { subject: 'user-olivia', tokenId: 'at-unitunitunitun', grants: { acme: 'owner' } };
+  it.each([
+    ['reserved-tag-keys/list', '/organizations/acme/reserved-tag-keys?include=organization', 'organization'],
+    ['comments/list', '/runs/run-x/comments?include=run,created-by', 'run, created-by'],
+    ['comments/show', '/comments/wsc-x?include=run', 'run'],
+    ['reserved-tag-keys/create', '/organizations/acme/reserved-tag-keys?include=organization', 'organization'],
+  ])(
+    '%s answers 400 naming the path, with the contract headers, before it reads or writes anything',
+    async (functionName, path, named) => {
+      // A create sends a valid document: only the include is wrong.
+      const body = functionName.endsWith('/create') ? { body: keyDocument('included') } : {};
+      const { handler, event } = await routeInvocation({ function: functionName, path, principal: owner, ...body });
+      // No table is set: a handler that ran would fail on the store, not answer 400.
+      expect(await handler(event, lambdaContext(functionName))).toEqual({
+        statusCode: 400,
+        headers: { ...COMMON_HEADERS, 'Content-Type': JSON_API, 'X-Request-Id': event.requestContext.requestId },
+        body: JSON.stringify(
+          error(
+            400,
+            'bad request',
+            `Invalid include parameter: ${named} cannot be included, this endpoint includes no related resources`,
+          ),
+        ),
+      });
+    },
+  );
 });
 
 describe('the request the handler gets', () => {
