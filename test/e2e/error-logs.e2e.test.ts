@@ -1,18 +1,17 @@
-import { readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { PROJECT_ROOT } from '#infra/local/assembly';
 import { startLocalStack, type LocalStack } from '#infra/local/local-stack';
 import { newId } from '#shared/ids';
 import { createToken } from '#shared/store/tokens';
 import { registerNewRun } from '#shared/store/runs';
 import { routes } from '#shared/routes';
+import { withoutTableGrants } from '../support/assembly-variant';
 
 /**
  * The line that reports an unexpected failure names its own request: the route, the token id and
  * the request id its client got in X-Request-Id, and the function that failed, even when requests
  * to several functions fail at the same moment. Failures are real: a function whose role lacks its
- * table grant (the local stack), and a table that is gone (the in-process dev gateway).
+ * table grant (the local stack, its template's grants taken away), and a table that is gone (the
+ * in-process dev gateway).
  */
 const ORG = 'logged-org';
 /** Requests to three functions, each with its own token. */
@@ -74,20 +73,15 @@ function expectOwnErrorLines(answers: Awaited<ReturnType<typeof sendConcurrently
 describe('through the local stack (each function in its own process)', () => {
   let local: LocalStack;
   const lines: string[] = [];
-  let outdir: string;
+  let assembly: Awaited<ReturnType<typeof withoutTableGrants>> | undefined;
   beforeAll(async () => {
-    const [{ App }, { ApiStack }] = await Promise.all([import('aws-cdk-lib'), import('#infra/cdk/stack')]);
-    const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8'));
     // The three functions without their table grants: every store call they make is denied, an unexpected failure.
-    const denied = routes
-      .filter((r) => failing.some((f) => f.function === r.function))
-      .map((r) => ({ ...r, table: { ...r.table, actions: [] } }));
-    outdir = join(PROJECT_ROOT, 'cdk.out', 'fixtures', `error-logs-${process.pid}`);
-    const app = new App({ outdir, context: { ...cdkJson.context, stage: 'local' } });
-    new ApiStack(app, 'error-logs', { stage: 'local', routes: denied });
-    app.synth();
+    assembly = await withoutTableGrants(
+      'error-logs',
+      failing.map((f) => f.function),
+    );
     local = await startLocalStack({
-      assembly: { directory: outdir, stackName: 'error-logs', synthesized: true },
+      assembly,
       dynamoDbEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
       tableName: process.env.TABLE_NAME!,
       log: (_, line) => {
@@ -97,7 +91,7 @@ describe('through the local stack (each function in its own process)', () => {
   }, 180_000);
   afterAll(async () => {
     await local?.close();
-    rmSync(outdir, { recursive: true, force: true });
+    assembly?.remove();
   });
 
   it('logs each unexpected failure with its own route, token id and request id', async () => {
