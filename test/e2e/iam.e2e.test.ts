@@ -159,28 +159,18 @@ describe('IAM from the template, enforced on every DynamoDB call', () => {
 
 describe('a grant removed from the synthesized stack', () => {
   it('makes that function fail locally where the full stack serves', async () => {
-    const [{ App }, { ApiStack }, { routes }, { startLocalStack }, { insertComment }, { registerRun }, { tokenFor }] =
+    const [{ startLocalStack }, { insertComment }, { registerRun }, { tokenFor }, { withoutTableGrants }] =
       await Promise.all([
-        import('aws-cdk-lib'),
-        import('#infra/cdk/stack'),
-        import('#shared/routes'),
         import('#infra/local/local-stack'),
         import('#shared/store/comments'),
         import('#shared/store/runs'),
         import('../support/api'),
+        import('../support/assembly-variant'),
       ]);
-    const { readFileSync, rmSync } = await import('node:fs');
-    const { join } = await import('node:path');
-    const { PROJECT_ROOT } = await import('#infra/local/assembly');
-    const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8'));
-    // Only the show route, its GetItem grant taken away: the rest of the template is as deployed.
-    const show = routes.find((r) => r.function === 'comments/show')!;
-    const outdir = join(PROJECT_ROOT, 'cdk.out', 'fixtures', `no-grant-${process.pid}`);
-    const app = new App({ outdir, context: { ...cdkJson.context, stage: 'local' } });
-    new ApiStack(app, 'no-grant', { stage: 'local', routes: [{ ...show, table: { ...show.table, actions: [] } }] });
-    app.synth();
+    // The show function's GetItem grant taken away: the rest of the template is as deployed.
+    const noGrant = await withoutTableGrants('no-grant', ['comments/show']);
     const local = await startLocalStack({
-      assembly: { directory: outdir, stackName: 'no-grant', synthesized: true },
+      assembly: noGrant,
       dynamoDbEndpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
       tableName,
       log: () => undefined,
@@ -198,7 +188,7 @@ describe('a grant removed from the synthesized stack', () => {
       expect(local.dynamoDbCalls.filter((c) => !c.allowed).map((c) => c.operation)).toEqual(['GetItem']);
     } finally {
       await local.close();
-      rmSync(outdir, { recursive: true, force: true });
+      noGrant.remove();
     }
   }, 120_000);
 });
