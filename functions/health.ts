@@ -3,7 +3,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { HEALTH_KEY } from '#shared/health';
 
 /**
- * GET /api/v2/health, only in a multi-Region stage: one strongly consistent GetItem of the
+ * GET /api/v2/health, in a multi-Region stage (and a stage with healthRoute): one strongly consistent GetItem of the
  * Region's replica of the global table (shared/health.ts). 200 when it answers, 503 when it does
  * not within 2 s: Route 53's health checker waits 2 s for the first byte (4 s for HTTPS), and a
  * slow read is as bad as none. No token, no body to parse, nothing written; not a jsonApiHandler,

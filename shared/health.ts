@@ -4,8 +4,9 @@ import type { Route } from './routes';
  * The deep health check of a multi-Region stage (docs/deploying.md, Three Regions), called by each
  * Region's Route 53 health check on that Region's own endpoint: 200 only when API Gateway, Lambda
  * and one strongly consistent read of the Region's MRSC replica answer, and that read fails when
- * the replica cannot serve the latest data. Not in the route table (shared/routes.ts): only the
- * multi-Region stacks add it (infra/cdk/regions.ts), so a single-Region stage keeps its template.
+ * the replica cannot serve the latest data. Not in the route table (shared/routes.ts): the
+ * multi-Region stacks add it, and stages that ask (infra/cdk/config.ts, healthRoute: the local
+ * stage does), so a single-Region stage keeps its template.
  */
 export const HEALTH_FUNCTION = 'health';
 

@@ -45,6 +45,12 @@ export interface StageConfig {
   /** Whether this stage creates the account's API Gateway CloudWatch Logs role (one per account and region). */
   apiGatewayCloudWatchRole: boolean;
   /**
+   * The deep health route (GET /api/v2/health: one strongly consistent read) in a single-Region
+   * stage too, for a monitor of your own. A multi-Region stage always has it (its health checks
+   * call it); the local stage has it by default (the local Regions' front calls it).
+   */
+  healthRoute: boolean;
+  /**
    * A multi-Region stage (context `regions` and `witnessRegion`): the Regions of a global table in
    * multi-Region strong consistency, an API in each replica Region. Undefined: one Region, the
    * CLI's (the default).
@@ -104,6 +110,7 @@ export const DEFAULTS = {
   logRetentionDays: 30,
   authorizerCacheTtlSeconds: 60,
   apiGatewayCloudWatchRole: false,
+  healthRoute: false,
   /** The repository's own runbooks; set an https:// address of them (e.g. on your Git host) for clickable links. */
   runbookUrl: 'docs/runbooks.md',
 } as const;
@@ -140,6 +147,7 @@ export const defaultDeploymentConfig = (stage: string): DeploymentConfigName =>
  * it. The deployed sizing is tested on the dev and prod templates and in the emulator's own tests.
  */
 export const LOCAL_STAGE_DEFAULTS = {
+  healthRoute: true,
   throttleRateLimit: 250,
   throttleBurstLimit: 125,
   reservedConcurrency: undefined,
@@ -241,6 +249,7 @@ export function parseStageConfig(stage: string, lookup: Lookup): StageConfig {
     disableExecuteApiEndpoint: read.boolean('disableExecuteApiEndpoint', false),
     tableName: read.string('tableName', TABLE_NAME, 'a DynamoDB table name: 3-255 of A-Z a-z 0-9 _ - .'),
     apiGatewayCloudWatchRole: read.boolean('apiGatewayCloudWatchRole', DEFAULTS.apiGatewayCloudWatchRole),
+    healthRoute: read.boolean('healthRoute', defaults.healthRoute),
     multiRegion: undefined,
   };
   // The custom domain is then the only way in: without one, clients would have none.

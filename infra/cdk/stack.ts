@@ -110,8 +110,8 @@ export class ApiStack extends Stack {
     this.config = config;
     const { stage } = config;
     const global = props.globalTable;
-    // The deep health route exists only where a health check calls it: a single-Region stage keeps its template.
-    const routeTable = props.routes ?? (global ? [...routes, HEALTH_ROUTE] : routes);
+    // The deep health route where a health check calls it (config.ts, healthRoute): a single-Region stage keeps its template.
+    const routeTable = props.routes ?? (global || config.healthRoute ? [...routes, HEALTH_ROUTE] : routes);
 
     // In a multi-Region stage, the table in this stack's Region (the global table's replica here):
     // every ARN granted below names this Region.

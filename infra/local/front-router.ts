@@ -1,4 +1,6 @@
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { API_BASE_PATH } from '#shared/config';
+import { HEALTH_ROUTE } from '#shared/health';
 
 /**
  * The local stand-in for the health-checked Route 53 failover records before the Regions' APIs:
@@ -26,7 +28,8 @@ export const DEFAULT_HEALTH_CHECK: HealthCheckSettings = {
   intervalMs: 2_000,
   failureThreshold: 3,
   timeoutMs: 1_000,
-  path: '/api/v2/ping',
+  // The deep health route, as each Region's Route 53 health check calls it: the local stage has it.
+  path: `${API_BASE_PATH}${HEALTH_ROUTE.path}`,
 };
 
 /** The longest a failed Region keeps receiving requests: the checks it takes to fail it, and the last one's timeout. */

@@ -8,6 +8,7 @@ import {
   REPLAYED_HEADER,
 } from '#shared/http/safe-retries';
 import { SERVICE_DISCOVERY_MEDIA_TYPE, SERVICE_DISCOVERY_PATH } from '#shared/http/service-discovery';
+import { HEALTH_ROUTE } from '#shared/health';
 import { JSON_BODY_TYPES, JSONAPI_MEDIA_TYPE } from '#shared/jsonapi/media-type';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_NUMBER, MAX_PAGE_SIZE } from '#shared/jsonapi/pagination';
 import { COMMENTS_DEFAULT_PAGE_SIZE } from '#shared/comments/comment';
@@ -348,6 +349,29 @@ export function openApiDocument(routes: readonly Route[] = routeTable): Json {
       },
     },
   };
+  paths[HEALTH_ROUTE.path] = {
+    get: {
+      operationId: HEALTH_ROUTE.operationId,
+      summary: "This Region's deep health",
+      tags: ['health'],
+      security: [],
+      description:
+        "Only where the stage has it: every multi-Region stage (each Region's Route 53 health check calls it) and a stage deployed with healthRoute=true. One strongly consistent read of the table in this Region. No token.",
+      responses: {
+        200: {
+          description: 'This Region reads its table',
+          content: { 'application/json': { schema: ref('schemas', 'Health') } },
+        },
+        503: {
+          description: 'This Region could not read its table within 2 s',
+          headers: { 'Retry-After': ref('headers', 'Retry-After') },
+          content: { 'application/json': { schema: ref('schemas', 'Health') } },
+        },
+        429: ref('responses', errorResponseName(429)),
+        default: ref('responses', errorResponseName('default')),
+      },
+    },
+  };
   const statuses: ErrorStatus[] = [400, 401, 403, 404, 406, 409, 413, 415, 422, 429, 503];
   return {
     openapi: '3.1.1',
@@ -369,6 +393,7 @@ export function openApiDocument(routes: readonly Route[] = routeTable): Json {
       { name: 'comments', description: 'Comments on runs' },
       { name: 'run-notifications', description: "HCP Terraform's signed run notifications, which register runs" },
       { name: 'service-discovery', description: "Terraform's remote service discovery" },
+      { name: 'health', description: "A Region's deep health, for health checks" },
     ],
     paths,
     components: {

@@ -228,3 +228,10 @@ export const ServiceDiscovery = component(
     Object.fromEntries(Object.entries(SERVICE_DISCOVERY_DOCUMENT).map(([service, path]) => [service, z.literal(path)])),
   ),
 );
+
+// The deep health route of a Region (shared/health.ts): not JSON:API, and no token.
+export const Health = component(
+  'Health',
+  "A Region's health: whether one strongly consistent read of its table answered, and the Region.",
+  z.strictObject({ status: z.enum(['pass', 'fail']), region: z.string() }),
+);

@@ -49,6 +49,7 @@ describe('every answer of a run through the local stack is what docs/openapi.jso
   it('reserved tag keys: create, list with paging, rename on both paths, delete on both paths, and their errors', async () => {
     const keys = `/organizations/${ORG}/reserved-tag-keys`;
     expect((await call('GET', '/ping')).status).toBe(204);
+    expect((await call('GET', '/health')).status).toBe(200); // the local stage has the deep health route
     const first = await call('POST', keys, {
       token: owner,
       body: keyDocument('environment'),

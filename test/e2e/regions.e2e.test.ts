@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { controlRegion } from '#infra/local/control';
 import { writeStackRecord } from '#infra/local/stack-record';
 import { admin } from '../support/admin-cli';
-import { detectionMs, type HealthCheckSettings } from '#infra/local/front-router';
+import { DEFAULT_HEALTH_CHECK, detectionMs, type HealthCheckSettings } from '#infra/local/front-router';
 import { registerNewRun } from '#shared/store/runs';
 import { getItem, queryPrefix } from '#shared/store/collection';
 import { keys } from '#shared/store/keys';
@@ -24,7 +24,7 @@ import { commentDocument, keyDocument } from '../support/documents';
  * back through each Region: each once, the comments densely numbered in order, one key per name.
  */
 const [A, B] = ['us-east-1', 'us-east-2'] as const;
-const HEALTH: HealthCheckSettings = { intervalMs: 500, failureThreshold: 3, timeoutMs: 1_000, path: '/api/v2/ping' };
+const HEALTH: HealthCheckSettings = { ...DEFAULT_HEALTH_CHECK, intervalMs: 500, failureThreshold: 3, timeoutMs: 1_000 };
 const { multi, front, region, healthLines } = useLocalRegions([A, B], HEALTH);
 
 const ORG = 'regions-org';

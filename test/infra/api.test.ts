@@ -8,6 +8,7 @@ import { ACCESS_LOG_FIELDS } from '#infra/cdk/constructs/json-api-gateway';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { deployedMethods, resourcesOf, templateOf, underBase } from './templates';
 import { LOOPBACK_ISSUERS_ENV } from '#shared/workload-identity/issuer-keys';
+import { HEALTH_PARTITION } from '#shared/health';
 import { expectWith } from '../support/expect-with';
 
 /** The template without bundling (same resources; only asset hashes differ), synthesized once per run. */
@@ -279,5 +280,30 @@ describe('the table', () => {
     expect(new Set(table.Properties.AttributeDefinitions)).toEqual(new Set(local.AttributeDefinitions));
     expect(table.Properties.GlobalSecondaryIndexes).toEqual(local.GlobalSecondaryIndexes);
     expect(local.LocalSecondaryIndexes).toBeUndefined();
+  });
+});
+
+describe('the deep health route (healthRoute)', () => {
+  const routesOf = async (options: Parameters<typeof templateOf>[0]) =>
+    deployedMethods(await templateOf(options)).map(({ method, path }) => `${method} ${path}`);
+
+  it('is left out of a single-Region stage unless asked for, and is in the local stage (the local Regions’ front calls it)', async () => {
+    expect(await routesOf({})).not.toContain(`GET ${underBase('/health')}`);
+    expect(await routesOf({ stage: 'local' })).toContain(`GET ${underBase('/health')}`);
+  });
+
+  it('answers without a token, from a function that may read only the health item', async () => {
+    const asked = await templateOf({ context: { healthRoute: 'true' } });
+    const health = deployedMethods(asked).find(({ path }) => path === underBase('/health'));
+    expect(health?.properties.AuthorizationType).toBe('NONE');
+    const policies = Object.entries(resourcesOf(asked, 'AWS::IAM::Policy')).filter(([id]) =>
+      id.startsWith('HealthFunction'),
+    );
+    expect(policies).toHaveLength(1);
+    const table = policies[0]![1].Properties.PolicyDocument.Statement.filter((s: any) =>
+      [s.Action].flat().some((a: string) => a.startsWith('dynamodb:')),
+    );
+    expect(table.map((s: any) => [s.Action].flat())).toEqual([['dynamodb:GetItem']]);
+    expect(JSON.stringify(table[0].Condition)).toContain(HEALTH_PARTITION);
   });
 });

@@ -31,6 +31,7 @@ describe('stage settings from context', () => {
       disableExecuteApiEndpoint: false,
       tableName: undefined,
       apiGatewayCloudWatchRole: false,
+      healthRoute: false,
       multiRegion: undefined,
     });
   });

@@ -19,7 +19,7 @@ describe('REGIONS and the health check settings', () => {
       intervalMs: 2_000,
       failureThreshold: 3,
       timeoutMs: 1_000,
-      path: '/api/v2/ping',
+      path: '/api/v2/health',
     });
     expect(detectionMs(healthCheckSettings({}))).toBe(7_000);
     expect(

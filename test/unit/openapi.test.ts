@@ -48,7 +48,7 @@ describe('docs/openapi.json', () => {
     expect(document.info.contact).toEqual({ name: expect.stringMatching(/\S/) });
   });
 
-  it('has every route of the table, each with its operationId, its errors (4xx and 503) and a default, and service discovery', () => {
+  it('has every route of the table, each with its operationId, its errors (4xx and 503) and a default, service discovery and the health route', () => {
     for (const route of routes) {
       const found = document.paths[route.path]?.[route.method.toLowerCase()];
       expect({ route: `${route.method} ${route.path}`, operationId: found?.operationId }).toEqual({
@@ -62,9 +62,13 @@ describe('docs/openapi.json', () => {
       if (route.path.includes('{') && route.role !== null) expect(statuses).toContain('404');
       if (route.role !== null || route.function === 'run-notifications/receive') expect(statuses).toContain('401');
     }
-    expect(operations).toHaveLength(routes.length + 1);
+    expect(operations).toHaveLength(routes.length + 2);
     expect(new Set(operations.map((o) => o.operation.operationId)).size).toBe(operations.length);
     expect(operation('discoverServices').responses['200'].content['application/json']).toBeDefined();
+    // The deep health route, where a stage has it: no token, plain JSON either way.
+    expect(operation('health').security).toEqual([]);
+    for (const status of ['200', '503'])
+      expect(operation('health').responses[status].content['application/json']).toBeDefined();
   });
 
   it("names the comment operations as HashiCorp's document does", () => {

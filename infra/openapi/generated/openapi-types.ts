@@ -181,6 +181,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This Region's deep health
+         * @description Only where the stage has it: every multi-Region stage (each Region's Route 53 health check calls it) and a stage deployed with healthRoute=true. One strongly consistent read of the table in this Region. No token.
+         */
+        get: operations["health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -388,6 +408,11 @@ export interface components {
             "tfe.v2.1": "/api/v2/";
             /** @constant */
             "tfe.v2.2": "/api/v2/";
+        };
+        Health: {
+            /** @enum {string} */
+            status: "pass" | "fail";
+            region: string;
         };
     };
     responses: {
@@ -1098,6 +1123,38 @@ export interface operations {
                 };
             };
             429: components["responses"]["Error429"];
+            default: components["responses"]["Errordefault"];
+        };
+    };
+    health: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description This Region reads its table */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            429: components["responses"]["Error429"];
+            /** @description This Region could not read its table within 2 s */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
             default: components["responses"]["Errordefault"];
         };
     };
