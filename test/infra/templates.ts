@@ -1,19 +1,19 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import { API_BASE_PATH } from '#shared/config';
 
 /**
- * The synthesized template of the stack, read once per jest run: the variants several test files
- * read (PRESYNTHESIZED) are synthesized by one process that the infra project's global setup starts
- * (test/support/global-setup-infra.ts runs synthesize-templates.ts), each as `synthesize()` in
- * synth.ts makes it (cdk.json, the AWS Solutions checks, no bundling), its JSON written into the
- * run's scratch folder. A file that reads one waits for it there instead of synthesizing the stack
- * itself: a synth in a test file costs it seconds of loading aws-cdk-lib and the constructs, where
- * that process pays them once. Any other variant, or one that process could not make (it failed,
- * or there is no such process: a file run without jest), is synthesized here, in the test file,
- * so its error is the test's. Tests that need the live App (cdk-nag's report, the bundles) call
- * synthesize() itself.
+ * The synthesized template of the stack, made once per jest run whatever number of test files read
+ * it. The infra project's global setup (test/support/global-setup-infra.ts) starts one process,
+ * synthesize-templates.ts, that makes each template a file asks for, as `synthesize()` in synth.ts
+ * makes it (cdk.json, the AWS Solutions checks, no bundling), and writes its JSON into the run's
+ * scratch folder, where every file that asks for it reads it. A synth in a test file costs it
+ * seconds of loading aws-cdk-lib and the constructs (each jest test file loads its modules anew);
+ * that process loads them once. A template it could not make (its synth failed; there is no such
+ * process, as when a file runs without that setup) is synthesized in the test file instead, so its
+ * error is the test's. Tests that need the live App (cdk-nag's report, the bundles) call synthesize().
  */
 export interface TemplateOptions {
   stage?: string;
@@ -21,10 +21,14 @@ export interface TemplateOptions {
   context?: Record<string, unknown>;
 }
 
-/** Where the global setup's process writes the templates: set for the test workers by that setup. */
+/** Where that process reads the requests and writes the templates: set for the test workers by the global setup. */
 export const TEMPLATES_FOLDER_ENV = 'INFRA_TEMPLATES_FOLDER';
-/** Written into the folder by the global setup once that process has exited, whatever it made. */
+/** Written into the folder by the global setup once that process has exited. */
 export const EXITED_MARKER = 'exited';
+
+/** In the folder: `<key>.wanted` (the options, as JSON) asks for a template, `<key>.json` is it, `<key>.failed` its synth's error. */
+export const templateKey = ({ stage = 'test', context = {} }: TemplateOptions): string =>
+  createHash('sha256').update(JSON.stringify({ stage, context })).digest('hex').slice(0, 24);
 
 /** A custom domain with its certificate: CloudFront stays out, API Gateway serves the host. */
 export const CUSTOM_DOMAIN = {
@@ -38,42 +42,34 @@ export const HOSTED_ZONE = {
   hostedZoneName: 'example.com',
 };
 
-/** The variants more than one test file reads, or that spare a file synthesizing at all; most read first. */
-export const PRESYNTHESIZED: TemplateOptions[] = [
-  {},
-  { context: CUSTOM_DOMAIN },
-  { context: { ...CUSTOM_DOMAIN, disableExecuteApiEndpoint: 'true' } },
-  { context: HOSTED_ZONE },
-  { stage: 'local' },
-];
-
-/** A variant's file name: its stage and context, as JSON, made safe for a file name. */
-export const templateFile = ({ stage = 'test', context = {} }: TemplateOptions): string =>
-  `${Buffer.from(JSON.stringify({ stage, context })).toString('base64url')}.json`;
-
-const presynthesized = new Set(PRESYNTHESIZED.map(templateFile));
 const read = new Map<string, Promise<Template>>();
 
-/** The template `synthesize(options)` makes (never bundled), synthesized once per jest run where it can be. */
+/** The template `synthesize(options)` makes (never bundled), synthesized once per jest run. */
 export function templateOf(options: TemplateOptions = {}): Promise<Template> {
-  const name = templateFile(options);
-  let template = read.get(name);
+  const key = templateKey(options);
+  let template = read.get(key);
   if (!template) {
-    template = readOrSynthesize(name, options);
-    read.set(name, template);
+    template = fromTheRun(key, options);
+    read.set(key, template);
   }
   return template;
 }
 
-async function readOrSynthesize(name: string, options: TemplateOptions): Promise<Template> {
+async function fromTheRun(key: string, options: TemplateOptions): Promise<Template> {
   const folder = process.env[TEMPLATES_FOLDER_ENV];
-  if (folder && presynthesized.has(name)) {
-    const file = join(folder, name);
+  if (folder) {
+    const file = join(folder, `${key}.json`);
+    if (!existsSync(file)) {
+      // Written whole, then renamed into place: the process never reads half a request.
+      const wanted = join(folder, `${key}.wanted`);
+      writeFileSync(`${wanted}.${process.pid}`, JSON.stringify(options));
+      renameSync(`${wanted}.${process.pid}`, wanted);
+    }
     for (;;) {
       if (existsSync(file)) return Template.fromJSON(JSON.parse(readFileSync(file, 'utf8')));
-      // Exited without it: it failed (its log in the folder says why), and the synth below fails the same way.
-      if (existsSync(join(folder, EXITED_MARKER)) || existsSync(`${file}.failed`)) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Its synth failed, or the process is gone: the synth below fails the same way, in the test.
+      if (existsSync(join(folder, `${key}.failed`)) || existsSync(join(folder, EXITED_MARKER))) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
   const { synthesize } = await import('./synth');

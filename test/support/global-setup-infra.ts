@@ -3,12 +3,12 @@ import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
- * The infra project's global setup: starts the one process that synthesizes the templates several
- * infra test files read (test/infra/templates.ts, synthesize-templates.ts), and returns without
- * waiting for it: the test files that need a template wait for its file, the others run meanwhile.
- * Its output goes to `synthesize.log` in the run's scratch folder (jest.config.js's TMPDIR), where
- * the templates are too; `exited` is written there when it ends, so no file waits for a template
- * it will not make. global-teardown-infra.ts stops it if the run ends first.
+ * The infra project's global setup: starts the one process that synthesizes the templates the
+ * infra test files ask for (test/infra/templates.ts, synthesize-templates.ts), and returns: a file
+ * that asks for a template waits for it, the others run meanwhile. The requests and templates are in
+ * `infra-templates/` in the run's scratch folder (jest.config.js's TMPDIR), with the process's
+ * output (`synthesize.log`); `exited` is written there if it ends, so no file waits for a template it
+ * will not make. global-teardown-infra.ts stops it.
  * (Node loads global setups itself, without jest's resolver: hence the names below are repeated
  * from templates.ts rather than imported from it.)
  */
