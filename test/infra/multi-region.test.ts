@@ -20,7 +20,7 @@ import { FAILOVER, RECOVERY_TIME_OBJECTIVE_SECONDS } from '#infra/cdk/stack';
 import { HEALTH_PARTITION } from '#shared/health';
 import { API_BASE_PATH } from '#shared/config';
 import cdkJson from '../../cdk.json' with { type: 'json' };
-import { resourcesOf, synthesize, type Resources } from './synth';
+import { resourcesOf, templateOf, type Resources } from './templates';
 import { expectWith } from '../support/expect-with';
 
 /**
@@ -59,9 +59,12 @@ const only = (resources: Resources) => {
 
 let witnessed: Synth;
 let threeReplicas: Synth;
-beforeAll(() => {
+/** The single-Region stage's template, to compare with (templates.ts: synthesized once per run). */
+let singleRegion: Template;
+beforeAll(async () => {
   witnessed = synthesizeMultiRegion({ regions: 'us-east-1,us-east-2', witnessRegion: 'us-west-2' });
   threeReplicas = synthesizeMultiRegion({ regions: 'eu-west-1,eu-west-2,eu-central-1' });
+  singleRegion = await templateOf();
 }, 240_000);
 
 describe('the global table', () => {
@@ -86,7 +89,7 @@ describe('the global table', () => {
 
   it("has the single-Region table's keys and sparse Expiry index, and no TTL and no LSI (MRSC refuses both)", () => {
     const global = only(resourcesOf(template(witnessed, witnessed.stage.table), 'AWS::DynamoDB::GlobalTable')) as any;
-    const single = only(resourcesOf(synthesize().template, 'AWS::DynamoDB::GlobalTable')) as any;
+    const single = only(resourcesOf(singleRegion, 'AWS::DynamoDB::GlobalTable')) as any;
     for (const key of [
       'KeySchema',
       'AttributeDefinitions',
@@ -131,7 +134,7 @@ describe('one API stack per replica Region', () => {
   });
 
   it('gives each the same functions as a single-Region stage, plus the deep health check, all on the global table', () => {
-    const singleFunctions = Object.keys(resourcesOf(synthesize().template, 'AWS::Lambda::Function')).sort();
+    const singleFunctions = Object.keys(resourcesOf(singleRegion, 'AWS::Lambda::Function')).sort();
     for (const [region, api] of witnessed.stage.apis) {
       const functions = resourcesOf(template(witnessed, api), 'AWS::Lambda::Function');
       const health = Object.keys(functions).filter((id) => /^HealthFunction[0-9A-F]{8}$/.test(id));
@@ -154,7 +157,7 @@ describe('one API stack per replica Region', () => {
           resource: arnOf(s.Resource),
         })),
       );
-    const single = statementsOf(resourcesOf(synthesize().template, 'AWS::IAM::Policy'), () => '').map(
+    const single = statementsOf(resourcesOf(singleRegion, 'AWS::IAM::Policy'), () => '').map(
       ({ policy, actions, leadingKeys }) => ({ policy, actions, leadingKeys }),
     );
     for (const [region, api] of witnessed.stage.apis) {
@@ -494,9 +497,9 @@ describe('the game day (AWS FIS)', () => {
     }
   });
 
-  it('leaves the single-Region stages (dev, prod) without the extension, its bucket or an experiment', () => {
+  it('leaves the single-Region stages (dev, prod) without the extension, its bucket or an experiment', async () => {
     for (const stage of ['dev', 'prod']) {
-      const json = synthesize({ stage }).template.toJSON();
+      const json = (await templateOf({ stage })).toJSON();
       const resources = Object.values(json.Resources) as Array<{ Type: string; Properties?: any }>;
       const types = new Set(resources.map((r) => r.Type));
       for (const type of ['AWS::S3::Bucket', 'AWS::S3::BucketPolicy', 'AWS::FIS::ExperimentTemplate'])
