@@ -6,7 +6,7 @@ import {
   beforeLookingAgain,
   claimReceipt,
   findClaim,
-  releaseClaim,
+  underClaim,
   takeOverClaim,
   type Claim,
   type Receipt,
@@ -70,15 +70,19 @@ export async function insertComment(
   const claim = receipt && (await claimReceipt({ hotSpot: 'run', where: { runId: input.runId } }, receipt, id));
   if (claim) return resolveClaim(input, receipt!, claim);
   const seen = seenRun(input.runId);
-  const written = await commitComment(
-    input,
+  return underClaim(
+    receipt,
     id,
-    seen?.organization === input.organization && seen.commentCount !== undefined
-      ? { ...seen, commentCount: seen.commentCount }
-      : { organization: input.organization, commentCount: 0 },
+    () =>
+      commitComment(
+        input,
+        id,
+        seen?.organization === input.organization && seen.commentCount !== undefined
+          ? { ...seen, commentCount: seen.commentCount }
+          : { organization: input.organization, commentCount: 0 },
+      ),
+    (written) => written === 'run-not-found',
   );
-  if (written === 'run-not-found' && receipt) await releaseClaim(receipt, id);
-  return written;
 }
 
 /**
@@ -114,9 +118,12 @@ async function resolveClaim(
     }
     // Its writer can no longer commit: this request commits the same comment, once.
     if (await takeOverClaim(receipt, claim)) {
-      const written = await commitComment(input, claim.recordId, runFrom(run));
-      if (written === 'run-not-found') await releaseClaim(receipt, claim.recordId);
-      return written;
+      return underClaim(
+        receipt,
+        claim.recordId,
+        () => commitComment(input, claim.recordId, runFrom(run)),
+        (written) => written === 'run-not-found',
+      );
     }
     const now = await findClaim(receipt);
     if (!now) return insertComment(input, receipt);

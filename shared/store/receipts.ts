@@ -86,6 +86,28 @@ export class ClaimPending extends Contended {
   }
 }
 
+/**
+ * Runs a create's commit under its claim on `receipt` (if any): a refusal (`refused`) or a give-up
+ * before any commit (Contended: nothing written) gives the claim back, so the retry its answer
+ * invites runs at once instead of waiting out the lease.
+ */
+export async function underClaim<T>(
+  receipt: Receipt | undefined,
+  recordId: string,
+  commit: () => Promise<T>,
+  refused: (outcome: T) => boolean,
+): Promise<T> {
+  let outcome: T;
+  try {
+    outcome = await commit();
+  } catch (error) {
+    if (receipt && error instanceof Contended) await releaseClaim(receipt, recordId);
+    throw error;
+  }
+  if (receipt && refused(outcome)) await releaseClaim(receipt, recordId);
+  return outcome;
+}
+
 /** How often a retry looks again for the record a live claim is creating. */
 const CLAIM_POLL_MS = 25;
 

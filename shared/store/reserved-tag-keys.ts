@@ -7,7 +7,7 @@ import {
   beforeLookingAgain,
   claimReceipt,
   findClaim,
-  releaseClaim,
+  underClaim,
   takeOverClaim,
   type Claim,
   type Receipt,
@@ -90,9 +90,12 @@ async function insertOnce(
   prepared.catch(() => undefined);
   const claim = receipt && (await claimReceipt(spotOf(organization), receipt, id, replacing));
   if (claim) return resolveClaim(organization, attributes, receipt!, claim);
-  const created = await createKey(organization, attributes, id, prepared);
-  if (typeof created === 'string' && receipt) await releaseClaim(receipt, id);
-  return created;
+  return underClaim(
+    receipt,
+    id,
+    () => createKey(organization, attributes, id, prepared),
+    (created) => typeof created === 'string',
+  );
 }
 
 /**
@@ -142,9 +145,12 @@ async function resolveClaim(
     }
     // Its creator can no longer commit: this request creates the same key, once.
     if (await takeOverClaim(receipt, claim)) {
-      const created = await createKey(organization, attributes, claim.recordId);
-      if (typeof created === 'string') await releaseClaim(receipt, claim.recordId);
-      return created;
+      return underClaim(
+        receipt,
+        claim.recordId,
+        () => createKey(organization, attributes, claim.recordId),
+        (created) => typeof created === 'string',
+      );
     }
     const now = await findClaim(receipt);
     if (!now) return insertOnce(organization, attributes, receipt);
