@@ -59,5 +59,5 @@ describe('a DynamoDB Local orphaned with its watchdog', () => {
     } finally {
       await next.stop();
     }
-  });
+  }, 60_000);
 });

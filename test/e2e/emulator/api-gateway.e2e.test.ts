@@ -296,8 +296,9 @@ describe('API Gateway: per-method throttling', () => {
   });
 
   it('keeps a burst sized to the function’s reservation at the gateway (429), where a larger one meets Lambda’s throttle (5xx)', async () => {
-    // A function reserved 4 executions, each request holding one for 400 ms; 8 requests at once.
-    const slow = `export const handler = async () => { await new Promise((r) => setTimeout(r, 400)); return { statusCode: 200, body: '' }; };`;
+    // A function reserved 4 executions, each request holding one for 1 s (none ends before the 8th
+    // request arrives, on a busy machine too); 8 requests at once.
+    const slow = `export const handler = async () => { await new Promise((r) => setTimeout(r, 1000)); return { statusCode: 200, body: '' }; };`;
     const burstOf = (burst: number) =>
       serve({
         functions: { Slow: { code: slow, properties: { ReservedConcurrentExecutions: 4 } } },
@@ -310,9 +311,9 @@ describe('API Gateway: per-method throttling', () => {
       });
     const statuses = async (stack: LocalStack) =>
       (await Promise.all(Array.from({ length: 8 }, () => fetch(`${stack.url}/slow`)))).map((r) => r.status).sort();
-    // burst + rate × 0.4 s = 3 + 0.4 ≤ 4: what the gateway lets through, Lambda runs.
+    // burst + rate × 1 s = 3 + 1 ≤ 4: what the gateway lets through, Lambda runs.
     expect(await statuses(await burstOf(3))).toEqual([200, 200, 200, 429, 429, 429, 429, 429]);
-    // 8 + 0.4 > 4: past the reservation, Lambda refuses the rest (INTEGRATION_FAILURE, 500 when not customized).
+    // 8 + 1 > 4: past the reservation, Lambda refuses the rest (INTEGRATION_FAILURE, 500 when not customized).
     expect(await statuses(await burstOf(8))).toEqual([200, 200, 200, 200, 500, 500, 500, 500]);
   });
 
