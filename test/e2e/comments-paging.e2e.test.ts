@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { tokenFor } from '../support/api';
+import { retryingBusy, tokenFor } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 import { insertComment } from '#shared/store/comments';
 import { registerNewRun } from '#shared/store/runs';
@@ -86,18 +86,13 @@ describe('concurrent creates on one run', () => {
     const member = await tokenFor({ acme: 'member' });
     const busyRun = (await registerNewRun('acme')).runId;
     const CREATES = 20;
-    // As a client does: a 503 that says the run was busy and nothing was written is sent again.
-    const create = async (runId: string, i: number) => {
-      for (let attempt = 1; ; attempt++) {
-        const answer = await api.post(`/runs/${runId}/comments`, {
+    const create = (runId: string, i: number) =>
+      retryingBusy(() =>
+        api.post(`/runs/${runId}/comments`, {
           token: member,
           body: { data: { type: 'comments', attributes: { body: `at once ${i}` } } },
-        });
-        if (answer.status !== 503 || attempt === 3 || !/busy with other writes/.test(answer.json.errors[0].detail))
-          return answer;
-        await new Promise((resolve) => setTimeout(resolve, Number(answer.headers.get('retry-after')) * 1000));
-      }
-    };
+        }),
+      );
     const createAll = (runId: string) => Promise.all(Array.from({ length: CREATES }, (_, i) => create(runId, i)));
     // Warm instances first: 20 cold starts of the function and of the authorizer at once on this
     // small machine starve each other of CPU, which says nothing about the store.

@@ -3,7 +3,7 @@ import { newId } from '#shared/ids';
 import { registerNewRun } from '#shared/store/runs';
 import { getItem } from '#shared/store/collection';
 import { keys } from '#shared/store/keys';
-import { tokenFor, type ApiResponse } from '../support/api';
+import { retryingBusy, tokenFor, type ApiResponse } from '../support/api';
 import { useLocalStack } from '../support/local-stack';
 import { organizationState } from '../support/organization-state';
 
@@ -35,15 +35,8 @@ describe(`with ${RATE * 100}% of writes refused for a conflict with another Regi
   it('12 concurrent comments on one run: all 201 (a busy 503, which wrote nothing, retried after its Retry-After), listed once each, numbered densely, counted exactly', async () => {
     const token = await tokenFor({ acme: 'member' });
     const { runId } = await registerNewRun('acme');
-    // As a client does: a 503 that says the run was busy and nothing was written is sent again.
-    const create = async (body: string): Promise<ApiResponse> => {
-      for (let attempt = 1; ; attempt++) {
-        const answer = await api.post(`/runs/${runId}/comments`, { token, body: comment(body) });
-        if (answer.status !== 503 || attempt === 3 || !/busy with other writes/.test(answer.json.errors[0].detail))
-          return answer;
-        await new Promise((resolve) => setTimeout(resolve, Number(answer.headers.get('retry-after')) * 1000));
-      }
-    };
+    const create = (body: string) =>
+      retryingBusy(() => api.post(`/runs/${runId}/comments`, { token, body: comment(body) }));
     const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => create(`c${i}`)));
     expect(statuses(answers)).toEqual(Array(12).fill(201));
     const listed = await api.get(`/runs/${runId}/comments?page%5Bsize%5D=100`, { token });

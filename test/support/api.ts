@@ -109,3 +109,16 @@ export function expectContractHeaders(response: ApiResponse, hasBody = true) {
   const actual = Object.fromEntries(Object.keys(expected).map((k) => [k, h.get(k)]));
   return { actual, expected };
 }
+
+/**
+ * Sends a request again, as a client does, while it answers the contract's busy 503 (the run or
+ * organization was busy and nothing was written): after its Retry-After, at most `attempts` times.
+ */
+export async function retryingBusy(send: () => Promise<ApiResponse>, attempts = 3): Promise<ApiResponse> {
+  for (let attempt = 1; ; attempt++) {
+    const answer = await send();
+    if (answer.status !== 503 || attempt === attempts || !/busy with other writes/.test(answer.json.errors[0].detail))
+      return answer;
+    await new Promise((resolve) => setTimeout(resolve, Number(answer.headers.get('retry-after')) * 1000));
+  }
+}
