@@ -1,5 +1,5 @@
 import { LOST_ROUND, RETRY_NOW, whileContended } from './contention';
-import { applyComment, asComment, heldBy, writeOut } from './comment-items';
+import { applyComment, asComment, heldBy, writeOut, type Prewritten } from './comment-items';
 import { CLAIM_AFTER_MS, CLAIM_TIMEOUT_MS, claimTurn, fairCommit, newTurn, type TurnNow } from './fair-turns';
 import { keys } from './keys';
 import { inTurn } from './process-queue';
@@ -39,6 +39,7 @@ export function commitComment(
   input: NewComment,
   id: string,
   expectedAtStart: Expected,
+  prewritten?: Prewritten,
 ): Promise<Comment | 'run-not-found'> {
   return inTurn(input.runId, () => {
     let expected = expectedAtStart;
@@ -53,7 +54,7 @@ export function commitComment(
           expected = { ...expected, writtenThrough: dropped.number };
         }
         const number = expected.commentCount + 1;
-        const latest: Latest = { id, ...input, createdAt: timeAfter(expected.lastCommentAt), number };
+        const latest = prewritten?.latest.number === number ? prewritten.latest : attemptOf(input, id, expected);
         const count =
           number === 1
             ? '(attribute_not_exists(commentCount) OR commentCount = :expected)'
@@ -78,7 +79,7 @@ export function commitComment(
           },
         });
         if (outcome === 'written') {
-          await afterCommit(() => applyComment(latest));
+          await afterCommit(() => applyComment(latest, prewritten));
           const writtenThrough = (expected.writtenThrough ?? 0) >= number - 1 ? number : expected.writtenThrough;
           see(input.runId, {
             organization: input.organization,
@@ -117,6 +118,14 @@ export function commitComment(
     );
   });
 }
+
+/** The comment as an attempt commits it: the number after the count expected, and a time after its predecessor's. */
+export const attemptOf = (input: NewComment, id: string, expected: Expected): Latest => ({
+  id,
+  ...input,
+  createdAt: timeAfter(expected.lastCommentAt),
+  number: expected.commentCount + 1,
+});
 
 /** Now, or one millisecond after `previous` when the clock has not passed it. */
 function timeAfter(previous: string | undefined): string {

@@ -1,5 +1,5 @@
 import { getItem, querySortKeyRange, type Item, type Listed, type Range } from './collection';
-import { applyComment, asComment, heldBy, toRecord } from './comment-items';
+import { applyComment, asComment, heldBy, isOf, numberOf, toRecord } from './comment-items';
 import { keys } from './keys';
 import { seeRunItem } from './run-cache';
 import { repairing } from './write-outcome';
@@ -9,7 +9,8 @@ import type { Comment } from '../comments/comment';
  * Pages of a run's comments. A run's comments are numbered 1, 2, 3… as they are written (never
  * changed or deleted), so any page is a known range of sort keys, whoever asks and whatever the
  * run holds. Only the two comments the run's record holds can be unwritten: a page that would show
- * one writes it out first.
+ * one writes it out first. A member past the count, or at a held comment's number naming another
+ * comment, is a create's that has not committed: no page shows it.
  */
 
 /**
@@ -39,18 +40,27 @@ export async function listStoredComments(
   }
   if (!run) return undefined;
   seeRunItem(runId, run);
-  const items = members.map(toRecord);
-  // The record's comments are the run's last: one this page reaches whose member is missing is unwritten.
-  const unwritten = heldBy(run).filter(
-    (held) => held.number >= first && held.number <= last && !items.some((c) => c.id === held.id),
+  const count = (run.commentCount as number | undefined) ?? 0;
+  const held = heldBy(run);
+  // A member counts where it names the comment committed at its number: past the count, or
+  // beside a held comment it does not name, it is a create's that has not committed (or never will).
+  const named = (member: Item) => {
+    const number = numberOf(member);
+    const holds = held.find((comment) => comment.number === number);
+    return number <= count && (!holds || isOf(member, holds));
+  };
+  const items = members.filter(named).map(toRecord);
+  // The record's comments are the run's last: one this page reaches without its member is unwritten.
+  const unwritten = held.filter(
+    (comment) => comment.number >= first && comment.number <= last && !items.some((c) => c.id === comment.id),
   );
   if (unwritten.length > 0) {
-    await repairing(() => Promise.all(unwritten.map(applyComment)));
+    await repairing(() => Promise.all(unwritten.map((comment) => applyComment(comment))));
     items.push(...unwritten.map(asComment));
     items.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
   return {
     organization: run.organization as string,
-    page: { items, totalCount: (run.commentCount as number | undefined) ?? 0 },
+    page: { items, totalCount: count },
   };
 }

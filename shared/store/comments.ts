@@ -1,11 +1,12 @@
-import { getItem } from './collection';
-import { commitComment, type NewComment } from './comment-commits';
-import { asComment, heldBy, toRecord, writeOut } from './comment-items';
+import { getItem, type Item } from './collection';
+import { attemptOf, commitComment, type Expected, type NewComment } from './comment-commits';
+import { asComment, discard, heldBy, isOf, prewrite, toRecord, writeOut, type Prewritten } from './comment-items';
 import { keys } from './keys';
 import {
   beforeLookingAgain,
   claimReceipt,
   findClaim,
+  gaveUp,
   underClaim,
   takeOverClaim,
   type Claim,
@@ -67,22 +68,54 @@ export async function insertComment(
   receipt?: Receipt,
 ): Promise<Comment | 'run-not-found' | Replay<Comment>> {
   const id = newId('wsc');
-  const claim = receipt && (await claimReceipt({ hotSpot: 'run', where: { runId: input.runId } }, receipt, id));
-  if (claim) return resolveClaim(input, receipt!, claim);
   const seen = seenRun(input.runId);
-  return underClaim(
-    receipt,
-    id,
-    () =>
-      commitComment(
-        input,
-        id,
-        seen?.organization === input.organization && seen.commentCount !== undefined
-          ? { ...seen, commentCount: seen.commentCount }
-          : { organization: input.organization, commentCount: 0 },
-      ),
-    (written) => written === 'run-not-found',
-  );
+  const expected: Expected =
+    seen?.organization === input.organization && seen.commentCount !== undefined
+      ? { ...seen, commentCount: seen.commentCount }
+      : { organization: input.organization, commentCount: 0 };
+  const claiming = receipt && claimReceipt({ hotSpot: 'run', where: { runId: input.runId } }, receipt, id);
+  // The comment's items go out with the claim: written where nothing is, they show only once committed.
+  const prewritten = prewrite(attemptOf(input, id, expected));
+  prewritten.catch(() => undefined);
+  const claim = await claiming;
+  if (claim) {
+    await discard(await prewritten);
+    return resolveClaim(input, receipt!, claim);
+  }
+  let written: Prewritten | undefined;
+  try {
+    const outcome = await underClaim(
+      receipt,
+      id,
+      async () => {
+        written = await prewritten;
+        return commitComment(input, id, expected, written);
+      },
+      (refused) => refused === 'run-not-found',
+    );
+    if (outcome === 'run-not-found' && written) await discard(written);
+    return outcome;
+  } catch (error) {
+    // Gave up before any commit: nothing of it is seen, and nothing of it is kept.
+    if (gaveUp(error) && written) await discard(written);
+    throw error;
+  }
+}
+
+/**
+ * Comment `id`'s copy if the comment committed, given the run's record as read just before and
+ * not holding it: a copy whose member names it at its number (a create writes its copy before
+ * it commits, for the number it expects).
+ */
+async function committedCopy(run: Item, id: string): Promise<Comment | undefined> {
+  const copy = await getItem(keys.comment(id));
+  if (!copy) return undefined;
+  const number = copy.number as number | undefined;
+  // Written without its number: by an earlier version of the store, after the comment's commit.
+  if (number === undefined) return toRecord(copy);
+  if (number > ((run.commentCount as number | undefined) ?? 0)) return undefined;
+  const member = await getItem(keys.runComment(copy.runId as string, number));
+  return isOf(member, toRecord(copy)) ? toRecord(copy) : undefined;
 }
 
 /**
@@ -98,20 +131,17 @@ async function resolveClaim(
   const replay = (record: Comment): Replay<Comment> => ({ replayOf: { fingerprint: claim.fingerprint, record } });
   if (claim.fingerprint !== receipt.fingerprint) return replay(undefined as unknown as Comment);
   for (;;) {
-    // Most often the comment is written: its copy says so.
-    const written = await findComment(claim.recordId);
-    if (written) return replay(written);
-    // Else the record first, then the copy again: a comment committed before the record was read
-    // and no longer its latest has its copy written (the next commit wrote it out first).
+    // The record first, then the copy: a comment committed before the record was read and no
+    // longer held by it is written out, its copy for the number it took.
     const run = await getItem(keys.run(input.runId));
-    const committed = run && heldBy(run).find((held) => held.id === claim.recordId);
+    if (!run) return 'run-not-found';
+    const committed = heldBy(run).find((held) => held.id === claim.recordId);
     if (committed) {
       await afterCommit(() => writeOut(committed, { patient: false }));
       return replay(asComment(committed));
     }
-    const copy = await findComment(claim.recordId);
+    const copy = await committedCopy(run, claim.recordId);
     if (copy) return replay(copy);
-    if (!run) return 'run-not-found';
     if (Date.now() < claim.leaseUntil) {
       await beforeLookingAgain({ hotSpot: 'run', where: { runId: input.runId } }, claim);
       continue;

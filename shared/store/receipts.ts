@@ -5,6 +5,7 @@ import { Contended, currentDeadline, LOST_ROUND, whileContended, type HotSpot } 
 import { expiring, hasExpired } from './expiry';
 import { Entity, keys } from './keys';
 import { writeOnce, type Write } from './single-write';
+import { isWriteOutcomeUnknown } from './write-outcome';
 
 /**
  * A create's receipt: what makes a retried create safe. A create claims it before it commits,
@@ -86,6 +87,9 @@ export class ClaimPending extends Contended {
   }
 }
 
+/** A create that gave up before any commit: nothing of it was written (a give-up after its commit is an unknown outcome). */
+export const gaveUp = (error: unknown): boolean => error instanceof Contended && !isWriteOutcomeUnknown(error);
+
 /**
  * Runs a create's commit under its claim on `receipt` (if any): a refusal (`refused`) or a give-up
  * before any commit (Contended: nothing written) gives the claim back, so the retry its answer
@@ -101,7 +105,7 @@ export async function underClaim<T>(
   try {
     outcome = await commit();
   } catch (error) {
-    if (receipt && error instanceof Contended) await releaseClaim(receipt, recordId);
+    if (receipt && gaveUp(error)) await releaseClaim(receipt, recordId);
     throw error;
   }
   if (receipt && refused(outcome)) await releaseClaim(receipt, recordId);

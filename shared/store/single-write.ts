@@ -39,10 +39,11 @@ function commandOf(write: Write) {
 }
 
 /**
- * For tests only: called before each write is sent. A hook that throws stops the writer right
- * there, as if its process had died between two writes (test/int/killed-writers.int.test.ts).
+ * For tests only: called before each write is sent, and after each that was written. A hook that
+ * throws stops the writer right there, as if its process had died between two writes
+ * (test/int/killed-writers.int.test.ts).
  */
-export const writeHooks: { beforeWrite?: (write: Write) => void } = {};
+export const writeHooks: { beforeWrite?: (write: Write) => void; afterWritten?: (write: Write) => void } = {};
 
 /**
  * One attempt: 'written'; Refused when its condition failed (carrying the item as it is, so the
@@ -53,6 +54,7 @@ export async function writeOnce(write: Write): Promise<'written' | Refused | typ
   writeHooks.beforeWrite?.(write);
   try {
     await documentClient.send(commandOf(write) as PutCommand, withinDeadline());
+    writeHooks.afterWritten?.(write);
     return 'written';
   } catch (error) {
     if (isConditionFailed(error)) {

@@ -208,27 +208,36 @@ describe('Idempotency-Key on a comment create', () => {
     expect(await commentsOf(runId)).toEqual([]);
   });
 
-  it('costs a first create one claim of its receipt before its commit, and a replay the refused claim and one read', async () => {
+  it("costs a first create its receipt's claim beside its items, then its commit; a replay a refused claim, its discarded items and reads", async () => {
     const runId = await newRun();
     const path = `/runs/${runId}/comments`;
     const first = await roundTrips(() =>
       api.post(path, { token: member, body: commentDocument('counted'), headers: keyed('k-4') }),
     );
-    // The run (unknown to the function), the receipt's claim, the commit on the run's record, then the copy and the member.
+    // The run (unknown to the function); the receipt's claim, the copy and the member side by side; the commit on the run's record.
     expect(first.commands).toEqual([
       'GetItemCommand',
       'PutItemCommand',
+      'PutItemCommand',
+      'PutItemCommand',
       'UpdateItemCommand',
-      'PutItemCommand',
-      'PutItemCommand',
     ]);
     const replay = await roundTrips(() =>
       api.post(path, { token: member, body: commentDocument('counted'), headers: keyed('k-4') }),
     );
     expect(replay.result.status).toBe(201);
     expect(replay.result.json).toEqual(first.result.json);
-    // The claim refused with the receipt, then the comment it names, by id.
-    expect(replay.commands).toEqual(['PutItemCommand', 'GetItemCommand']);
+    // The claim refused with the receipt beside the attempt's own items, which it deletes; then the
+    // run's record, which holds the comment it names, and that comment's member (written out).
+    expect(replay.commands).toEqual([
+      'PutItemCommand',
+      'PutItemCommand',
+      'PutItemCommand',
+      'DeleteItemCommand',
+      'DeleteItemCommand',
+      'GetItemCommand',
+      'GetItemCommand',
+    ]);
   });
 });
 

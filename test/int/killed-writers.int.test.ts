@@ -4,6 +4,7 @@ import { randomAlphanumeric } from '#shared/ids';
 import { getItem } from '#shared/store/collection';
 import { keys } from '#shared/store/keys';
 import { lease } from '#shared/store/receipts';
+import { see } from '#shared/store/run-cache';
 import { registerNewRun } from '#shared/store/runs';
 import { writeHooks, type Write } from '#shared/store/single-write';
 import { callRoute, type RouteAnswer } from '../support/call-route';
@@ -41,16 +42,22 @@ const keyOf = (write: Write) =>
 const COMMIT_POINTS = new Set([keys.run('x').SK, keys.reservedTagKeyCounter('x').SK]);
 const RECEIPTS = keys.receipt('').PK;
 
-/** Runs a change stopped right after its commit, before its first derived write, whatever rounds it lost before. */
+/** Runs a change stopped right after its commit, at its first derived write, whatever rounds it lost before. */
 async function killedAfterCommit(request: () => Promise<RouteAnswer>): Promise<RouteAnswer> {
+  let committed = false;
+  writeHooks.afterWritten = (write) => {
+    if (COMMIT_POINTS.has(keyOf(write).SK)) committed = true;
+  };
   writeHooks.beforeWrite = (write) => {
     const { PK, SK } = keyOf(write);
-    if (!COMMIT_POINTS.has(SK) && !PK.startsWith(RECEIPTS)) throw new WriterKilled('killed after its commit');
+    if (committed && !COMMIT_POINTS.has(SK) && !PK.startsWith(RECEIPTS))
+      throw new WriterKilled('killed after its commit');
   };
   try {
     return await request();
   } finally {
     writeHooks.beforeWrite = undefined;
+    writeHooks.afterWritten = undefined;
   }
 }
 
@@ -81,11 +88,22 @@ const owner = (organization: string): Principal => ({
 });
 const keyed = (key: string) => ({ 'Idempotency-Key': key });
 
-describe('a comment create killed after each of its writes (claim, commit, copy, member)', () => {
+describe('a comment create killed after each of its writes (claim, copy, member, then the commit)', () => {
   const comment = (body: string) => ({ data: { type: 'comments', attributes: { body } } });
+  /** The run's comments as listed, each as GET by id shows it too, and its n-th member naming the n-th. */
+  const listedAndShown = async (runId: string, caller: Principal) => {
+    const listed = await callRoute('comments/list', `/runs/${runId}/comments`, caller);
+    expect(listed.json.meta.pagination['total-count']).toBe(listed.json.data.length);
+    for (const c of listed.json.data)
+      expect((await callRoute('comments/show', `/comments/${c.id}`, caller)).json.data).toEqual(c);
+    return listed.json.data.map((c: any) => c.attributes.body);
+  };
+  const membersOf = async (runId: string, count: number) =>
+    Promise.all(Array.from({ length: count }, (_, n) => getItem(keys.runComment(runId, n + 1))));
 
+  // Its three first writes go out side by side, before its commit: each kill leaves nothing seen.
   for (const k of [1, 2, 3]) {
-    it(`after write ${k}: ${k === 1 ? 'nothing visible' : 'the comment is listed and shown'}; the retry answers once; the next comment is next`, async () => {
+    it(`after write ${k}: nothing visible; the retry answers once; the next comment is next`, async () => {
       shortLeases();
       const organization = newOrganization();
       const caller = owner(organization);
@@ -94,45 +112,46 @@ describe('a comment create killed after each of its writes (claim, commit, copy,
       expect((await callRoute('comments/create', path, caller, comment('before'))).status).toBe(201);
       expectKilled(
         await killedAfter(k, () => callRoute('comments/create', path, caller, comment('killed'), keyed(`k-${k}`))),
-        k >= 2,
+        false,
       );
-
-      const listed = await callRoute('comments/list', path, caller);
-      const bodies = listed.json.data.map((c: any) => c.attributes.body);
-      expect(bodies).toEqual(k === 1 ? ['before'] : ['before', 'killed']);
-      expect(listed.json.meta.pagination['total-count']).toBe(bodies.length);
-      for (const c of listed.json.data)
-        expect((await callRoute('comments/show', `/comments/${c.id}`, caller)).json.data).toEqual(c);
+      expect(await listedAndShown(runId, caller)).toEqual(['before']);
 
       // The client retries with its key: the comment it asked for, exactly once.
       await pause(300);
       const retried = await callRoute('comments/create', path, caller, comment('killed'), keyed(`k-${k}`));
       expect(retried.status).toBe(201);
-      if (k > 1) expect(retried.json.data.id).toBe(listed.json.data[1].id);
-      const next = await callRoute('comments/create', path, caller, comment('after'));
-      expect(next.status).toBe(201);
-      const after = await callRoute('comments/list', path, caller);
-      expect(after.json.data.map((c: any) => c.attributes.body)).toEqual(['before', 'killed', 'after']);
-      expect(after.json.meta.pagination['total-count']).toBe(3);
-      // Numbered densely: the n-th member holds the n-th comment listed.
-      for (const [n, c] of after.json.data.entries())
-        expect((await getItem(keys.runComment(runId, n + 1)))?.id).toBe(c.id);
+      const again = await callRoute('comments/create', path, caller, comment('killed'), keyed(`k-${k}`));
+      expect(again.json.data).toEqual(retried.json.data);
+      expect((await callRoute('comments/create', path, caller, comment('after'))).status).toBe(201);
+      expect(await listedAndShown(runId, caller)).toEqual(['before', 'killed', 'after']);
+      // Numbered densely: the n-th member holds the n-th comment, as shown.
+      const members = await membersOf(runId, 3);
+      expect(members.map((member) => member?.body)).toEqual(['before', 'killed', 'after']);
+      expect(members[1]?.createdAt).toBe(retried.json.data.attributes['created-at']);
     });
   }
 
-  it('after its commit, the next writers (before any reader) take the next numbers, and the one that drops it writes it out', async () => {
+  it('a create that met a stale count commits after its writes: killed there, the next writers (before any reader) take the next numbers, and the one that drops it writes it out', async () => {
     const organization = newOrganization();
     const caller = owner(organization);
     const { runId } = await registerNewRun(organization);
     const path = `/runs/${runId}/comments`;
-    expectKilled(await killedAfter(2, () => callRoute('comments/create', path, caller, comment('killed'))), true);
-    // Nobody has read the run since: the next writer meets the unwritten comment in the run's record,
-    // and keeps it there; the one after drops it from the record, so writes it out first.
+    expect((await callRoute('comments/create', path, caller, comment('before'))).status).toBe(201);
+    // As a function that has not seen the run's last comment: its writes before the commit are for
+    // number 1, its commit takes number 2, and it is killed before writing that comment's items.
+    see(runId, { organization, commentCount: 0 });
+    expectKilled(await killedAfterCommit(() => callRoute('comments/create', path, caller, comment('killed'))), true);
     for (const body of ['next', 'third'])
       expect((await callRoute('comments/create', path, caller, comment(body))).status).toBe(201);
-    const stored = await Promise.all([1, 2, 3].map((n) => getItem(keys.runComment(runId, n))));
-    expect(stored.map((member) => member?.body)).toEqual(['killed', 'next', 'third']);
-    expect((await callRoute('comments/show', `/comments/${String(stored[0]?.id)}`, caller)).status).toBe(200);
+    const members = await membersOf(runId, 4);
+    expect(members.map((member) => member?.body)).toEqual(['before', 'killed', 'next', 'third']);
+    const copy = await getItem(keys.comment(String(members[1]?.id)));
+    expect({ ...copy, PK: undefined, SK: undefined, number: undefined }).toEqual({
+      ...members[1],
+      PK: undefined,
+      SK: undefined,
+    });
+    expect(await listedAndShown(runId, caller)).toEqual(['before', 'killed', 'next', 'third']);
   });
 
   it('two writers killed after their commits, one after the other: both listed and shown, then written out by the next writers', async () => {
@@ -142,25 +161,44 @@ describe('a comment create killed after each of its writes (claim, commit, copy,
     const path = `/runs/${runId}/comments`;
     expect((await callRoute('comments/create', path, caller, comment('first'))).status).toBe(201);
     for (const body of ['killed 1', 'killed 2']) {
+      see(runId, { organization, commentCount: 0 });
       expectKilled(await killedAfterCommit(() => callRoute('comments/create', path, caller, comment(body))), true);
     }
     // Both unwritten comments are the record's: a page shows them (writing them out), in order.
-    const listed = await callRoute('comments/list', path, caller);
-    expect(listed.json.data.map((c: any) => c.attributes.body)).toEqual(['first', 'killed 1', 'killed 2']);
-    expect(listed.json.meta.pagination['total-count']).toBe(3);
-    for (const c of listed.json.data)
-      expect((await callRoute('comments/show', `/comments/${c.id}`, caller)).json.data).toEqual(c);
+    expect(await listedAndShown(runId, caller)).toEqual(['first', 'killed 1', 'killed 2']);
     // On another run, without a reader: the writers that drop them from the record write them out.
     const other = await registerNewRun(organization);
     const otherPath = `/runs/${other.runId}/comments`;
+    expect((await callRoute('comments/create', otherPath, caller, comment('first'))).status).toBe(201);
     for (const body of ['killed 1', 'killed 2']) {
+      see(other.runId, { organization, commentCount: 0 });
       expectKilled(await killedAfterCommit(() => callRoute('comments/create', otherPath, caller, comment(body))), true);
     }
     for (const body of ['next', 'third'])
       expect((await callRoute('comments/create', otherPath, caller, comment(body))).status).toBe(201);
-    const stored = await Promise.all([1, 2, 3, 4].map((n) => getItem(keys.runComment(other.runId, n))));
-    expect(stored.map((member) => member?.body)).toEqual(['killed 1', 'killed 2', 'next', 'third']);
+    const stored = await membersOf(other.runId, 5);
+    expect(stored.map((member) => member?.body)).toEqual(['first', 'killed 1', 'killed 2', 'next', 'third']);
     for (const member of stored) expect((await getItem(keys.comment(String(member?.id))))?.body).toBe(member?.body);
+  });
+
+  it("a create that finds another's uncommitted member at its number: it commits, and is killed before writing its own member there; no reader ever sees the other", async () => {
+    const organization = newOrganization();
+    const caller = owner(organization);
+    const { runId } = await registerNewRun(organization);
+    const path = `/runs/${runId}/comments`;
+    expect((await callRoute('comments/create', path, caller, comment('before'))).status).toBe(201);
+    // Killed after its writes before the commit (claim, copy, member): its member holds number 2.
+    expectKilled(await killedAfter(3, () => callRoute('comments/create', path, caller, comment('never'))), false);
+    expect((await getItem(keys.runComment(runId, 2)))?.body).toBe('never');
+    expect(await listedAndShown(runId, caller)).toEqual(['before']);
+    expectKilled(await killedAfterCommit(() => callRoute('comments/create', path, caller, comment('second'))), true);
+    expect((await getItem(keys.runComment(runId, 2)))?.body).toBe('never');
+    expect(await listedAndShown(runId, caller)).toEqual(['before', 'second']);
+    expect((await getItem(keys.runComment(runId, 2)))?.body).toBe('second');
+    for (const body of ['third', 'fourth'])
+      expect((await callRoute('comments/create', path, caller, comment(body))).status).toBe(201);
+    expect((await membersOf(runId, 4)).map((member) => member?.body)).toEqual(['before', 'second', 'third', 'fourth']);
+    expect(await listedAndShown(runId, caller)).toEqual(['before', 'second', 'third', 'fourth']);
   });
 
   it('a retry meeting a live claim waits for its writer rather than writing a second comment', async () => {
