@@ -13,7 +13,8 @@ import type { Comment } from '../comments/comment';
  * to n, and the record holds the comment as its `latest` and the one before as its `prior`. Only
  * those two can be unwritten (comment-items.ts): the commit that drops one from the record writes
  * it out first if its writer has not. Two, not one, so a busy run's next commit need not wait for
- * the last comment's writes. A writer that dies before its commit leaves nothing a reader can see.
+ * the last comment's writes. A writer that dies before its commit leaves nothing a reader can see:
+ * what it wrote before (comment-items.ts, prewrite) counts only once committed.
  */
 
 export interface NewComment {

@@ -20,8 +20,8 @@ import { newId } from '../ids';
 
 /**
  * Comments on runs: what the rest of the code calls. Each comment commits on its run's record
- * (comment-commits.ts), which numbers it, and its two items are written after it
- * (comment-items.ts); a page is a range of those numbers (comment-pages.ts). Here: finding a
+ * (comment-commits.ts), which numbers it; its two items are written before it where they can be,
+ * else after it (comment-items.ts); a page is a range of those numbers (comment-pages.ts). Here: finding a
  * comment or a run's organization, and creating a comment exactly once per receipt.
  */
 
@@ -51,8 +51,8 @@ export async function findComment(commentId: string): Promise<Comment | undefine
 }
 
 /**
- * Writes the run's next comment, exactly once per receipt. The receipt is claimed first with the
- * comment's id (receipts.ts); a retry that finds the claim answers with that comment once it is
+ * Writes the run's next comment, exactly once per receipt. The receipt is claimed with the
+ * comment's id (receipts.ts), beside the comment's items, before the commit; a retry that finds the claim answers with that comment once it is
  * committed, and takes the claim over if its writer died before committing. 'run-not-found' when
  * the run is not registered in that organization; throws Contended (nothing written) when the
  * run stayed busy for longer than the request can wait, ClaimPending when an earlier attempt of
