@@ -54,10 +54,21 @@ export async function prewrite(latest: Latest): Promise<Prewritten> {
   const where = { runId: latest.runId };
   const put = (Item: Item) =>
     writeDerived('run', where, { Put: { Item, ConditionExpression: 'attribute_not_exists(PK)' } });
-  const [copyWritten, memberWritten] = await Promise.all([put(copy!), put(member!)]);
+  const [copyPut, memberPut] = await Promise.allSettled([put(copy!), put(member!)]);
+  const written = {
+    latest,
+    copy: copyPut.status === 'fulfilled' && copyPut.value,
+    member: memberPut.status === 'fulfilled' && memberPut.value,
+  };
+  const failed = [copyPut, memberPut].find((put) => put.status === 'rejected');
+  if (failed) {
+    // Nothing is committed: what one write left is taken back, and the create fails as the other did.
+    await discard(written);
+    throw failed.reason;
+  }
   // A fresh id's copy: only a retry under the same id (which does not prewrite) finds one there.
-  if (!copyWritten) throw new Error(`comment ${latest.id} already had a copy before its commit`);
-  return { latest, copy: copyWritten, member: memberWritten };
+  if (!written.copy) throw new Error(`comment ${latest.id} already had a copy before its commit`);
+  return written;
 }
 
 /**

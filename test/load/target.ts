@@ -42,27 +42,34 @@ export async function startLocalTarget(tokenCount: number): Promise<Target> {
     AWS_ENDPOINT_URL_DYNAMODB: undefined,
     POWERTOOLS_LOG_LEVEL: 'ERROR',
   });
-  // A start after a source change synthesizes first: about 20 s, longer on a busy machine.
-  const [, apiUrl] = await proc.waitFor(/API ready in [\d.]+ s at (\S+)/, 180_000);
-  const [, token] = await proc.waitFor(/TOKEN=(\S+)/);
-  const [, runId] = await proc.waitFor(/RUN=(run-\w+)/);
-  const [, endpoint, tableName] = await proc.waitFor(/DynamoDB Local on (\S+) \(table (\S+),/);
-  proc.child.stdout.removeAllListeners('data'); // the access log is not for us; keep the pipe drained
-  proc.child.stdout.resume();
-  const { tokens, runIds, notificationSecret } = await inLocalStore(endpoint!, tableName!, tokenCount - 1);
-  return {
-    apiUrl: apiUrl!,
-    tokens: [token!, ...tokens],
-    organization: 'example-org',
-    runId: runId!,
-    commentRunIds: [runId!, ...runIds],
-    notificationSecret,
-    async stop() {
-      proc.child.kill('SIGINT');
-      await proc.exited;
-      rmSync(dataDir, { recursive: true, force: true });
-    },
+  const stop = async () => {
+    proc.child.kill('SIGINT');
+    await proc.exited;
+    rmSync(dataDir, { recursive: true, force: true });
   };
+  try {
+    // A start after a source change synthesizes first: about 20 s, longer on a busy machine.
+    const [, apiUrl] = await proc.waitFor(/API ready in [\d.]+ s at (\S+)/, 180_000);
+    const [, token] = await proc.waitFor(/TOKEN=(\S+)/);
+    const [, runId] = await proc.waitFor(/RUN=(run-\w+)/);
+    const [, endpoint, tableName] = await proc.waitFor(/DynamoDB Local on (\S+) \(table (\S+),/);
+    proc.child.stdout.removeAllListeners('data'); // the access log is not for us; keep the pipe drained
+    proc.child.stdout.resume();
+    const { tokens, runIds, notificationSecret } = await inLocalStore(endpoint!, tableName!, tokenCount - 1);
+    return {
+      apiUrl: apiUrl!,
+      tokens: [token!, ...tokens],
+      organization: 'example-org',
+      runId: runId!,
+      commentRunIds: [runId!, ...runIds],
+      notificationSecret,
+      stop,
+    };
+  } catch (error) {
+    // A set-up that failed leaves no stack (and no DynamoDB Local) behind.
+    await stop();
+    throw error;
+  }
 }
 
 /** What the operator CLI would make in the local store: `count` more owner tokens and runs, and the organization's notification secret. */
