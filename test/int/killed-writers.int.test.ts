@@ -201,6 +201,29 @@ describe('a comment create killed after each of its writes (claim, copy, member,
     expect(await listedAndShown(runId, caller)).toEqual(['before', 'second', 'third', 'fourth']);
   });
 
+  it('a create whose member write fails before its commit takes back its copy: nothing of it is left', async () => {
+    const organization = newOrganization();
+    const caller = owner(organization);
+    const { runId } = await registerNewRun(organization);
+    const path = `/runs/${runId}/comments`;
+    let copyId: string | undefined;
+    writeHooks.beforeWrite = (write) => {
+      const { PK, SK } = keyOf(write);
+      if ('Put' in write && PK.startsWith(keys.comment('').PK)) copyId = write.Put.Item?.id as string;
+      if (SK === keys.runComment(runId, 1).SK) throw new WriterKilled('the member write failed');
+    };
+    try {
+      expect((await callRoute('comments/create', path, caller, comment('failed'))).status).toBe(500);
+    } finally {
+      writeHooks.beforeWrite = undefined;
+    }
+    expect(copyId).toBeDefined();
+    expect(await getItem(keys.comment(copyId!))).toBeUndefined();
+    expect(await listedAndShown(runId, caller)).toEqual([]);
+    expect((await callRoute('comments/create', path, caller, comment('next'))).status).toBe(201);
+    expect(await listedAndShown(runId, caller)).toEqual(['next']);
+  });
+
   it('a retry meeting a live claim waits for its writer rather than writing a second comment', async () => {
     const organization = newOrganization();
     const caller = owner(organization);
