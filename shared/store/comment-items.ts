@@ -2,7 +2,8 @@ import { getItem, recordOf, type Item } from './collection';
 import { Entity, keys } from './keys';
 import type { Latest } from './run-cache';
 import { writeDerived, writeOnce, type Write } from './single-write';
-import { repairing } from './write-outcome';
+import { isStoreUnavailable } from './errors';
+import { isWriteOutcomeUnknown, repairing } from './write-outcome';
 import { whileItsWriterMayBeAtIt } from './write-out';
 import type { Comment } from '../comments/comment';
 
@@ -62,8 +63,9 @@ export async function prewrite(latest: Latest): Promise<Prewritten> {
   };
   const failed = [copyPut, memberPut].find((put) => put.status === 'rejected');
   if (failed) {
-    // Nothing is committed: what one write left is taken back, and the create fails as the other did.
-    await discard(written);
+    // Nothing is committed: what one write left is taken back (unless the store is not answering:
+    // then it is left unseen), and the create fails as the other did.
+    if (!isStoreUnavailable(failed.reason) && !isWriteOutcomeUnknown(failed.reason)) await discard(written);
     throw failed.reason;
   }
   // A fresh id's copy: only a retry under the same id (which does not prewrite) finds one there.

@@ -122,26 +122,14 @@ export async function beforeLookingAgain(spot: Spot, claim: Claim): Promise<void
   await sleep(CLAIM_POLL_MS);
 }
 
-/**
- * Claims `receipt` for the record `recordId` is about to create: undefined when claimed (no live
- * receipt existed, or the one there named `replacing`, a record the caller found gone), else the
- * claim that holds it.
- */
-export async function claimReceipt(
-  spot: Spot,
-  receipt: Receipt,
-  recordId: string,
-  replacing?: string,
-): Promise<Claim | undefined> {
+/** Claims `receipt` for the record `recordId` is about to create: undefined when claimed (no live receipt existed), else the claim that holds it. */
+export async function claimReceipt(spot: Spot, receipt: Receipt, recordId: string): Promise<Claim | undefined> {
   return whileContended(spot.hotSpot, spot.where, async () => {
     const outcome = await writeOnce({
       Put: {
         Item: claimItem(receipt, recordId),
-        ConditionExpression: `attribute_not_exists(PK) OR sweepAt < :now${replacing === undefined ? '' : ' OR recordId = :replacing'}`,
-        ExpressionAttributeValues: {
-          ':now': Math.floor(Date.now() / 1000),
-          ...(replacing === undefined ? {} : { ':replacing': replacing }),
-        },
+        ConditionExpression: 'attribute_not_exists(PK) OR sweepAt < :now',
+        ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },
       },
     });
     if (outcome === 'written') return undefined;

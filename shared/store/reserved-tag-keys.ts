@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { getItem, type Item } from './collection';
 import { LOST_ROUND, RETRY_NOW, whileContended } from './contention';
 import { CLAIM_TIMEOUT_MS } from './fair-turns';
+import { nowSeconds } from './expiry';
 import { keys } from './keys';
 import {
   beforeLookingAgain,
@@ -15,8 +16,8 @@ import {
 } from './receipts';
 import { commit } from './tag-key-commits';
 import { currentAt, knownHead, noteRead, remember, seenHead, settle, type SeenHead } from './tag-key-heads';
-import { pendingChangeOf, pendingOf, readHead, writeOut } from './tag-key-log';
-import { nameTaken, stillAt } from './tag-key-names';
+import { pendingOf, readHead, writeOut, type KeyReceipt } from './tag-key-log';
+import { nameOwner, nameTaken, stillAt } from './tag-key-names';
 import { atHead, keyRecord } from './tag-key-records';
 import { WINDOW_CAPACITY, WINDOW_MS, windowOf } from './tag-key-windows';
 import { afterCommit } from './write-outcome';
@@ -53,12 +54,14 @@ export async function findReservedTagKey(id: string): Promise<ReservedTagKey | u
 const spotOf = (organization: string) => ({ hotSpot: 'organization' as const, where: { organization } });
 
 /**
- * Creates a key, exactly once per receipt: the receipt is claimed with the key's id first
- * (receipts.ts), then the create commits on the organization's head. An Idempotency-Key's receipt
- * answers with the first answer for its 24 hours, whatever happened to the key since (as Stripe).
- * A replay window's receipt answers with the key only while it still is what the request asks
- * for (not renamed, changed or deleted since); otherwise the identical request is a new create
- * and takes the receipt over (Terraform replacing a key deletes it, then creates it again).
+ * Creates a key, exactly once per receipt. An Idempotency-Key's receipt is claimed with the key's
+ * id first (receipts.ts), then the create commits on the organization's head; it answers with the
+ * first answer for its 24 hours, whatever happened to the key since (as Stripe). A replay window's
+ * receipt (a request without a key) needs no claim: names are unique, so its retry meets the key
+ * the first attempt made by name, which keeps the receipt, and answers with it while the window
+ * lasts and the key still is what the request asks for (not renamed, changed or deleted since);
+ * otherwise the identical request is a new create (Terraform replacing a key deletes it, then
+ * creates it again).
  */
 export async function insertReservedTagKey(
   organization: string,
@@ -74,22 +77,39 @@ export async function insertReservedTagKey(
   attributes: Required<ReservedTagKeyChanges>,
   receipt?: Receipt,
 ): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>> {
-  return insertOnce(organization, attributes, receipt);
+  if (receipt?.keyed) return insertClaimed(organization, attributes, receipt);
+  return insertByName(organization, attributes, receipt);
 }
 
-/** `replacing`: the key a replay window's receipt named and this identical request found changed or gone. */
-async function insertOnce(
+/** A create without an Idempotency-Key: its replay window's receipt goes on the key, and a retry finds it by its name. */
+async function insertByName(
   organization: string,
   attributes: Required<ReservedTagKeyChanges>,
   receipt?: Receipt,
-  replacing?: string,
+): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>> {
+  const kept = receipt && { id: receipt.id, until: receipt.expiresAt };
+  const created = await createKey(organization, attributes, newId('rtk'), undefined, kept);
+  if (created !== 'name-taken' || !receipt) return created;
+  // The name's key, read at the head as it is now: this request's own if an earlier attempt made it.
+  const owner = await nameOwner(remember(await readHead(organization)).head, attributes.key, { withReceipt: true });
+  const asked = owner?.record.key === attributes.key && owner.record.disableOverrides === attributes.disableOverrides;
+  if (asked && owner.receipt?.id === receipt.id && owner.receipt.until >= nowSeconds())
+    return { replayOf: { fingerprint: receipt.fingerprint, record: owner.record } };
+  return created;
+}
+
+/** A create with an Idempotency-Key: its receipt is claimed first (receipts.ts), side by side with its first reads. */
+async function insertClaimed(
+  organization: string,
+  attributes: Required<ReservedTagKeyChanges>,
+  receipt: Receipt,
 ): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>> {
   const id = newId('rtk');
   // The first attempt's reads go out with the claim: they ask nothing of the receipt.
   const prepared = prepare(organization, attributes.key);
   prepared.catch(() => undefined);
-  const claim = receipt && (await claimReceipt(spotOf(organization), receipt, id, replacing));
-  if (claim) return resolveClaim(organization, attributes, receipt!, claim);
+  const claim = await claimReceipt(spotOf(organization), receipt, id);
+  if (claim) return resolveClaim(organization, attributes, receipt, claim);
   return underClaim(
     receipt,
     id,
@@ -99,9 +119,9 @@ async function insertOnce(
 }
 
 /**
- * A create that found its receipt claimed by another request with the same receipt: its key once
- * created (as above); the same receipt for another request, a Replay the caller refuses (422); a
- * claim whose creator's lease has passed, taken over and created by this request.
+ * A create that found its Idempotency-Key's receipt claimed by another request: its key once
+ * created, whatever happened to it since; the same key for another request, a Replay the caller
+ * refuses (422); a claim whose creator's lease has passed, taken over and created by this request.
  */
 async function resolveClaim(
   organization: string,
@@ -114,11 +134,9 @@ async function resolveClaim(
   });
   if (claim.fingerprint !== receipt.fingerprint) return replay(undefined as unknown as ReservedTagKey);
   for (;;) {
-    // An Idempotency-Key's replay is the first answer, which the copy keeps (deleted or not).
-    if (receipt.keyed) {
-      const copy = await getItem(keys.reservedTagKeyById(claim.recordId));
-      if (copy) return replay(keyRecord(copy.created as Item));
-    }
+    // The first answer, which the copy keeps (deleted or not).
+    const written = await getItem(keys.reservedTagKeyById(claim.recordId));
+    if (written) return replay(keyRecord(written.created as Item));
     // The head first, then the copy: a create committed before the head was read and no longer
     // held by it has its copy written (the commit that dropped it wrote it out first).
     const seen = remember(await readHead(organization));
@@ -127,18 +145,10 @@ async function resolveClaim(
     );
     if (created) {
       await afterCommit(() => writeOut(seen.head, created, false));
-      // Unless a later change of the head's changed it: then its copy, now written, says what it is.
-      if (receipt.keyed || pendingChangeOf(seen.head, created.record.id) === created) return replay(created.record);
+      return replay(created.record);
     }
     const copy = await getItem(keys.reservedTagKeyById(claim.recordId));
-    if (copy) {
-      if (receipt.keyed) return replay(keyRecord(copy.created as Item));
-      const current = atHead(seen.head, copy.deleted ? undefined : keyRecord(copy));
-      if (current && current.key === attributes.key && current.disableOverrides === attributes.disableOverrides)
-        return replay(current);
-      // Renamed, changed or deleted since: this identical request is a new create.
-      return insertOnce(organization, attributes, receipt, claim.recordId);
-    }
+    if (copy) return replay(keyRecord(copy.created as Item));
     if (Date.now() < claim.leaseUntil) {
       await beforeLookingAgain(spotOf(organization), claim);
       continue;
@@ -153,7 +163,7 @@ async function resolveClaim(
       );
     }
     const now = await findClaim(receipt);
-    if (!now) return insertOnce(organization, attributes, receipt);
+    if (!now) return insertClaimed(organization, attributes, receipt);
     claim = now;
   }
 }
@@ -185,6 +195,7 @@ function createKey(
   attributes: Required<ReservedTagKeyChanges>,
   id: string,
   prepared?: Promise<Prepared>,
+  receipt?: KeyReceipt,
 ): Promise<ReservedTagKey | WriteRefusal> {
   return whileContended(
     'organization',
@@ -204,7 +215,7 @@ function createKey(
         return RETRY_NOW;
       }
       const record: ReservedTagKey = { id, organization, ...attributes, createdAt, updatedAt: createdAt };
-      const committed = await commit(seen, { kind: 'create', record }, { delta: 1 });
+      const committed = await commit(seen, { kind: 'create', record, ...(receipt ? { receipt } : {}) }, { delta: 1 });
       if (typeof committed === 'object') return committed.record;
       // Refused for a change that took this name (the head the refusal carried): the answer is known.
       const refusedBy = seenHead(organization);

@@ -17,6 +17,16 @@ import type { ReservedTagKey } from '../reserved-tag-keys/reserved-tag-key';
 
 export type ChangeKind = 'create' | 'update' | 'delete';
 
+/**
+ * The replay window's receipt a create was made under: its retry finds the key by its name (names
+ * are unique) and answers with it while the window lasts, instead of claiming a receipt first.
+ */
+export interface KeyReceipt {
+  id: string;
+  /** Epoch seconds after which the key no longer answers for the receipt. */
+  until: number;
+}
+
 /** A committed change: the key as it is after it (as it was, for a delete) and the name it had before. */
 export interface Change {
   version: number;
@@ -26,6 +36,8 @@ export interface Change {
   record: ReservedTagKey;
   /** An update's name before it, when the lower-cased name changed (its guard goes). */
   previousKey?: string;
+  /** A create's replay window receipt, kept on the key's copy. */
+  receipt?: KeyReceipt;
 }
 
 /**
@@ -138,7 +150,12 @@ export async function applyChange(change: Change): Promise<void> {
         guard(),
         write({
           Put: {
-            Item: { ...keys.reservedTagKeyById(record.id), ...item, created: record },
+            Item: {
+              ...keys.reservedTagKeyById(record.id),
+              ...item,
+              created: record,
+              ...(change.receipt ? { receiptId: change.receipt.id, receiptUntil: change.receipt.until } : {}),
+            },
             ConditionExpression: OLDER,
             ExpressionAttributeValues: v,
           },

@@ -1,8 +1,9 @@
-import { getItem } from './collection';
+import { getItem, type Item } from './collection';
 import { keys } from './keys';
 import { remember, type SeenHead } from './tag-key-heads';
-import { pendingChangeOf, pendingOf, readHead, type Head } from './tag-key-log';
+import { pendingChangeOf, pendingOf, readHead, type Head, type KeyReceipt } from './tag-key-log';
 import { keyRecord } from './tag-key-records';
+import type { ReservedTagKey } from '../reserved-tag-keys/reserved-tag-key';
 
 /**
  * Names unique within an organization, case aside. A guard item per lower-cased name says which key
@@ -11,28 +12,52 @@ import { keyRecord } from './tag-key-records';
  * and a refusal drawn from it holds only while the head has not moved.
  */
 
+/** The live key that has a name, and the replay window receipt it was created under (if any). */
+export interface NameOwner {
+  record: ReservedTagKey;
+  receipt?: KeyReceipt;
+}
+
+const receiptOf = (copy: Item): KeyReceipt | undefined =>
+  typeof copy.receiptId === 'string' ? { id: copy.receiptId, until: copy.receiptUntil as number } : undefined;
+
 /**
- * Whether `key` is another live key's name at the head's version: a change the head holds gave
- * it to its key, or (read after the head was observed) its guard names a key whose copy still has
+ * The other live key whose name `key` is at the head's version: a change the head holds gave it
+ * to its key, or (read after the head was observed) its guard names a key whose copy still has
  * that name. A guard left by a late write of an old change names a key that no longer has it.
+ * `withReceipt`: also when its create is no longer held, for the receipt its copy keeps.
  */
-export async function nameTaken(head: Head, key: string, exceptId?: string): Promise<boolean> {
+export async function nameOwner(
+  head: Head,
+  key: string,
+  { exceptId, withReceipt = false }: { exceptId?: string; withReceipt?: boolean } = {},
+): Promise<NameOwner | undefined> {
   const lower = key.toLowerCase();
   const isOther = (id: string) => id !== exceptId;
   // The keys the head's changes made are as those changes left them, whatever their items say yet.
-  const pending = pendingOf(head).map((change) => pendingChangeOf(head, change.record.id)!);
-  if (
-    pending.some(
-      (change) => isOther(change.record.id) && change.kind !== 'delete' && change.record.key.toLowerCase() === lower,
-    )
-  )
-    return true;
+  for (const held of pendingOf(head)) {
+    const change = pendingChangeOf(head, held.record.id)!;
+    if (isOther(change.record.id) && change.kind !== 'delete' && change.record.key.toLowerCase() === lower) {
+      const created = pendingOf(head).find((c) => c.kind === 'create' && c.record.id === change.record.id);
+      if (created) return { record: change.record, ...(created.receipt ? { receipt: created.receipt } : {}) };
+      if (!withReceipt) return { record: change.record };
+      const copy = await getItem(keys.reservedTagKeyById(change.record.id));
+      const receipt = copy && receiptOf(copy);
+      return { record: change.record, ...(receipt ? { receipt } : {}) };
+    }
+  }
   const guard = await getItem(keys.reservedTagKeyName(head.organization, key));
   const owner = guard?.id as string | undefined;
-  if (owner === undefined || !isOther(owner) || pendingChangeOf(head, owner)) return false;
+  if (owner === undefined || !isOther(owner) || pendingChangeOf(head, owner)) return undefined;
   const copy = await getItem(keys.reservedTagKeyById(owner));
-  return copy !== undefined && !copy.deleted && keyRecord(copy).key.toLowerCase() === lower;
+  if (copy === undefined || copy.deleted || keyRecord(copy).key.toLowerCase() !== lower) return undefined;
+  const receipt = receiptOf(copy);
+  return { record: keyRecord(copy), ...(receipt ? { receipt } : {}) };
 }
+
+/** Whether `key` is another live key's name at the head's version (nameOwner). */
+export const nameTaken = async (head: Head, key: string, exceptId?: string): Promise<boolean> =>
+  (await nameOwner(head, key, { exceptId })) !== undefined;
 
 /**
  * Whether the head is still the one `seen` observed: then whatever was read since (a guard, a

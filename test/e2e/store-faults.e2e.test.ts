@@ -106,6 +106,22 @@ const requests: Record<string, (token: string) => { response: Promise<Response>;
       }),
     };
   },
+  // Its first store call is a write (its receipt's claim), which a stall leaves with no answer.
+  'create key with Idempotency-Key': (token) => {
+    const written = newId('rtk').slice(4);
+    return {
+      written,
+      response: fetch(`${stack.url}/api/v2/organizations/${ORG}/reserved-tag-keys`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${token}`,
+          'Content-Type': 'application/vnd.api+json',
+          'Idempotency-Key': written,
+        },
+        body: JSON.stringify(keyDocument(written)),
+      }),
+    };
+  },
 };
 
 async function send(kind: string, token = owner): Promise<Answer> {
@@ -194,7 +210,7 @@ const summary = (title: string, answers: Answer[]) => {
 describe('a store that faults under load', () => {
   it("answers every request during a stall (SIGSTOP) with 503 and Retry-After, says when a write's outcome is unknown, and recovers on SIGCONT", async () => {
     expect((await send('list keys')).status).toBe(200); // warm: authorizer cached, functions started
-    const traffic = load(4);
+    const traffic = load(5);
     await new Promise((resolve) => setTimeout(resolve, 500));
     process.kill(store.pid, 'SIGSTOP');
     const stalledAt = performance.now();

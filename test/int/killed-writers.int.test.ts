@@ -287,6 +287,25 @@ describe('reserved tag key changes killed after each of their writes', () => {
     });
   }
 
+  // Without an Idempotency-Key, no claim: the head's commit, the guard and the copy (together), the
+  // member. The identical retry meets the key by its name, which keeps the request's receipt.
+  for (const k of [0, 1, 2, 3]) {
+    it(`a create without a key, after write ${k}: ${k === 0 ? 'nothing visible' : 'listed, its name taken'}; the identical retry answers with it`, async () => {
+      const organization = newOrganization();
+      expect((await create(organization, 'before')).status).toBe(201);
+      expectKilled(await killedAfter(k, () => create(organization, 'env')), k >= 1);
+      const listed = await list(organization);
+      expect(listed.map((x: any) => x.key)).toEqual(k === 0 ? ['before'] : ['before', 'env']);
+      const retried = await create(organization, 'env');
+      expect(retried.status).toBe(201);
+      if (k >= 1) expect(retried.json.data.id).toBe(listed[1].id);
+      // The name is taken once: another request for it is refused, and a PATCH finds the key by id.
+      expect((await create(organization, 'ENV')).status).toBe(422);
+      expect((await rename(organization, retried.json.data.id, 'env-2')).status).toBe(200);
+      expect((await list(organization)).map((x: any) => x.key)).toEqual(['before', 'env-2']);
+    });
+  }
+
   // Writes: the head's commit, the new guard and the copy (together), the member and the old guard's release (together).
   for (const k of [1, 2, 3, 4]) {
     it(`a rename, after write ${k}: the key has its new name everywhere, the old name is free, the new one taken`, async () => {
@@ -303,8 +322,8 @@ describe('reserved tag key changes killed after each of their writes', () => {
 
   it('a create killed before its member, then its delete killed after its commit: never listed, gone by id, its name free; the next writers leave it so', async () => {
     const other = newOrganization();
-    // Killed after its guard and copy (a delete finds a key by its copy), before its member.
-    expectKilled(await killedAfter(4, () => create(other, 'doomed')), true);
+    // Killed after its commit, guard and copy (a delete finds a key by its copy), before its member.
+    expectKilled(await killedAfter(3, () => create(other, 'doomed')), true);
     // Its id, as the head holds it (a list or a retry would write it out).
     const head = await getItem(keys.reservedTagKeyCounter(other));
     const id = (head!.latest as { record: { id: string } }).record.id;

@@ -48,21 +48,32 @@ describe('write units per create (DynamoDB Local consumed capacity)', () => {
 
   it(`a reserved tag key create: at most ${WRITE_UNIT_GOALS['reserved-tag-keys/create']} write units, the receipt's index entry included`, async () => {
     const org = organization();
-    const create = (key: string) =>
-      callRoute('reserved-tag-keys/create', `/organizations/${org}/reserved-tag-keys`, owner(org), {
-        data: { type: 'reserved-tag-keys', attributes: { key } },
-      });
+    const create = (key: string, headers: Record<string, string> = {}) =>
+      callRoute(
+        'reserved-tag-keys/create',
+        `/organizations/${org}/reserved-tag-keys`,
+        owner(org),
+        { data: { type: 'reserved-tag-keys', attributes: { key } } },
+        headers,
+      );
     expect((await create('first')).status).toBe(201);
-    const { result, capacity } = await recordCapacity(() => create('second'));
-    expect(result.status).toBe(201);
-    // The receipt's claim, the head (the commit), the guard, the copy, the member: one unit each; the reads are not writes.
-    expect(capacity.perCall.filter((c) => c.write > 0).map((c) => c.write)).toEqual([1, 1, 1, 1, 1]);
-    expect(capacity.tableWrite).toBe(5);
-    expect({ reported: capacity.indexWrite, fromItems: indexUnitsOf(capacity) }).toEqual({
+    // Without an Idempotency-Key (as the official clients send it): no receipt of its own, the key
+    // keeps it. The head (the commit), the guard, the copy, the member: one unit each.
+    const plain = await recordCapacity(() => create('second'));
+    expect(plain.result.status).toBe(201);
+    expect(plain.capacity.perCall.filter((c) => c.write > 0).map((c) => c.write)).toEqual([1, 1, 1, 1]);
+    expect(indexUnitsOf(plain.capacity)).toBe(0);
+    expect(unitsOf(plain.capacity)).toBe(4);
+    // With one: its receipt's claim and its index entry too.
+    const keyed = await recordCapacity(() => create('third', { 'Idempotency-Key': 'wu-third' }));
+    expect(keyed.result.status).toBe(201);
+    expect(keyed.capacity.perCall.filter((c) => c.write > 0).map((c) => c.write)).toEqual([1, 1, 1, 1, 1]);
+    expect(keyed.capacity.tableWrite).toBe(5);
+    expect({ reported: keyed.capacity.indexWrite, fromItems: indexUnitsOf(keyed.capacity) }).toEqual({
       reported: { Expiry: 1 },
       fromItems: 1,
     });
-    expect(unitsOf(capacity)).toBe(6);
-    expect(unitsOf(capacity)).toBeLessThanOrEqual(WRITE_UNIT_GOALS['reserved-tag-keys/create']!);
+    expect(unitsOf(keyed.capacity)).toBe(6);
+    expect(unitsOf(keyed.capacity)).toBeLessThanOrEqual(WRITE_UNIT_GOALS['reserved-tag-keys/create']!);
   });
 });
