@@ -147,9 +147,10 @@ export const REQUEST_TYPES = [
       "commit on the run's record, the comment's copy by id, its member in the run), and the receipt's " +
       'Expiry index entry: 5 write units as it is made, where one transaction of 4 items took 8; the ' +
       "receipt expires, and the sweeper's delete of it and of its entry takes 2 more later. A reserved " +
-      "tag key: 5 writes (the claim, the commit on the organization's head, the name's guard, the copy, " +
-      "the member) and the entry, 6 write units (10 before), and 1 read unit for its name's guard (2 " +
-      'when the function does not know the head)',
+      "tag key: 4 writes (the commit on the organization's head, the name's guard, the copy, the " +
+      'member), 4 write units (10 before: the key keeps its receipt; with an Idempotency-Key, its claim ' +
+      "and the entry make 6), and 1 read unit for its name's guard (2 when the function does not know " +
+      'the head)',
     readUnits: 0,
     writeUnits: 4,
     expiringItems: 1,

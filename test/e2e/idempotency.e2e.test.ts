@@ -375,6 +375,20 @@ describe('a client that sends no key (python-tfe 1.5.0 replays POSTs on 429, 502
     expect(listed.map((k) => k.id)).toContain(again.json.data.id);
   });
 
+  it('makes one key of identical creates sent at once, and answers each with it', async () => {
+    const path = '/organizations/acme/reserved-tag-keys';
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => api.post(path, { token: owner, body: keyDocument('sent-at-once') })),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(6).fill(201));
+    expect(new Set(answers.map((a) => a.json.data.id)).size).toBe(1);
+    expect(answers.filter((a) => replayedHeader(a) === null)).toHaveLength(1);
+    const listed = (await api.get(`${path}?page%5Bsize%5D=100`, { token: owner })).json.data as Array<{
+      attributes: { key: string };
+    }>;
+    expect(listed.filter((k) => k.attributes.key === 'sent-at-once')).toHaveLength(1);
+  });
+
   it('answers a replay whose key another owner renamed meanwhile with a new key as asked: a replay answers only while the key is what it asks for', async () => {
     const path = '/organizations/acme/reserved-tag-keys';
     // python-tfe creates a key and its answer is lost; another owner renames the key; python-tfe replays.
