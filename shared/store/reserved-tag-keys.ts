@@ -16,7 +16,7 @@ import {
 } from './receipts';
 import { commit } from './tag-key-commits';
 import { currentAt, knownHead, noteRead, remember, seenHead, settle, type SeenHead } from './tag-key-heads';
-import { pendingOf, readHead, writeOut, type KeyReceipt } from './tag-key-log';
+import { pendingChangeOf, pendingOf, readHead, writeOut, type KeyReceipt } from './tag-key-log';
 import { nameOwner, nameTaken, stillAt } from './tag-key-names';
 import { atHead, keyRecord } from './tag-key-records';
 import { WINDOW_CAPACITY, WINDOW_MS, windowOf } from './tag-key-windows';
@@ -91,11 +91,14 @@ async function insertByName(
   const created = await createKey(organization, attributes, newId('rtk'), undefined, kept);
   if (created !== 'name-taken' || !receipt) return created;
   // The name's key, read at the head as it is now: this request's own if an earlier attempt made it.
-  const owner = await nameOwner(remember(await readHead(organization)).head, attributes.key, { withReceipt: true });
+  const { head } = remember(await readHead(organization));
+  const owner = await nameOwner(head, attributes.key, { withReceipt: true });
   const asked = owner?.record.key === attributes.key && owner.record.disableOverrides === attributes.disableOverrides;
-  if (asked && owner.receipt?.id === receipt.id && owner.receipt.until >= nowSeconds())
-    return { replayOf: { fingerprint: receipt.fingerprint, record: owner.record } };
-  return created;
+  if (!asked || owner.receipt?.id !== receipt.id || owner.receipt.until < nowSeconds()) return created;
+  // Its writer may have died after the commit: written out before the answer, as a PATCH finds it by id.
+  const held = pendingChangeOf(head, owner.record.id);
+  if (held) await afterCommit(() => writeOut(head, held, false));
+  return { replayOf: { fingerprint: receipt.fingerprint, record: owner.record } };
 }
 
 /** A create with an Idempotency-Key: its receipt is claimed first (receipts.ts), side by side with its first reads. */
