@@ -3,6 +3,7 @@ import type { Principal } from '#shared/auth/principal';
 import { randomAlphanumeric } from '#shared/ids';
 import { getItem } from '#shared/store/collection';
 import { keys } from '#shared/store/keys';
+import { Contended } from '#shared/store/contention';
 import { lease } from '#shared/store/receipts';
 import { see } from '#shared/store/run-cache';
 import { registerNewRun } from '#shared/store/runs';
@@ -222,6 +223,34 @@ describe('a comment create killed after each of its writes (claim, copy, member,
     expect(await listedAndShown(runId, caller)).toEqual([]);
     expect((await callRoute('comments/create', path, caller, comment('next'))).status).toBe(201);
     expect(await listedAndShown(runId, caller)).toEqual(['next']);
+  });
+
+  it('a create that gives up in its writes after its commit keeps its receipt: the retry answers with that comment, not a second', async () => {
+    const organization = newOrganization();
+    const caller = owner(organization);
+    const { runId } = await registerNewRun(organization);
+    const path = `/runs/${runId}/comments`;
+    expect((await callRoute('comments/create', path, caller, comment('before'))).status).toBe(201);
+    // A stale count: the commit takes another number than the items written before it, so the
+    // writes after it are needed, and they give up as on a run busy past the request's deadline.
+    see(runId, { organization, commentCount: 0 });
+    let committed = false;
+    writeHooks.afterWritten = (write) => {
+      if (COMMIT_POINTS.has(keyOf(write).SK)) committed = true;
+    };
+    writeHooks.beforeWrite = (write) => {
+      const { PK, SK } = keyOf(write);
+      if (committed && !COMMIT_POINTS.has(SK) && !PK.startsWith(RECEIPTS)) throw new Contended('run', { runId }, 1, 0);
+    };
+    try {
+      expectKilled(await callRoute('comments/create', path, caller, comment('once'), keyed('gave-up')), true);
+    } finally {
+      writeHooks.beforeWrite = undefined;
+      writeHooks.afterWritten = undefined;
+    }
+    const retried = await callRoute('comments/create', path, caller, comment('once'), keyed('gave-up'));
+    expect(retried.status).toBe(201);
+    expect(await listedAndShown(runId, caller)).toEqual(['before', 'once']);
   });
 
   it('a retry meeting a live claim waits for its writer rather than writing a second comment', async () => {
