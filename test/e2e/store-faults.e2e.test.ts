@@ -74,6 +74,23 @@ interface Answer {
   written?: string;
 }
 
+/** A key create with a fresh name, sent with that name as its Idempotency-Key when `keyed`. */
+function createKey(token: string, keyed = false) {
+  const written = newId('rtk').slice(4);
+  return {
+    written,
+    response: fetch(`${stack.url}/api/v2/organizations/${ORG}/reserved-tag-keys`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${token}`,
+        'Content-Type': 'application/vnd.api+json',
+        ...(keyed ? { 'Idempotency-Key': written } : {}),
+      },
+      body: JSON.stringify(keyDocument(written)),
+    }),
+  };
+}
+
 /** Each request, and for a write what it would store: a comment body or a key unique to it. */
 const requests: Record<string, (token: string) => { response: Promise<Response>; written?: string }> = {
   'list keys': (token) => ({
@@ -95,33 +112,9 @@ const requests: Record<string, (token: string) => { response: Promise<Response>;
       }),
     };
   },
-  'create key': (token) => {
-    const written = newId('rtk').slice(4);
-    return {
-      written,
-      response: fetch(`${stack.url}/api/v2/organizations/${ORG}/reserved-tag-keys`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/vnd.api+json' },
-        body: JSON.stringify(keyDocument(written)),
-      }),
-    };
-  },
+  'create key': (token) => createKey(token),
   // Its first store call is a write (its receipt's claim), which a stall leaves with no answer.
-  'create key with Idempotency-Key': (token) => {
-    const written = newId('rtk').slice(4);
-    return {
-      written,
-      response: fetch(`${stack.url}/api/v2/organizations/${ORG}/reserved-tag-keys`, {
-        method: 'POST',
-        headers: {
-          Authorization: `Bearer ${token}`,
-          'Content-Type': 'application/vnd.api+json',
-          'Idempotency-Key': written,
-        },
-        body: JSON.stringify(keyDocument(written)),
-      }),
-    };
-  },
+  'create key with Idempotency-Key': (token) => createKey(token, true),
 };
 
 async function send(kind: string, token = owner): Promise<Answer> {

@@ -43,16 +43,21 @@ const keyOf = (write: Write) =>
 const COMMIT_POINTS = new Set([keys.run('x').SK, keys.reservedTagKeyCounter('x').SK]);
 const RECEIPTS = keys.receipt('').PK;
 
-/** Runs a change stopped right after its commit, at its first derived write, whatever rounds it lost before. */
-async function killedAfterCommit(request: () => Promise<RouteAnswer>): Promise<RouteAnswer> {
+/**
+ * Runs a change stopped right after its commit, at its first derived write, whatever rounds it lost
+ * before; `stop` is what that write throws (by default: its process died there).
+ */
+async function killedAfterCommit(
+  request: () => Promise<RouteAnswer>,
+  stop: () => Error = () => new WriterKilled('killed after its commit'),
+): Promise<RouteAnswer> {
   let committed = false;
   writeHooks.afterWritten = (write) => {
     if (COMMIT_POINTS.has(keyOf(write).SK)) committed = true;
   };
   writeHooks.beforeWrite = (write) => {
     const { PK, SK } = keyOf(write);
-    if (committed && !COMMIT_POINTS.has(SK) && !PK.startsWith(RECEIPTS))
-      throw new WriterKilled('killed after its commit');
+    if (committed && !COMMIT_POINTS.has(SK) && !PK.startsWith(RECEIPTS)) throw stop();
   };
   try {
     return await request();
@@ -234,20 +239,14 @@ describe('a comment create killed after each of its writes (claim, copy, member,
     // A stale count: the commit takes another number than the items written before it, so the
     // writes after it are needed, and they give up as on a run busy past the request's deadline.
     see(runId, { organization, commentCount: 0 });
-    let committed = false;
-    writeHooks.afterWritten = (write) => {
-      if (COMMIT_POINTS.has(keyOf(write).SK)) committed = true;
-    };
-    writeHooks.beforeWrite = (write) => {
-      const { PK, SK } = keyOf(write);
-      if (committed && !COMMIT_POINTS.has(SK) && !PK.startsWith(RECEIPTS)) throw new Contended('run', { runId }, 1, 0);
-    };
-    try {
-      expectKilled(await callRoute('comments/create', path, caller, comment('once'), keyed('gave-up')), true);
-    } finally {
-      writeHooks.beforeWrite = undefined;
-      writeHooks.afterWritten = undefined;
-    }
+    const gaveUp = () => new Contended('run', { runId }, 1, 0);
+    expectKilled(
+      await killedAfterCommit(
+        () => callRoute('comments/create', path, caller, comment('once'), keyed('gave-up')),
+        gaveUp,
+      ),
+      true,
+    );
     const retried = await callRoute('comments/create', path, caller, comment('once'), keyed('gave-up'));
     expect(retried.status).toBe(201);
     expect(await listedAndShown(runId, caller)).toEqual(['before', 'once']);
