@@ -104,6 +104,16 @@ describe('a comment create killed after each of its writes (claim, copy, member,
       expect((await callRoute('comments/show', `/comments/${c.id}`, caller)).json.data).toEqual(c);
     return listed.json.data.map((c: any) => c.attributes.body);
   };
+  /** A new organization's owner and a run of its own, with comments of these bodies already on it. */
+  const runWithComments = async (...bodies: string[]) => {
+    const organization = newOrganization();
+    const caller = owner(organization);
+    const { runId } = await registerNewRun(organization);
+    const path = `/runs/${runId}/comments`;
+    for (const body of bodies)
+      expect((await callRoute('comments/create', path, caller, comment(body))).status).toBe(201);
+    return { organization, caller, runId, path };
+  };
   const membersOf = async (runId: string, count: number) =>
     Promise.all(Array.from({ length: count }, (_, n) => getItem(keys.runComment(runId, n + 1))));
 
@@ -111,11 +121,7 @@ describe('a comment create killed after each of its writes (claim, copy, member,
   for (const k of [1, 2, 3]) {
     it(`after write ${k}: nothing visible; the retry answers once; the next comment is next`, async () => {
       shortLeases();
-      const organization = newOrganization();
-      const caller = owner(organization);
-      const { runId } = await registerNewRun(organization);
-      const path = `/runs/${runId}/comments`;
-      expect((await callRoute('comments/create', path, caller, comment('before'))).status).toBe(201);
+      const { caller, runId, path } = await runWithComments('before');
       expectKilled(
         await killedAfter(k, () => callRoute('comments/create', path, caller, comment('killed'), keyed(`k-${k}`))),
         false,
@@ -138,11 +144,7 @@ describe('a comment create killed after each of its writes (claim, copy, member,
   }
 
   it('a create that met a stale count commits after its writes: killed there, the next writers (before any reader) take the next numbers, and the one that drops it writes it out', async () => {
-    const organization = newOrganization();
-    const caller = owner(organization);
-    const { runId } = await registerNewRun(organization);
-    const path = `/runs/${runId}/comments`;
-    expect((await callRoute('comments/create', path, caller, comment('before'))).status).toBe(201);
+    const { organization, caller, runId, path } = await runWithComments('before');
     // As a function that has not seen the run's last comment: its writes before the commit are for
     // number 1, its commit takes number 2, and it is killed before writing that comment's items.
     see(runId, { organization, commentCount: 0 });
@@ -161,11 +163,7 @@ describe('a comment create killed after each of its writes (claim, copy, member,
   });
 
   it('two writers killed after their commits, one after the other: both listed and shown, then written out by the next writers', async () => {
-    const organization = newOrganization();
-    const caller = owner(organization);
-    const { runId } = await registerNewRun(organization);
-    const path = `/runs/${runId}/comments`;
-    expect((await callRoute('comments/create', path, caller, comment('first'))).status).toBe(201);
+    const { organization, caller, runId, path } = await runWithComments('first');
     for (const body of ['killed 1', 'killed 2']) {
       see(runId, { organization, commentCount: 0 });
       expectKilled(await killedAfterCommit(() => callRoute('comments/create', path, caller, comment(body))), true);
@@ -188,11 +186,7 @@ describe('a comment create killed after each of its writes (claim, copy, member,
   });
 
   it("a create that finds another's uncommitted member at its number: it commits, and is killed before writing its own member there; no reader ever sees the other", async () => {
-    const organization = newOrganization();
-    const caller = owner(organization);
-    const { runId } = await registerNewRun(organization);
-    const path = `/runs/${runId}/comments`;
-    expect((await callRoute('comments/create', path, caller, comment('before'))).status).toBe(201);
+    const { caller, runId, path } = await runWithComments('before');
     // Killed after its writes before the commit (claim, copy, member): its member holds number 2.
     expectKilled(await killedAfter(3, () => callRoute('comments/create', path, caller, comment('never'))), false);
     expect((await getItem(keys.runComment(runId, 2)))?.body).toBe('never');
@@ -208,10 +202,7 @@ describe('a comment create killed after each of its writes (claim, copy, member,
   });
 
   it('a create whose member write fails before its commit takes back its copy: nothing of it is left', async () => {
-    const organization = newOrganization();
-    const caller = owner(organization);
-    const { runId } = await registerNewRun(organization);
-    const path = `/runs/${runId}/comments`;
+    const { caller, runId, path } = await runWithComments();
     let copyId: string | undefined;
     writeHooks.beforeWrite = (write) => {
       const { PK, SK } = keyOf(write);
@@ -231,11 +222,7 @@ describe('a comment create killed after each of its writes (claim, copy, member,
   });
 
   it('a create that gives up in its writes after its commit keeps its receipt: the retry answers with that comment, not a second', async () => {
-    const organization = newOrganization();
-    const caller = owner(organization);
-    const { runId } = await registerNewRun(organization);
-    const path = `/runs/${runId}/comments`;
-    expect((await callRoute('comments/create', path, caller, comment('before'))).status).toBe(201);
+    const { organization, caller, runId, path } = await runWithComments('before');
     // A stale count: the commit takes another number than the items written before it, so the
     // writes after it are needed, and they give up as on a run busy past the request's deadline.
     see(runId, { organization, commentCount: 0 });
@@ -253,10 +240,7 @@ describe('a comment create killed after each of its writes (claim, copy, member,
   });
 
   it('a retry meeting a live claim waits for its writer rather than writing a second comment', async () => {
-    const organization = newOrganization();
-    const caller = owner(organization);
-    const { runId } = await registerNewRun(organization);
-    const path = `/runs/${runId}/comments`;
+    const { caller, path } = await runWithComments();
     const [a, b] = await Promise.all(
       [1, 2].map(() => callRoute('comments/create', path, caller, comment('once'), keyed('same'))),
     );
