@@ -21,8 +21,8 @@ import { newId } from '../ids';
 /**
  * Comments on runs: what the rest of the code calls. Each comment commits on its run's record
  * (comment-commits.ts), which numbers it; its two items are written before it where they can be,
- * else after it (comment-items.ts); a page is a range of those numbers (comment-pages.ts). Here: finding a
- * comment or a run's organization, and creating a comment exactly once per receipt.
+ * else after it (comment-items.ts); a page is a range of those numbers (comment-pages.ts). Here:
+ * finding a comment or a run's organization, and creating a comment exactly once per receipt.
  */
 
 export { commentItems } from './comment-items';
@@ -52,8 +52,9 @@ export async function findComment(commentId: string): Promise<Comment | undefine
 
 /**
  * Writes the run's next comment, exactly once per receipt. The receipt is claimed with the
- * comment's id (receipts.ts), beside the comment's items, before the commit; a retry that finds the claim answers with that comment once it is
- * committed, and takes the claim over if its writer died before committing. 'run-not-found' when
+ * comment's id (receipts.ts), beside the comment's items, before the commit; a retry that finds
+ * the claim answers with that comment once it is committed, and takes the claim over if its
+ * writer died before committing. 'run-not-found' when
  * the run is not registered in that organization; throws Contended (nothing written) when the
  * run stayed busy for longer than the request can wait, ClaimPending when an earlier attempt of
  * the same create still holds the receipt.
@@ -114,8 +115,8 @@ async function committedCopy(run: Item, id: string): Promise<Comment | undefined
   // Written without its number: by an earlier version of the store, after the comment's commit.
   if (number === undefined) return toRecord(copy);
   if (number > ((run.commentCount as number | undefined) ?? 0)) return undefined;
-  const member = await getItem(keys.runComment(copy.runId as string, number));
-  return isOf(member, toRecord(copy)) ? toRecord(copy) : undefined;
+  const comment = toRecord(copy);
+  return isOf(await getItem(keys.runComment(comment.runId, number)), comment) ? comment : undefined;
 }
 
 /**
