@@ -11,6 +11,8 @@ describe('--help', () => {
     [['run', 'admin', '--', 'token', 'create', '--help'], 'Usage: npm run admin -- token create --org ORG'],
     [['run', 'load', '--', '--help'], 'Usage: npm run load'],
     [['run', 'bench', '--', '--help'], 'Usage: npm run bench'],
+    [['run', 'hot-spots', '--', '--help'], 'Usage: npm run hot-spots'],
+    [['run', 'store-burst', '--', '--help'], 'Usage: npm run store-burst'],
     [['run', 'cost', '--', '--help'], 'Usage: npm run cost'],
     [['run', 'openapi', '--', '--help'], 'Usage: npm run openapi'],
     [['run', 'lint:cfn', '--', '--help'], 'Usage: npm run lint:cfn'],
