@@ -320,8 +320,8 @@ function panel(r: FunctionResult, i: number, xMax: number): string {
   );
 }
 
-/** The median of a list, or undefined for none. */
-const median = (values: number[]) => {
+/** The median of a list (the lower of two middles), or undefined for none. */
+export const median = (values: number[]) => {
   if (values.length === 0) return undefined;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.ceil(sorted.length / 2) - 1]!;

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from '#infra/local/aws/dynamodb-local';
 import { randomAlphanumeric } from '#shared/ids';
 import { TSX } from '../support/processes';
+import { median } from './report';
 
 /**
  * `npm run store-burst`: N comment creates on one run at the same moment, each in its own process
@@ -138,8 +139,6 @@ function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
   for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
   return groups;
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1] ?? 0;
 
 function report(burst: number, results: WriterResult[]): void {
   const byOutcome = groupBy(results, (result) => result.outcome);
