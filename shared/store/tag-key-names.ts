@@ -21,6 +21,9 @@ export interface NameOwner {
 const receiptOf = (copy: Item): KeyReceipt | undefined =>
   typeof copy.receiptId === 'string' ? { id: copy.receiptId, until: copy.receiptUntil as number } : undefined;
 
+const ownerOf = (record: ReservedTagKey, receipt: KeyReceipt | undefined): NameOwner =>
+  receipt ? { record, receipt } : { record };
+
 /**
  * The other live key whose name `key` is at the head's version: a change the head holds gave it
  * to its key, or (read after the head was observed) its guard names a key whose copy still has
@@ -39,20 +42,18 @@ export async function nameOwner(
     const change = pendingChangeOf(head, held.record.id)!;
     if (isOther(change.record.id) && change.kind !== 'delete' && change.record.key.toLowerCase() === lower) {
       const created = pendingOf(head).find((c) => c.kind === 'create' && c.record.id === change.record.id);
-      if (created) return { record: change.record, ...(created.receipt ? { receipt: created.receipt } : {}) };
-      if (!withReceipt) return { record: change.record };
+      if (created || !withReceipt) return ownerOf(change.record, created?.receipt);
       const copy = await getItem(keys.reservedTagKeyById(change.record.id));
-      const receipt = copy && receiptOf(copy);
-      return { record: change.record, ...(receipt ? { receipt } : {}) };
+      return ownerOf(change.record, copy && receiptOf(copy));
     }
   }
   const guard = await getItem(keys.reservedTagKeyName(head.organization, key));
   const owner = guard?.id as string | undefined;
   if (owner === undefined || !isOther(owner) || pendingChangeOf(head, owner)) return undefined;
   const copy = await getItem(keys.reservedTagKeyById(owner));
-  if (copy === undefined || copy.deleted || keyRecord(copy).key.toLowerCase() !== lower) return undefined;
-  const receipt = receiptOf(copy);
-  return { record: keyRecord(copy), ...(receipt ? { receipt } : {}) };
+  if (copy === undefined || copy.deleted) return undefined;
+  const record = keyRecord(copy);
+  return record.key.toLowerCase() === lower ? ownerOf(record, receiptOf(copy)) : undefined;
 }
 
 /** Whether `key` is another live key's name at the head's version (nameOwner). */
