@@ -1,10 +1,11 @@
-import { LOST_ROUND, RETRY_NOW, whileContended } from './contention';
-import { applyComment, asComment, heldBy, writeOut, type Prewritten } from './comment-items';
-import { CLAIM_AFTER_MS, CLAIM_TIMEOUT_MS, claimTurn, fairCommit, newTurn, type TurnNow } from './fair-turns';
+import { getItem, type Item } from './collection';
+import { LOST_ROUND, Pause, RETRY_NOW, whileContended } from './contention';
+import { applyComment, asComment, heldBy, isOf, writeOut, type Prewritten } from './comment-items';
 import { keys } from './keys';
 import { inTurn } from './process-queue';
 import { forget, runFrom, see, type Latest, type SeenRun } from './run-cache';
 import { isRefused, writeOnce } from './single-write';
+import { leaveQueue, newTurn, nextStep, queuedCommit, takeTicket } from './turn-queue';
 import { afterCommit } from './write-outcome';
 import type { Comment } from '../comments/comment';
 
@@ -32,7 +33,8 @@ export type Expected = SeenRun & { commentCount: number };
  * attempt, conditioned on the count `expected` and on the organization. The commit drops the
  * record's `prior` comment (its `latest` becomes the new `prior`), so that one is written out
  * first. A refused attempt carries the record as it is now, and the next attempt takes the number
- * after it. Writers in one process take turns per run; across processes, fairly (fair-turns.ts).
+ * after it. Writers in one process take turns per run; across processes, in the run's queue
+ * (turn-queue.ts).
  * Each comment's time is after its predecessor's, so creation time orders a run's comments as
  * their numbers do.
  */
@@ -42,15 +44,45 @@ export function commitComment(
   expectedAtStart: Expected,
   prewritten?: Prewritten,
 ): Promise<Comment | 'run-not-found'> {
-  return inTurn(input.runId, () => {
+  return inTurn(input.runId, async () => {
     let expected = expectedAtStart;
+    const record = keys.run(input.runId);
     const turn = newTurn();
-    return whileContended(
-      'run',
-      { runId: input.runId },
-      async () => {
+    /** The writer paused, knowing its place: the record is read again before its next commit. */
+    let stale = false;
+    /** A held comment this writer found written out while next in line: its commit may drop it unread. */
+    let checked: string | undefined;
+    /** Takes in the run's record as read or refused: the writer's next step in the run's queue. */
+    const queued = async (run: Item) => {
+      expected = runFrom(run, expected);
+      see(input.runId, expected);
+      let step = nextStep(turn, run);
+      if (step === 'ticket') {
+        const owned = { condition: 'organization = :organization', values: { ':organization': input.organization } };
+        const taken = await takeTicket(record, turn, owned);
+        if (taken === LOST_ROUND) return LOST_ROUND;
+        if (!taken) return 'run-not-found' as const;
+        return queued(taken);
+      }
+      if (step === 'go') return RETRY_NOW;
+      // Next in line: the latest comment is the one its commit will drop. Known written out now,
+      // the commit need not read it when its turn comes.
+      const latest = expected.latest;
+      if (step.nextInLine && latest && latest.id !== checked && latest.number > (expected.writtenThrough ?? 0))
+        if (isOf(await getItem(keys.runComment(input.runId, latest.number)), latest)) checked = latest.id;
+      stale = true;
+      return new Pause(step.ms);
+    };
+    try {
+      return await whileContended('run', { runId: input.runId }, async () => {
+        if (stale) {
+          stale = false;
+          const run = await getItem(record);
+          if (run?.organization !== input.organization) return notFound(input.runId);
+          return queued(run);
+        }
         const dropped = expected.prior;
-        if (dropped && dropped.number > (expected.writtenThrough ?? 0)) {
+        if (dropped && dropped.number > (expected.writtenThrough ?? 0) && dropped.id !== checked) {
           if ((await writeOut(dropped)) === 'wait') return LOST_ROUND;
           expected = { ...expected, writtenThrough: dropped.number };
         }
@@ -60,13 +92,13 @@ export function commitComment(
           number === 1
             ? '(attribute_not_exists(commentCount) OR commentCount = :expected)'
             : 'commentCount = :expected';
-        const fair = fairCommit(turn);
+        const queue = queuedCommit(turn);
         const outcome = await writeOnce({
           Update: {
-            Key: keys.run(input.runId),
+            Key: record,
             // The right-hand side reads the record as it was: its latest comment becomes the prior.
-            UpdateExpression: `SET commentCount = :number, lastCommentAt = :createdAt, #prior = if_not_exists(latest, :none), latest = :latest${fair.remove}`,
-            ConditionExpression: `organization = :organization AND ${count} AND ${fair.condition}`,
+            UpdateExpression: `SET commentCount = :number, lastCommentAt = :createdAt, #prior = if_not_exists(latest, :none), latest = :latest${queue.set}${queue.clauses}`,
+            ConditionExpression: `organization = :organization AND ${count} AND ${queue.condition}`,
             ExpressionAttributeNames: { '#prior': 'prior' }, // a reserved word
             ExpressionAttributeValues: {
               ':number': number,
@@ -75,11 +107,12 @@ export function commitComment(
               ':latest': latest,
               ':none': null,
               ':organization': input.organization,
-              ...fair.values,
+              ...queue.values,
             },
           },
         });
         if (outcome === 'written') {
+          turn.ticket = undefined;
           await afterCommit(() => applyComment(latest, prewritten));
           const writtenThrough = (expected.writtenThrough ?? 0) >= number - 1 ? number : expected.writtenThrough;
           see(input.runId, {
@@ -92,32 +125,29 @@ export function commitComment(
           });
           return asComment(latest);
         }
-        // Another Region was writing the record: the turn's holder goes again at once.
-        if (!isRefused(outcome)) return turn.held ? RETRY_NOW : LOST_ROUND;
+        // Another Region was writing the record: nothing changed in the queue, so try again.
+        if (!isRefused(outcome)) return LOST_ROUND;
         const run = outcome.refused;
-        if (run?.organization !== input.organization) {
-          forget(input.runId);
-          return 'run-not-found' as const;
-        }
+        if (run?.organization !== input.organization) return notFound(input.runId);
         // A retry that took over this comment's receipt committed it meanwhile.
         const mine = heldBy(run).find((held) => held.id === id);
         if (mine) {
           await afterCommit(() => applyComment(mine));
           return asComment(mine);
         }
-        expected = runFrom(run, expected);
-        see(input.runId, expected);
-        const turnNow = run as TurnNow;
-        // Still this writer's turn (an older writer took the number): the next one is its to take.
-        turn.held = turnNow.turnSince === turn.since;
-        if (turn.held) return RETRY_NOW;
-        // Waited long enough, and no older writer waiting: claim the next turn, and take it at once.
-        if (Date.now() - turn.since < CLAIM_AFTER_MS) return LOST_ROUND;
-        return (await claimTurn(keys.run(input.runId), input.organization, turn, turnNow)) ? RETRY_NOW : LOST_ROUND;
-      },
-      { extraMsPerAttempt: CLAIM_TIMEOUT_MS },
-    );
+        return queued(run);
+      });
+    } catch (error) {
+      // Gave up (or failed) before committing: the writers behind it need not wait out its turn.
+      await leaveQueue(record, turn);
+      throw error;
+    }
   });
+}
+
+function notFound(runId: string): 'run-not-found' {
+  forget(runId);
+  return 'run-not-found';
 }
 
 /** The comment as an attempt commits it: the number after the count expected, and a time after its predecessor's. */

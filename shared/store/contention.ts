@@ -56,6 +56,13 @@ export const ATTEMPT_ROOM_MS = 3 * STORE_TIMEOUTS.requestTimeoutMs;
 export const LOST_ROUND = Symbol('lost round');
 /** Like LOST_ROUND, but the next attempt should go at once (it is this writer's turn). */
 export const RETRY_NOW = Symbol('retry now');
+/** Like LOST_ROUND, but the next attempt should go after `ms` (the writer knows its place: turn-queue.ts). */
+export class Pause {
+  readonly ms: number;
+  constructor(ms: number) {
+    this.ms = ms;
+  }
+}
 
 /**
  * This request's turn on the hot spot it waits on (fair-turns.ts), as old as its wait: kept across
@@ -77,8 +84,8 @@ const PAUSE_MAX_MS = 1_000;
 
 /**
  * Runs `attempt` on a hot spot (`where` names it in the log) until it returns something other than
- * LOST_ROUND or RETRY_NOW; throws Contended when another attempt could not end before the deadline,
- * and records the wait when there was one. The pause is full jitter over a window that starts at
+ * LOST_ROUND, RETRY_NOW or a Pause; throws Contended when another attempt could not end before the
+ * deadline, and records the wait when there was one. A Pause says how long; otherwise the pause is full jitter over a window that starts at
  * the last attempt's duration and doubles with each lost round, so writers spread over about as
  * many rounds as there are writers; it narrows (to half at most) as the wait nears its end, so the
  * longest waiters take the next rounds (docs/design.md, "Hot spots").
@@ -86,7 +93,7 @@ const PAUSE_MAX_MS = 1_000;
 export async function whileContended<T>(
   hotSpot: HotSpot,
   where: Record<string, string>,
-  attempt: () => Promise<T | typeof LOST_ROUND | typeof RETRY_NOW>,
+  attempt: () => Promise<T | typeof LOST_ROUND | typeof RETRY_NOW | Pause>,
   /** The longest an attempt's calls can take beyond one store call at its slowest. */
   { extraMsPerAttempt = 0 } = {},
 ): Promise<T> {
@@ -106,7 +113,7 @@ export async function whileContended<T>(
   };
   for (let lostHere = 1; ; lostHere++) {
     const attemptStarted = Date.now();
-    let outcome: T | typeof LOST_ROUND | typeof RETRY_NOW;
+    let outcome: T | typeof LOST_ROUND | typeof RETRY_NOW | Pause;
     try {
       outcome = await waits.run(wait, attempt);
     } catch (error) {
@@ -114,7 +121,7 @@ export async function whileContended<T>(
       throw error;
     }
     const now = Date.now();
-    if (outcome !== LOST_ROUND && outcome !== RETRY_NOW) {
+    if (outcome !== LOST_ROUND && outcome !== RETRY_NOW && !(outcome instanceof Pause)) {
       finish(false);
       return outcome;
     }
@@ -122,7 +129,12 @@ export async function whileContended<T>(
     const round = Math.min(PAUSE_MAX_MS, Math.max(PAUSE_MIN_MS, now - attemptStarted));
     const window = Math.min(PAUSE_MAX_MS, round * 2 ** Math.min(lostHere - 1, 8));
     const urgency = Math.min(1, (now - wait.started) / patience);
-    const pause = outcome === RETRY_NOW ? 0 : Math.random() * window * (1 - urgency / 2);
+    const pause =
+      outcome instanceof Pause
+        ? outcome.ms
+        : outcome === RETRY_NOW
+          ? 0
+          : Math.random() * window * (1 - urgency / 2);
     if (now + pause + attemptMaxMs > deadline) {
       finish(true);
       throw new Contended(hotSpot, where, attempts(true), now - wait.started);

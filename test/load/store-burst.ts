@@ -151,6 +151,12 @@ function report(burst: number, results: WriterResult[]): void {
     .map(([outcome, of]) => `${of.length} ${outcome} (median ${median(of.map((r) => r.ms))} ms)`)
     .join(', ');
   console.log(`burst ${burst}: ${outcomes}; last answer at ${Math.max(...results.map((r) => r.ms))} ms`);
+  // The run takes one comment at a time: when the first was in, and how often one followed.
+  const created = (byOutcome.get('created') ?? []).map((result) => result.ms).sort((a, b) => a - b);
+  if (created.length > 1) {
+    const every = Math.round((created.at(-1)! - created[0]!) / (created.length - 1));
+    console.log(`  creates answered from ${created[0]} ms, one every ${every} ms`);
+  }
   const calls = results.flatMap((result) => result.calls);
   const byKind = groupBy(calls, ([kind]) => kind);
   const kinds = [...byKind]
@@ -209,9 +215,13 @@ async function writer(runId: string, index: string, warmUp: string): Promise<voi
 function kindOf(command: { constructor: { name: string }; input: Record<string, unknown> }): string {
   const name = command.constructor.name.replace(/Command$/, '');
   const update = String(command.input.UpdateExpression ?? '');
-  if (name === 'Update') return update.startsWith('SET turnSince') ? 'turn claim' : 'commit';
+  if (name === 'Update') {
+    if (update.startsWith('SET queueNext')) return 'ticket';
+    return update.startsWith('ADD queueGone') ? 'leave' : 'commit';
+  }
   if (name === 'Put') return 'put';
-  return name === 'Get' ? 'read' : name.toLowerCase();
+  if (name === 'Get') return (command.input.Key as { SK?: string }).SK === 'COMMENTS' ? 'poll' : 'read';
+  return name.toLowerCase();
 }
 
 if (process.argv[2] === CHILD) await writer(process.argv[3]!, process.argv[4]!, process.argv[5]!);
