@@ -5,7 +5,7 @@ import { keys } from './keys';
 import { inTurn } from './process-queue';
 import { forget, runFrom, see, type Latest, type SeenRun } from './run-cache';
 import { isRefused, writeOnce } from './single-write';
-import { leaveQueue, newTurn, nextStep, queuedCommit, takeTicket } from './turn-queue';
+import { leaveQueue, newTurn, nextStep, queuedCommit, takeTicket, waitedBehind } from './turn-queue';
 import { afterCommit } from './write-outcome';
 import type { Comment } from '../comments/comment';
 
@@ -38,6 +38,9 @@ export type Expected = SeenRun & { commentCount: number };
  * Each comment's time is after its predecessor's, so creation time orders a run's comments as
  * their numbers do.
  */
+/** What a step in the run's queue leaves for whileContended: try again (now, or after a pause), or no such run. */
+type Step = typeof LOST_ROUND | typeof RETRY_NOW | Pause | 'run-not-found';
+
 export function commitComment(
   input: NewComment,
   id: string,
@@ -48,35 +51,39 @@ export function commitComment(
     let expected = expectedAtStart;
     const record = keys.run(input.runId);
     const turn = newTurn();
-    /** The writer paused, knowing its place: the record is read again before its next commit. */
-    let stale = false;
+    /**
+     * What the next attempt does first: commit; read the record again (the writer paused, knowing
+     * its place); or take a ticket (writers were waiting when this process last saw the run).
+     */
+    let next: 'commit' | 'read' | 'ticket' = expected.busy ? 'ticket' : 'commit';
+    const owned = { condition: 'organization = :organization', values: { ':organization': input.organization } };
+    const ticket = async (): Promise<Step> => {
+      const taken = await takeTicket(record, turn, owned);
+      if (taken === LOST_ROUND) return LOST_ROUND;
+      return taken ? queued(taken) : notFound(input.runId);
+    };
     /** A held comment this writer found written out while next in line: its commit may drop it unread. */
     let checked: string | undefined;
     /** Takes in the run's record as read or refused: the writer's next step in the run's queue. */
-    const queued = async (run: Item) => {
+    const queued = async (run: Item): Promise<Step> => {
       expected = runFrom(run, expected);
       see(input.runId, expected);
-      let step = nextStep(turn, run);
-      if (step === 'ticket') {
-        const owned = { condition: 'organization = :organization', values: { ':organization': input.organization } };
-        const taken = await takeTicket(record, turn, owned);
-        if (taken === LOST_ROUND) return LOST_ROUND;
-        if (!taken) return 'run-not-found' as const;
-        return queued(taken);
-      }
+      const step = nextStep(turn, run, Date.parse(expected.lastCommentAt ?? '') || 0);
+      if (step === 'ticket') return ticket();
+      next = 'commit';
       if (step === 'go') return RETRY_NOW;
       // Next in line: the latest comment is the one its commit will drop. Known written out now,
       // the commit need not read it when its turn comes.
       const latest = expected.latest;
       if (step.nextInLine && latest && latest.id !== checked && latest.number > (expected.writtenThrough ?? 0))
         if (isOf(await getItem(keys.runComment(input.runId, latest.number)), latest)) checked = latest.id;
-      stale = true;
+      next = 'read';
       return new Pause(step.ms);
     };
     try {
       return await whileContended('run', { runId: input.runId }, async () => {
-        if (stale) {
-          stale = false;
+        if (next === 'ticket') return ticket();
+        if (next === 'read') {
           const run = await getItem(record);
           if (run?.organization !== input.organization) return notFound(input.runId);
           return queued(run);
@@ -112,6 +119,7 @@ export function commitComment(
           },
         });
         if (outcome === 'written') {
+          const busy = waitedBehind(turn);
           turn.ticket = undefined;
           await afterCommit(() => applyComment(latest, prewritten));
           const writtenThrough = (expected.writtenThrough ?? 0) >= number - 1 ? number : expected.writtenThrough;
@@ -122,6 +130,7 @@ export function commitComment(
             latest,
             ...(expected.latest ? { prior: expected.latest } : {}),
             writtenThrough,
+            busy,
           });
           return asComment(latest);
         }

@@ -130,11 +130,7 @@ export async function whileContended<T>(
     const window = Math.min(PAUSE_MAX_MS, round * 2 ** Math.min(lostHere - 1, 8));
     const urgency = Math.min(1, (now - wait.started) / patience);
     const pause =
-      outcome instanceof Pause
-        ? outcome.ms
-        : outcome === RETRY_NOW
-          ? 0
-          : Math.random() * window * (1 - urgency / 2);
+      outcome instanceof Pause ? outcome.ms : outcome === RETRY_NOW ? 0 : Math.random() * window * (1 - urgency / 2);
     if (now + pause + attemptMaxMs > deadline) {
       finish(true);
       throw new Contended(hotSpot, where, attempts(true), now - wait.started);

@@ -1,4 +1,5 @@
 import type { Item } from './collection';
+import { hasWaiters } from './turn-queue';
 import type { Comment } from '../comments/comment';
 
 /**
@@ -16,6 +17,8 @@ export interface SeenRun {
   prior?: Latest;
   /** Every comment numbered up to this one is known to be written out. */
   writtenThrough?: number;
+  /** Writers were waiting their turn (turn-queue.ts): the next create takes a ticket at once. */
+  busy?: boolean;
 }
 
 /** A comment as a run's record holds it: the comment and its number. */
@@ -52,6 +55,7 @@ export function runFrom(run: Item, before?: SeenRun): SeenRun & { commentCount: 
     ...(latest ? { latest } : {}),
     ...(prior ? { prior } : {}),
     writtenThrough: Math.max(before?.writtenThrough ?? 0, commentCount - (latest ? 1 : 0) - (prior ? 1 : 0)),
+    busy: hasWaiters(run),
   };
 }
 

@@ -27,8 +27,13 @@ export interface Turn {
   headSince: number;
   /** When the head last moved, as the record says. */
   movedAt: number;
-  /** The tickets that gave up, as last seen. */
+  /** The tickets that gave up, and the next ticket to hand out, as last seen. */
   gone: number[];
+  next: number;
+  /** When this writer began (Date.now()). */
+  since: number;
+  /** A commit of it without a ticket was refused by a commit from before it began: its count was stale. */
+  staleOnce?: boolean;
   /** The head as first seen with this ticket, and when: the pace the queue moves at. */
   paceFrom?: { head: number; at: number };
 }
@@ -50,7 +55,17 @@ const LONGEST_PAUSE_MS = 400;
 /** The shortest pause (ms): the next in line reads again about this often. */
 const SHORTEST_PAUSE_MS = 2;
 
-export const newTurn = (): Turn => ({ head: 0, headSince: Date.now(), movedAt: 0, gone: [] });
+export const newTurn = (): Turn => {
+  const now = Date.now();
+  return { since: now, head: 0, headSince: now, movedAt: 0, gone: [], next: 0 };
+};
+
+/** Whether the record, as `item` has it, has writers waiting for their turn. */
+export const hasWaiters = (item: Item): boolean =>
+  ((item as QueueAttributes).queueNext ?? 0) > ((item as QueueAttributes).queueHead ?? 0);
+
+/** Whether writers were waiting behind this one when it last saw the queue. */
+export const waitedBehind = (turn: Turn): boolean => turn.ticket !== undefined && turn.next > turn.ticket + 1;
 
 /**
  * The commit's condition and update for `turn`: without a ticket, only while no one waits; with
@@ -59,7 +74,12 @@ export const newTurn = (): Turn => ({ head: 0, headSince: Date.now(), movedAt: 0
  */
 export function queuedCommit(turn: Turn) {
   if (turn.ticket === undefined)
-    return { condition: '(attribute_not_exists(queueNext) OR queueHead = queueNext)', set: '', clauses: '', values: {} };
+    return {
+      condition: '(attribute_not_exists(queueNext) OR queueHead = queueNext)',
+      set: '',
+      clauses: '',
+      values: {},
+    };
   const passed = turn.gone.filter((ticket) => ticket >= turn.head && ticket < turn.ticket!);
   return {
     condition: 'queueHead = :queueHead',
@@ -82,6 +102,7 @@ function see(turn: Turn, item: Item): void {
   if (head !== turn.head) [turn.head, turn.headSince] = [head, now];
   turn.movedAt = queue.queueAt ?? 0;
   turn.gone = [...(queue.queueGone ?? [])];
+  turn.next = queue.queueNext ?? 0;
   if (turn.ticket !== undefined) turn.paceFrom ??= { head, at: now };
 }
 
@@ -93,11 +114,17 @@ export interface Wait {
 
 /**
  * What a writer does after its commit was refused, or after reading the record again: 'ticket'
- * when it has no place (or was passed over), 'go' when it is its turn, else wait.
+ * when it has no place (or was passed over), 'go' when it is its turn, else wait. A writer
+ * without a ticket whose count was merely stale (no one waits, and the last commit, at
+ * `lastCommitAt`, is from before it began) goes once more at once: no one is racing it.
  */
-export function nextStep(turn: Turn, item: Item): 'ticket' | 'go' | Wait {
+export function nextStep(turn: Turn, item: Item, lastCommitAt = 0): 'ticket' | 'go' | Wait {
   see(turn, item);
   const ticket = turn.ticket;
+  if (ticket === undefined && !turn.staleOnce && !hasWaiters(item) && lastCommitAt < turn.since) {
+    turn.staleOnce = true;
+    return 'go';
+  }
   if (ticket === undefined || turn.head > ticket) return 'ticket';
   let ahead = 0;
   for (let waiting = turn.head; waiting < ticket; waiting++) if (!turn.gone.includes(waiting)) ahead++;

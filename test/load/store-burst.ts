@@ -155,7 +155,10 @@ function report(burst: number, results: WriterResult[]): void {
   const created = (byOutcome.get('created') ?? []).map((result) => result.ms).sort((a, b) => a - b);
   if (created.length > 1) {
     const every = Math.round((created.at(-1)! - created[0]!) / (created.length - 1));
-    console.log(`  creates answered from ${created[0]} ms, one every ${every} ms`);
+    const gaps = created.slice(1).map((ms, i) => ms - created[i]!);
+    console.log(
+      `  creates answered from ${created[0]} ms, one every ${every} ms (median gap ${median(gaps)} ms, longest ${Math.max(...gaps)} ms)`,
+    );
   }
   const calls = results.flatMap((result) => result.calls);
   const byKind = groupBy(calls, ([kind]) => kind);
