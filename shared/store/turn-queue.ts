@@ -4,6 +4,7 @@ import type { Item } from './collection';
 import { LOST_ROUND } from './contention';
 import { isConditionFailed, isReplicatedWriteConflict } from './errors';
 import type { Key } from './keys';
+import { writeHooks, type Write } from './single-write';
 
 /**
  * A queue of turns on a busy run's record. A writer whose commit was refused takes a ticket (the
@@ -149,19 +150,22 @@ export async function takeTicket(
   turn: Turn,
   owned: { condition: string; values: Record<string, unknown> },
 ): Promise<Item | undefined | typeof LOST_ROUND> {
+  const write = {
+    Update: {
+      Key: record,
+      UpdateExpression:
+        'SET queueNext = if_not_exists(queueNext, :zero) + :one, queueHead = if_not_exists(queueHead, :zero)',
+      ConditionExpression: owned.condition,
+      ExpressionAttributeValues: { ':zero': 0, ':one': 1, ...owned.values },
+    },
+  };
   try {
+    writeHooks.beforeWrite?.(write);
     const { Attributes: item } = await documentClient.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: record,
-        UpdateExpression:
-          'SET queueNext = if_not_exists(queueNext, :zero) + :one, queueHead = if_not_exists(queueHead, :zero)',
-        ConditionExpression: owned.condition,
-        ExpressionAttributeValues: { ':zero': 0, ':one': 1, ...owned.values },
-        ReturnValues: 'ALL_NEW',
-      }),
+      new UpdateCommand({ TableName: tableName(), ...write.Update, ReturnValues: 'ALL_NEW' }),
       withinDeadline(),
     );
+    writeHooks.afterWritten?.(write);
     turn.ticket = (item!.queueNext as number) - 1;
     turn.paceFrom = undefined;
     return item;
@@ -180,16 +184,22 @@ export async function leaveQueue(record: Key, turn: Turn): Promise<void> {
   const ticket = turn.ticket;
   if (ticket === undefined) return;
   turn.ticket = undefined;
-  await documentClient
-    .send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: record,
-        UpdateExpression: 'ADD queueGone :ticket',
-        ConditionExpression: 'queueHead <= :at',
-        ExpressionAttributeValues: { ':ticket': new Set([ticket]), ':at': ticket },
-      }),
-      withinDeadline(),
-    )
-    .catch(() => undefined);
+  const write = {
+    Update: {
+      Key: record,
+      UpdateExpression: 'ADD queueGone :ticket',
+      ConditionExpression: 'queueHead <= :at',
+      ExpressionAttributeValues: { ':ticket': new Set([ticket]), ':at': ticket },
+    },
+  };
+  try {
+    writeHooks.beforeWrite?.(write);
+    await documentClient.send(new UpdateCommand({ TableName: tableName(), ...write.Update }), withinDeadline());
+  } catch {
+    // Its lease ends its turn all the same.
+  }
 }
+
+/** Whether `write` is a writer taking or giving up its place, not a change (for tests that stop writers at commits). */
+export const isQueueWrite = (write: Write): boolean =>
+  'Update' in write && /^(SET queueNext|ADD queueGone)/.test(write.Update.UpdateExpression ?? '');

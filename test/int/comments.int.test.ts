@@ -5,6 +5,9 @@ import { newId } from '#shared/ids';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '#shared/store/client';
 import { keys } from '#shared/store/keys';
+import { getItem } from '#shared/store/collection';
+import { ATTEMPT_ROOM_MS, Contended, withStoreDeadline } from '#shared/store/contention';
+import { TURN_LEASE_MS } from '#shared/store/turn-queue';
 
 async function registeredRun(organization = 'acme') {
   return (await registerNewRun(organization)).runId;
@@ -80,45 +83,56 @@ describe('comments store', () => {
   });
 });
 
-describe('fair turns on a busy run', () => {
-  /** What an older writer's claim leaves on the run's record: its start, and when the claim lapses. */
-  const claimTurn = (runId: string, since: number, until: number) =>
+describe('the queue of turns on a busy run', () => {
+  /** Sets the run's queue as writers elsewhere left it (their tickets, who gave up, when the head last moved). */
+  const queue = (runId: string, at: { next: number; head: number; movedAt: number; gone?: number[] }) =>
     documentClient.send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.run(runId),
-        UpdateExpression: 'SET turnSince = :since, turnUntil = :until',
-        ExpressionAttributeValues: { ':since': since, ':until': until },
+        UpdateExpression: `SET queueNext = :next, queueHead = :head, queueAt = :at${at.gone ? ', queueGone = :gone' : ''}`,
+        ExpressionAttributeValues: {
+          ':next': at.next,
+          ':head': at.head,
+          ':at': at.movedAt,
+          ...(at.gone ? { ':gone': new Set(at.gone) } : {}),
+        },
       }),
     );
+  const queueOf = async (runId: string) => {
+    const { queueNext, queueHead, queueGone } = (await getItem(keys.run(runId)))!;
+    return { queueNext, queueHead, queueGone };
+  };
+  const create = (runId: string, body: string) =>
+    insertComment({ runId, organization: 'acme', body, createdBy: 'user-queued' });
 
-  it('holds a younger writer back while an older one holds the turn, until the claim lapses', async () => {
+  it('a writer behind a ticket whose holder died waits its lease, then passes it; the next writer goes at once', async () => {
     const runId = await registeredRun();
+    await queue(runId, { next: 1, head: 0, movedAt: Date.now() });
     const started = Date.now();
-    await claimTurn(runId, started - 5_000, started + 700);
-    const comment = await insertComment({
-      runId,
-      organization: 'acme',
-      body: 'after my elder',
-      createdBy: 'user-young',
-    });
-    expect(comment).toMatchObject({ body: 'after my elder' });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(700);
-    expect((await listStoredComments(runId, page(1, 20)))?.page.totalCount).toBe(1);
+    expect(await create(runId, 'after the dead one')).toMatchObject({ body: 'after the dead one' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(TURN_LEASE_MS);
+    expect(await queueOf(runId)).toEqual({ queueNext: 2, queueHead: 2, queueGone: undefined });
+    const next = Date.now();
+    expect(await create(runId, 'no one waits')).toMatchObject({ body: 'no one waits' });
+    expect(Date.now() - next).toBeLessThan(TURN_LEASE_MS / 2);
+    const listed = await listStoredComments(runId, page(1, 20));
+    expect(listed?.page.items.map((c) => c.body)).toEqual(['after the dead one', 'no one waits']);
   });
 
-  it('writes at once past a lapsed claim or a younger one', async () => {
-    for (const [since, until] of [
-      [Date.now() - 5_000, Date.now() - 1],
-      [Date.now() + 60_000, Date.now() + 60_000],
-    ] as const) {
-      const runId = await registeredRun();
-      await claimTurn(runId, since, until);
-      const started = Date.now();
-      expect(
-        await insertComment({ runId, organization: 'acme', body: 'no one older waits', createdBy: 'user-old' }),
-      ).toMatchObject({ body: 'no one older waits' });
-      expect(Date.now() - started).toBeLessThan(500);
-    }
+  it('a writer that gives up leaves its place: the writer behind it need not wait out its lease', async () => {
+    const runId = await registeredRun();
+    // Ticket 0 is a live writer's turn; this one takes ticket 1 and gives up before that turn ends.
+    await queue(runId, { next: 1, head: 0, movedAt: Date.now() });
+    const givingUp = withStoreDeadline(Date.now() + ATTEMPT_ROOM_MS + 300, () => create(runId, 'gave up'));
+    await expect(givingUp).rejects.toBeInstanceOf(Contended);
+    expect(await queueOf(runId)).toEqual({ queueNext: 2, queueHead: 0, queueGone: new Set([1]) });
+    // Ticket 0's writer commits (as the head moving on); the next writer's only ticket ahead gave up.
+    await queue(runId, { next: 2, head: 1, movedAt: Date.now(), gone: [1] });
+    const started = Date.now();
+    expect(await create(runId, 'next')).toMatchObject({ body: 'next' });
+    expect(Date.now() - started).toBeLessThan(TURN_LEASE_MS / 2);
+    expect(await queueOf(runId)).toEqual({ queueNext: 3, queueHead: 3, queueGone: undefined });
+    expect((await listStoredComments(runId, page(1, 20)))?.page.items.map((c) => c.body)).toEqual(['next']);
   });
 });

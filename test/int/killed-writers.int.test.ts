@@ -3,11 +3,14 @@ import type { Principal } from '#shared/auth/principal';
 import { randomAlphanumeric } from '#shared/ids';
 import { getItem } from '#shared/store/collection';
 import { keys } from '#shared/store/keys';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, tableName } from '#shared/store/client';
 import { Contended } from '#shared/store/contention';
 import { lease } from '#shared/store/receipts';
 import { see } from '#shared/store/run-cache';
 import { registerNewRun } from '#shared/store/runs';
 import { writeHooks, type Write } from '#shared/store/single-write';
+import { isQueueWrite, TURN_LEASE_MS } from '#shared/store/turn-queue';
 import { callRoute, type RouteAnswer } from '../support/call-route';
 
 /**
@@ -53,7 +56,7 @@ async function killedAfterCommit(
 ): Promise<RouteAnswer> {
   let committed = false;
   writeHooks.afterWritten = (write) => {
-    if (COMMIT_POINTS.has(keyOf(write).SK)) committed = true;
+    if (COMMIT_POINTS.has(keyOf(write).SK) && !isQueueWrite(write)) committed = true;
   };
   writeHooks.beforeWrite = (write) => {
     const { PK, SK } = keyOf(write);
@@ -199,6 +202,41 @@ describe('a comment create killed after each of its writes (claim, copy, member,
       expect((await callRoute('comments/create', path, caller, comment(body))).status).toBe(201);
     expect((await membersOf(runId, 4)).map((member) => member?.body)).toEqual(['before', 'second', 'third', 'fourth']);
     expect(await listedAndShown(runId, caller)).toEqual(['before', 'second', 'third', 'fourth']);
+  });
+
+  it("a create killed right after taking its place in the run's queue: nothing seen; the writer behind waits out its lease, then passes it", async () => {
+    const { runId, path, caller } = await runWithComments('before');
+    // Another writer's place gave up, so the run has a queue: the create must take a ticket.
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.run(runId),
+        UpdateExpression: 'SET queueNext = :one, queueHead = :zero, queueGone = :gone',
+        ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':gone': new Set([0]) },
+      }),
+    );
+    let placed = false;
+    writeHooks.afterWritten = (write) => {
+      placed ||= isQueueWrite(write);
+    };
+    writeHooks.beforeWrite = () => {
+      if (placed) throw new WriterKilled('killed after taking its ticket');
+    };
+    try {
+      expectKilled(await callRoute('comments/create', path, caller, comment('killed')), false);
+    } finally {
+      writeHooks.beforeWrite = undefined;
+      writeHooks.afterWritten = undefined;
+    }
+    expect(placed).toBe(true);
+    expect(await listedAndShown(runId, caller)).toEqual(['before']);
+    expect((await getItem(keys.run(runId)))?.queueNext).toBe(2);
+    const started = Date.now();
+    expect((await callRoute('comments/create', path, caller, comment('after'))).status).toBe(201);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(TURN_LEASE_MS);
+    expect((await callRoute('comments/create', path, caller, comment('last'))).status).toBe(201);
+    expect(await listedAndShown(runId, caller)).toEqual(['before', 'after', 'last']);
+    expect((await membersOf(runId, 3)).map((member) => member?.body)).toEqual(['before', 'after', 'last']);
   });
 
   it('a create whose member write fails before its commit takes back its copy: nothing of it is left', async () => {
