@@ -12,9 +12,10 @@ import { median } from './report';
  * spot without the gateway, the authorizer or the Lambda emulator, so what it shows is the store's
  * own contention protocol (docs/design.md, "Hot spots"). For each burst it prints what the store
  * answered each writer (created, the API's 201; Contended, its busy 503; or the error's name) and
- * what the writers sent: DynamoDB calls per writer by kind (puts, reads, commit attempts, turn
- * claims, deletes) and each kind's median latency. The writers and DynamoDB Local share the
- * machine, so every call a waiting writer sends delays everyone's commit.
+ * what the writers sent: DynamoDB calls per writer by kind (puts; commit attempts; tickets, polls
+ * of the run's record and give-ups in its queue; other reads; deletes) and each kind's median
+ * latency, and how often a create was answered. The writers and DynamoDB Local share the machine,
+ * so every call a waiting writer sends delays everyone's commit.
  */
 const USAGE = `Usage: npm run store-burst -- [options]
 
