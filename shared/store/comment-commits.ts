@@ -5,7 +5,7 @@ import { keys } from './keys';
 import { inTurn } from './process-queue';
 import { forget, runFrom, see, type Latest, type SeenRun } from './run-cache';
 import { isRefused, writeOnce } from './single-write';
-import { leaveQueue, newTurn, nextStep, queuedCommit, takeTicket, waitedBehind } from './turn-queue';
+import { joinQueue, leaveQueue, newTurn, queuedCommit, stepAfter, waitedBehind, type QueueOf } from './turn-queue';
 import { afterCommit } from './write-outcome';
 import type { Comment } from '../comments/comment';
 
@@ -51,42 +51,41 @@ export function commitComment(
     let expected = expectedAtStart;
     const record = keys.run(input.runId);
     const turn = newTurn();
-    /**
-     * What the next attempt does first: commit; read the record again (the writer paused, knowing
-     * its place); or take a ticket (writers were waiting when this process last saw the run).
-     */
-    let next: 'commit' | 'read' | 'ticket' = expected.busy ? 'ticket' : 'commit';
-    const owned = { condition: 'organization = :organization', values: { ':organization': input.organization } };
-    const ticket = async (): Promise<Step> => {
-      const taken = await takeTicket(record, turn, owned);
-      if (taken === LOST_ROUND) return LOST_ROUND;
-      return taken ? queued(taken) : notFound(input.runId);
+    const queue: QueueOf = {
+      record,
+      owned: { condition: 'organization = :organization', values: { ':organization': input.organization } },
+      takeIn: (run) => {
+        expected = runFrom(run, expected);
+        see(input.runId, expected);
+        return Date.parse(expected.lastCommentAt ?? '') || 0;
+      },
     };
+    /** Writers were waiting when this process last saw the run: this one takes a ticket at once. */
+    let joinFirst = expected.busy === true;
     /** A held comment this writer found written out while next in line: its commit may drop it unread. */
     let checked: string | undefined;
-    /** Takes in the run's record as read or refused: the writer's next step in the run's queue. */
-    const queued = async (run: Item): Promise<Step> => {
-      expected = runFrom(run, expected);
-      see(input.runId, expected);
-      const step = nextStep(turn, run, Date.parse(expected.lastCommentAt ?? '') || 0);
-      if (step === 'ticket') return ticket();
-      next = 'commit';
+    /** What the writer's step in the run's queue leaves for whileContended. */
+    const queued = async (step: Awaited<ReturnType<typeof stepAfter>>): Promise<Step> => {
+      if (step === 'not-owned') return notFound(input.runId);
+      if (step === 'conflict') return LOST_ROUND;
       if (step === 'go') return RETRY_NOW;
       // Next in line: the latest comment is the one its commit will drop. Known written out now,
       // the commit need not read it when its turn comes.
       const latest = expected.latest;
       if (step.nextInLine && latest && latest.id !== checked && latest.number > (expected.writtenThrough ?? 0))
         if (isOf(await getItem(keys.runComment(input.runId, latest.number)), latest)) checked = latest.id;
-      next = 'read';
       return new Pause(step.ms);
     };
     try {
       return await whileContended('run', { runId: input.runId }, async () => {
-        if (next === 'ticket') return ticket();
-        if (next === 'read') {
+        if (joinFirst) {
+          joinFirst = false;
+          return queued(await joinQueue(queue, turn));
+        }
+        if (turn.readFirst) {
           const run = await getItem(record);
           if (run?.organization !== input.organization) return notFound(input.runId);
-          return queued(run);
+          return queued(await stepAfter(queue, turn, run));
         }
         const dropped = expected.prior;
         if (dropped && dropped.number > (expected.writtenThrough ?? 0) && dropped.id !== checked) {
@@ -99,13 +98,13 @@ export function commitComment(
           number === 1
             ? '(attribute_not_exists(commentCount) OR commentCount = :expected)'
             : 'commentCount = :expected';
-        const queue = queuedCommit(turn);
+        const inQueue = queuedCommit(turn);
         const outcome = await writeOnce({
           Update: {
             Key: record,
             // The right-hand side reads the record as it was: its latest comment becomes the prior.
-            UpdateExpression: `SET commentCount = :number, lastCommentAt = :createdAt, #prior = if_not_exists(latest, :none), latest = :latest${queue.set}${queue.clauses}`,
-            ConditionExpression: `organization = :organization AND ${count} AND ${queue.condition}`,
+            UpdateExpression: `SET commentCount = :number, lastCommentAt = :createdAt, #prior = if_not_exists(latest, :none), latest = :latest${inQueue.set}${inQueue.clauses}`,
+            ConditionExpression: `organization = :organization AND ${count} AND ${inQueue.condition}`,
             ExpressionAttributeNames: { '#prior': 'prior' }, // a reserved word
             ExpressionAttributeValues: {
               ':number': number,
@@ -114,7 +113,7 @@ export function commitComment(
               ':latest': latest,
               ':none': null,
               ':organization': input.organization,
-              ...queue.values,
+              ...inQueue.values,
             },
           },
         });
@@ -144,11 +143,11 @@ export function commitComment(
           await afterCommit(() => applyComment(mine));
           return asComment(mine);
         }
-        return queued(run);
+        return queued(await stepAfter(queue, turn, run));
       });
     } catch (error) {
       // Gave up (or failed) before committing: the writers behind it need not wait out its turn.
-      await leaveQueue(record, turn);
+      await leaveQueue(turn);
       throw error;
     }
   });

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { countContention, type HotSpot } from '../observability/metrics';
 import { STORE_TIMEOUTS } from './client';
 import { DEFAULT_BUDGET_MS, storeDeadline } from './deadline';
-import type { Turn } from './fair-turns';
+import { leaveQueue, newTurn, type Turn } from './turn-queue';
 
 /**
  * Hot spots: many writers meeting at one item (a run's record, an organization's head). Every
@@ -65,18 +65,25 @@ export class Pause {
 }
 
 /**
- * This request's turn on the hot spot it waits on (fair-turns.ts), as old as its wait: kept across
+ * This request's place on the hot spot it waits on (turn-queue.ts), as old as its wait: kept across
  * nested retries, so a request that re-reads and tries again keeps its place.
  */
 export function currentTurn(): Turn {
   const wait = waits.getStore();
-  if (!wait) return { since: Date.now(), held: false };
-  wait.turn ??= { since: wait.started, held: false };
+  if (!wait) return newTurn();
+  wait.turn ??= newTurn(wait.started);
   return wait.turn;
 }
 
-/** A lost round: retried at once while this request holds the turn, after a pause otherwise. */
-export const lostRound = () => (waits.getStore()?.turn?.held ? RETRY_NOW : LOST_ROUND);
+/**
+ * A lost round, for a caller that learned of it only as a refusal: as the commit's step in the
+ * queue said (at once when it is this request's turn, after its pause otherwise), else a backoff.
+ */
+export function lostRound(): typeof LOST_ROUND | typeof RETRY_NOW | Pause {
+  const last = waits.getStore()?.turn?.last;
+  if (last === 'go') return RETRY_NOW;
+  return last ? new Pause(last.ms) : LOST_ROUND;
+}
 
 /** The shortest and longest pause between attempts (ms). */
 const PAUSE_MIN_MS = 2;
@@ -118,6 +125,8 @@ export async function whileContended<T>(
       outcome = await waits.run(wait, attempt);
     } catch (error) {
       finish(error instanceof Contended);
+      // Gave up (or failed) before committing: the writers behind it need not wait out its turn.
+      if (!outer && wait.turn) await leaveQueue(wait.turn);
       throw error;
     }
     const now = Date.now();
@@ -133,6 +142,7 @@ export async function whileContended<T>(
       outcome instanceof Pause ? outcome.ms : outcome === RETRY_NOW ? 0 : Math.random() * window * (1 - urgency / 2);
     if (now + pause + attemptMaxMs > deadline) {
       finish(true);
+      if (!outer && wait.turn) await leaveQueue(wait.turn);
       throw new Contended(hotSpot, where, attempts(true), now - wait.started);
     }
     // No timer for a retry that goes at once: one of 0 ms still waits a millisecond or more.

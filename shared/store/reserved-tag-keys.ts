@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getItem, type Item } from './collection';
 import { LOST_ROUND, RETRY_NOW, whileContended } from './contention';
-import { CLAIM_TIMEOUT_MS } from './fair-turns';
 import { nowSeconds } from './expiry';
 import { keys } from './keys';
 import {
@@ -14,7 +13,7 @@ import {
   type Receipt,
   type Replay,
 } from './receipts';
-import { commit } from './tag-key-commits';
+import { commit, isCommitted } from './tag-key-commits';
 import { currentAt, knownHead, noteRead, remember, seenHead, settle, type SeenHead } from './tag-key-heads';
 import { pendingChangeOf, pendingOf, readHead, writeOut, type KeyReceipt } from './tag-key-log';
 import { nameOwner, nameTaken, stillAt } from './tag-key-names';
@@ -200,42 +199,37 @@ function createKey(
   prepared?: Promise<Prepared>,
   receipt?: KeyReceipt,
 ): Promise<ReservedTagKey | WriteRefusal> {
-  return whileContended(
-    'organization',
-    { organization },
-    async () => {
-      const { seen, taken, settled } = await (prepared ?? prepare(organization, attributes.key));
-      prepared = undefined;
-      // A retry that took over this key's receipt created it meanwhile.
-      const mine = pendingOf(seen.head).find((change) => change.kind === 'create' && change.record.id === id);
-      if (mine) return mine.record;
-      // A 422 needs nothing written out: the change that took the name is committed, and readers finish it.
-      if (taken) return (await stillAt(seen)) ? ('name-taken' as const) : RETRY_NOW;
-      if ((await settled) === 'wait') return LOST_ROUND;
-      const createdAt = now();
-      if ((seen.head.windows.get(windowOf(createdAt)) ?? 0) >= WINDOW_CAPACITY) {
-        await sleep(WINDOW_MS - (Date.now() % WINDOW_MS));
-        return RETRY_NOW;
-      }
-      const record: ReservedTagKey = { id, organization, ...attributes, createdAt, updatedAt: createdAt };
-      const committed = await commit(seen, { kind: 'create', record, ...(receipt ? { receipt } : {}) }, { delta: 1 });
-      if (typeof committed === 'object') return committed.record;
-      // Refused for a change that took this name (the head the refusal carried): the answer is known.
-      const refusedBy = seenHead(organization);
-      const winner = refusedBy?.head.latest;
-      if (
-        refusedBy &&
-        winner &&
-        winner.kind !== 'delete' &&
-        winner.record.id !== id &&
-        winner.record.key.toLowerCase() === attributes.key.toLowerCase()
-      ) {
-        return 'name-taken' as const;
-      }
-      return committed;
-    },
-    { extraMsPerAttempt: CLAIM_TIMEOUT_MS },
-  );
+  return whileContended('organization', { organization }, async () => {
+    const { seen, taken, settled } = await (prepared ?? prepare(organization, attributes.key));
+    prepared = undefined;
+    // A retry that took over this key's receipt created it meanwhile.
+    const mine = pendingOf(seen.head).find((change) => change.kind === 'create' && change.record.id === id);
+    if (mine) return mine.record;
+    // A 422 needs nothing written out: the change that took the name is committed, and readers finish it.
+    if (taken) return (await stillAt(seen)) ? ('name-taken' as const) : RETRY_NOW;
+    if ((await settled) === 'wait') return LOST_ROUND;
+    const createdAt = now();
+    if ((seen.head.windows.get(windowOf(createdAt)) ?? 0) >= WINDOW_CAPACITY) {
+      await sleep(WINDOW_MS - (Date.now() % WINDOW_MS));
+      return RETRY_NOW;
+    }
+    const record: ReservedTagKey = { id, organization, ...attributes, createdAt, updatedAt: createdAt };
+    const committed = await commit(seen, { kind: 'create', record, ...(receipt ? { receipt } : {}) }, { delta: 1 });
+    if (isCommitted(committed)) return committed.record;
+    // Refused for a change that took this name (the head the refusal carried): the answer is known.
+    const refusedBy = seenHead(organization);
+    const winner = refusedBy?.head.latest;
+    if (
+      refusedBy &&
+      winner &&
+      winner.kind !== 'delete' &&
+      winner.record.id !== id &&
+      winner.record.key.toLowerCase() === attributes.key.toLowerCase()
+    ) {
+      return 'name-taken' as const;
+    }
+    return committed;
+  });
 }
 
 /**
@@ -280,7 +274,7 @@ export async function updateStoredReservedTagKey(
     { kind: 'update', record: updated, ...(renamed ? { previousKey: key.key } : {}) },
     { delta: 0 },
   );
-  return typeof committed === 'object' ? committed.record : 'gone';
+  return isCommitted(committed) ? committed.record : 'gone';
 }
 
 /** Deletes the key; 'gone' when it was deleted, or changed by another write meanwhile (read it again). */
@@ -289,5 +283,5 @@ export async function deleteStoredReservedTagKey(current: ReservedTagKey): Promi
   if (!key || wait) return 'gone';
   const windowGoes = (seen.head.windows.get(windowOf(key.createdAt)) ?? 0) <= 1;
   const committed = await commit(seen, { kind: 'delete', record: key }, { delta: -1, windowGoes });
-  return typeof committed === 'object' ? undefined : 'gone';
+  return isCommitted(committed) ? undefined : 'gone';
 }

@@ -1,27 +1,17 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import {
-  DeleteCommand,
-  PutCommand,
-  UpdateCommand,
-  type DeleteCommandInput,
-  type PutCommandInput,
-  type UpdateCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName, withinDeadline } from './client';
 import type { Item } from './collection';
 import { LOST_ROUND, whileContended, type HotSpot } from './contention';
 import { isConditionFailed, isReplicatedWriteConflict } from './errors';
+import { writeHooks, type Write } from './writes';
 
 /**
  * The only way the store changes the table: one item at a time, each write conditional where it
  * must be. No transactions (a global table in multi-Region strong consistency refuses them), so a
  * change commits with one of these writes and every other item it touches is derived from it.
  */
-type Without<T> = Omit<T, 'TableName' | 'ReturnValuesOnConditionCheckFailure'>;
-export type Write =
-  | { Put: Without<PutCommandInput> }
-  | { Update: Without<UpdateCommandInput> }
-  | { Delete: Without<DeleteCommandInput> };
+export type { Write } from './writes';
 
 /** A write whose condition failed, with the item as it was then (undefined: there was none). */
 export interface Refused {
@@ -38,12 +28,7 @@ function commandOf(write: Write) {
   return new DeleteCommand({ ...write.Delete, ...common });
 }
 
-/**
- * For tests only: called before each write is sent, and after each that was written. A hook that
- * throws stops the writer right there, as if its process had died between two writes
- * (test/int/killed-writers.int.test.ts).
- */
-export const writeHooks: { beforeWrite?: (write: Write) => void; afterWritten?: (write: Write) => void } = {};
+export { writeHooks } from './writes';
 
 /**
  * One attempt: 'written'; Refused when its condition failed (carrying the item as it is, so the

@@ -1,9 +1,10 @@
-import { currentTurn, LOST_ROUND, RETRY_NOW } from './contention';
-import { CLAIM_AFTER_MS, claimTurn, fairCommit, type Turn, type TurnNow } from './fair-turns';
+import { getItem, type Item } from './collection';
+import { currentTurn, LOST_ROUND, Pause, RETRY_NOW } from './contention';
 import { Entity, keys } from './keys';
 import { isRefused, writeOnce } from './single-write';
 import { applied, noteRead, remember, type SeenHead } from './tag-key-heads';
 import { applyChange, headOf, windowAttribute, type Change, type Head } from './tag-key-log';
+import { queuedCommit, stepAfter, type QueueOf, type Turn } from './turn-queue';
 import { afterCommit } from './write-outcome';
 
 /**
@@ -11,7 +12,7 @@ import { afterCommit } from './write-outcome';
  * UpdateItem that moves the head's version by one, holds the change as its `latest` (the one
  * before as its `prior`) and moves the counts of keys and of creation windows. The change is
  * written out after it (tag-key-log.ts). A refused commit leaves the head it found for the next
- * attempt; the writers of a busy organization take turns (fair-turns.ts).
+ * attempt; the writers of a busy organization take turns in the head's queue (turn-queue.ts).
  */
 
 /** The change that moves the head from `head` to the next version, and how the counts move. */
@@ -22,7 +23,8 @@ export function commitChange(
   turn: Turn,
 ) {
   const next: Change = { ...change, version: head.version + 1, at: Date.now() };
-  const fair = fairCommit(turn, counts.windowGoes ? ['#window'] : []);
+  const queue = queuedCommit(turn);
+  const removed = counts.windowGoes ? ' REMOVE #window' : '';
   const window = windowAttribute(change.record.createdAt);
   const counted =
     counts.delta === 0 ? '' : counts.windowGoes ? ' ADD itemCount :delta' : ' ADD itemCount :delta, #window :delta';
@@ -32,15 +34,15 @@ export function commitChange(
       Update: {
         Key: keys.reservedTagKeyCounter(head.organization),
         // The right-hand side reads the head as it was: its latest change becomes the prior.
-        UpdateExpression: `SET entity = :entity, version = :version, #prior = if_not_exists(latest, :none), latest = :latest${counted}${fair.remove}`,
-        ConditionExpression: `${head.version === 0 ? 'attribute_not_exists(version)' : 'version = :expected'} AND ${fair.condition}`,
+        UpdateExpression: `SET entity = :entity, version = :version, #prior = if_not_exists(latest, :none), latest = :latest${queue.set}${counted}${removed}${queue.clauses}`,
+        ConditionExpression: `${head.version === 0 ? 'attribute_not_exists(version)' : 'version = :expected'} AND ${queue.condition}`,
         ExpressionAttributeNames: { '#prior': 'prior', ...(counts.delta === 0 ? {} : { '#window': window }) }, // prior: a reserved word
         ExpressionAttributeValues: {
           ':entity': Entity.ReservedTagKeyCounter,
           ':version': next.version,
           ':latest': next,
           ':none': null,
-          ...fair.values,
+          ...queue.values,
           ...(head.version === 0 ? {} : { ':expected': head.version }),
           ...(counts.delta === 0 ? {} : { ':delta': counts.delta }),
         },
@@ -49,33 +51,50 @@ export function commitChange(
   };
 }
 
+/** An organization's head as a queue of turns: a ticket never makes a head. */
+const queueOf = (organization: string): QueueOf => ({
+  record: keys.reservedTagKeyCounter(organization),
+  owned: { condition: 'attribute_exists(PK)', values: {} },
+  takeIn: (item: Item) => {
+    const head = headOf(organization, item);
+    remember(head);
+    return head.latest?.at ?? 0;
+  },
+});
+
+/** Whether commit's outcome is the change committed (not a round to try again in). */
+export const isCommitted = (outcome: Change | typeof LOST_ROUND | typeof RETRY_NOW | Pause): outcome is Change =>
+  typeof outcome === 'object' && !(outcome instanceof Pause);
+
+/** A step in the head's queue, as whileContended takes it. */
+async function round(organization: string, turn: Turn, item: Item | undefined) {
+  const step = await stepAfter(queueOf(organization), turn, item ?? {});
+  if (step === 'go') return RETRY_NOW;
+  return typeof step === 'object' ? new Pause(step.ms) : LOST_ROUND;
+}
+
 /**
  * Commits `change` on the head as `seen` knows it: the change, written out, once committed;
- * LOST_ROUND when the head had moved (the refusal's head is remembered for the next attempt), or
- * RETRY_NOW when it is this request's turn (fair-turns.ts: the writers of a busy organization
- * take turns, oldest first, as a busy run's do).
+ * otherwise the round to try again in (the refusal's head is remembered for the next attempt):
+ * at once when it is this request's turn, after a pause when it knows its place in the head's
+ * queue (turn-queue.ts: the writers of a busy organization take turns, as a busy run's do). A
+ * request that paused reads the head again first, and commits in a later attempt.
  */
 export async function commit(
   seen: SeenHead,
   change: Omit<Change, 'version' | 'at'>,
   counts: { delta: 1 | -1 | 0; windowGoes?: boolean },
-): Promise<Change | typeof LOST_ROUND | typeof RETRY_NOW> {
+): Promise<Change | typeof LOST_ROUND | typeof RETRY_NOW | Pause> {
   const turn = currentTurn();
+  turn.last = undefined;
+  const organization = seen.head.organization;
+  if (turn.readFirst) return round(organization, turn, await getItem(keys.reservedTagKeyCounter(organization)));
   const { change: next, write } = commitChange(seen.head, change, counts, turn);
   const outcome = await writeOnce(write);
-  // Another Region was writing the head: the turn's holder goes again at once.
-  if (outcome === LOST_ROUND) return turn.held ? RETRY_NOW : LOST_ROUND;
-  if (isRefused(outcome)) {
-    const organization = seen.head.organization;
-    remember(headOf(organization, outcome.refused));
-    const now = (outcome.refused ?? {}) as TurnNow;
-    // Still this writer's turn (the head moved under it): the next attempt is its to take.
-    turn.held = now.turnSince === turn.since;
-    if (turn.held) return RETRY_NOW;
-    // Waited long enough, and no older writer waiting: claim the next turn, and take it at once.
-    if (!outcome.refused || Date.now() - turn.since < CLAIM_AFTER_MS) return LOST_ROUND;
-    return (await claimTurn(keys.reservedTagKeyCounter(organization), undefined, turn, now)) ? RETRY_NOW : LOST_ROUND;
-  }
+  // Another Region was writing the head: nothing changed in the queue, so try again.
+  if (outcome === LOST_ROUND) return LOST_ROUND;
+  if (isRefused(outcome)) return round(organization, turn, outcome.refused);
+  turn.ticket = undefined;
   const committed = await afterCommit(async () => {
     await applyChange(next);
     return next;

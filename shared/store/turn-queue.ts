@@ -1,10 +1,9 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName, withinDeadline } from './client';
 import type { Item } from './collection';
-import { LOST_ROUND } from './contention';
 import { isConditionFailed, isReplicatedWriteConflict } from './errors';
 import type { Key } from './keys';
-import { writeHooks, type Write } from './single-write';
+import { writeHooks, type Write } from './writes';
 
 /**
  * A queue of turns on a busy run's record. A writer whose commit was refused takes a ticket (the
@@ -35,6 +34,12 @@ export interface Turn {
   since: number;
   /** A commit of it without a ticket was refused by a commit from before it began: its count was stale. */
   staleOnce?: boolean;
+  /** It paused: it reads the record again before its next commit. */
+  readFirst?: boolean;
+  /** The record it holds a ticket of. */
+  record?: Key;
+  /** Its last step, for a caller that learns of the lost round only as a refusal (lostRound). */
+  last?: 'go' | Wait;
   /** The head as first seen with this ticket, and when: the pace the queue moves at. */
   paceFrom?: { head: number; at: number };
 }
@@ -56,10 +61,14 @@ const LONGEST_PAUSE_MS = 400;
 /** The shortest pause (ms): the next in line reads again about this often. */
 const SHORTEST_PAUSE_MS = 2;
 
-export const newTurn = (): Turn => {
-  const now = Date.now();
-  return { since: now, head: 0, headSince: now, movedAt: 0, gone: [], next: 0 };
-};
+export const newTurn = (since = Date.now()): Turn => ({
+  since,
+  head: 0,
+  headSince: Date.now(),
+  movedAt: 0,
+  gone: [],
+  next: 0,
+});
 
 /** Whether the record, as `item` has it, has writers waiting for their turn. */
 export const hasWaiters = (item: Item): boolean =>
@@ -140,16 +149,49 @@ export function nextStep(turn: Turn, item: Item, lastCommitAt = 0): 'ticket' | '
   return { ms: Math.min(LONGEST_PAUSE_MS, Math.max(SHORTEST_PAUSE_MS, pause)), nextInLine: ahead === 1 };
 }
 
+/** A record's queue, as a writer on it sees it. */
+export interface QueueOf {
+  record: Key;
+  /** The condition that the record is the one meant (a ticket never makes an item). */
+  owned: { condition: string; values: Record<string, unknown> };
+  /** Takes in the record as read or refused (what the writer knows of it); says when it last committed. */
+  takeIn: (item: Item) => number;
+}
+
+/**
+ * The writer's next step once the record was read or refused as `item`, taking a ticket when it
+ * needs one: 'go', a Wait (after which it reads the record again), 'not-owned' when the record is
+ * not the one meant, 'conflict' when another Region was writing it.
+ */
+export async function stepAfter(
+  queue: QueueOf,
+  turn: Turn,
+  item: Item,
+): Promise<'go' | Wait | 'not-owned' | 'conflict'> {
+  const step = nextStep(turn, item, queue.takeIn(item));
+  if (step === 'ticket') return joinQueue(queue, turn);
+  turn.readFirst = step !== 'go';
+  turn.last = step;
+  return step;
+}
+
+/** Takes a ticket, and the step after it (as stepAfter). */
+export async function joinQueue(queue: QueueOf, turn: Turn): Promise<'go' | Wait | 'not-owned' | 'conflict'> {
+  const taken = await takeTicket(queue.record, turn, queue.owned);
+  if (taken === undefined) return 'not-owned';
+  return taken === 'conflict' ? taken : stepAfter(queue, turn, taken);
+}
+
 /**
  * Takes the record's next ticket, unconditionally but for `owned` (the record is the one meant:
  * never makes an item), so all who lost a round get theirs at once; the record as it is after,
- * undefined when it is not the one meant, LOST_ROUND when another Region was writing it.
+ * undefined when it is not the one meant, 'conflict' when another Region was writing it.
  */
 export async function takeTicket(
   record: Key,
   turn: Turn,
   owned: { condition: string; values: Record<string, unknown> },
-): Promise<Item | undefined | typeof LOST_ROUND> {
+): Promise<Item | undefined | 'conflict'> {
   const write = {
     Update: {
       Key: record,
@@ -167,11 +209,12 @@ export async function takeTicket(
     );
     writeHooks.afterWritten?.(write);
     turn.ticket = (item!.queueNext as number) - 1;
+    turn.record = record;
     turn.paceFrom = undefined;
     return item;
   } catch (error) {
     if (isConditionFailed(error)) return undefined;
-    if (isReplicatedWriteConflict(error)) return LOST_ROUND;
+    if (isReplicatedWriteConflict(error)) return 'conflict';
     throw error;
   }
 }
@@ -180,9 +223,9 @@ export async function takeTicket(
  * Gives up this writer's place, best effort: the tickets behind it need not wait out its lease.
  * Left undone (the store not answering, the writer dead), its lease still ends its turn.
  */
-export async function leaveQueue(record: Key, turn: Turn): Promise<void> {
-  const ticket = turn.ticket;
-  if (ticket === undefined) return;
+export async function leaveQueue(turn: Turn): Promise<void> {
+  const { ticket, record } = turn;
+  if (ticket === undefined || record === undefined) return;
   turn.ticket = undefined;
   const write = {
     Update: {

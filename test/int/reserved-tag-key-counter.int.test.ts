@@ -35,28 +35,27 @@ const remove = async (key: ReservedTagKey) => {
 };
 
 describe('the key counter', () => {
-  it("lets the writer whose turn it is delete its window's last key: one commit releases the turn and the window", async () => {
+  it("lets the writer whose turn it is delete its window's last key: one commit moves the queue's head, clears the ticket it passes and drops the window", async () => {
     const organization = newOrganization();
     const key = written(await insertReservedTagKey(organization, { key: 'last', disableOverrides: false }));
     await whileContended('organization', { organization }, async () => {
-      // This request claimed the head's turn in an earlier round (fair-turns.ts).
-      const turn = currentTurn();
+      // This request took ticket 1 in an earlier round (turn-queue.ts); ticket 0 gave up.
       await documentClient.send(
         new UpdateCommand({
           TableName: tableName(),
           Key: keys.reservedTagKeyCounter(organization),
-          UpdateExpression: 'SET turnSince = :since, turnUntil = :until',
-          ExpressionAttributeValues: { ':since': turn.since, ':until': Date.now() + 60_000 },
+          UpdateExpression: 'SET queueNext = :next, queueHead = :head, queueGone = :gone',
+          ExpressionAttributeValues: { ':next': 2, ':head': 0, ':gone': new Set([0]) },
         }),
       );
-      turn.held = true;
+      Object.assign(currentTurn(), { ticket: 1, head: 0, gone: [0] });
       expect(await remove(key)).toBeUndefined();
       return true;
     });
     const { Item: head } = await documentClient.send(
       new GetCommand({ TableName: tableName(), Key: keys.reservedTagKeyCounter(organization), ConsistentRead: true }),
     );
-    expect([head?.turnSince, head?.itemCount]).toEqual([undefined, 0]);
+    expect([head?.queueHead, head?.queueNext, head?.queueGone, head?.itemCount]).toEqual([2, 2, undefined, 0]);
     expect(await windowsOf(organization)).toBe(0);
   });
 
