@@ -6,7 +6,8 @@ import type { Key } from './keys';
 import { writeHooks, type Write } from './writes';
 
 /**
- * A queue of turns on a busy run's record. A writer whose commit was refused takes a ticket (the
+ * A queue of turns on a busy record: a run's (its comments commit there) or an organization's
+ * head (its reserved tag keys' changes do). A writer whose commit was refused takes a ticket (the
  * record's `queueNext` counts them out); `queueHead` is the ticket whose turn it is, and only its
  * holder commits, moving the head on as it does. So a waiting writer knows its place: it sleeps for
  * about as many commits as are ahead of it, at the pace it has seen the head move, and then reads
@@ -14,8 +15,9 @@ import { writeHooks, type Write } from './writes';
  * call the store serves before the next commit). A writer that gives up says so (`queueGone`);
  * one that died is passed over once the head has not moved for TURN_LEASE_MS per ticket ahead of
  * its passer; one passed over while alive takes a new ticket. With no one waiting, a commit needs
- * no ticket: under light contention a comment costs what it always did
- * (docs/design.md, "Turns on a busy run").
+ * no ticket: under light contention a change costs what it always did. The queue only orders
+ * commits: each commit keeps its own conditions, so no state of the queue can change what commits
+ * (docs/design.md, "Turns on a busy run or organization").
  */
 
 /** This writer's place in the queue of a record, and what it last saw of the queue. */
