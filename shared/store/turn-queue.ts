@@ -54,8 +54,11 @@ interface QueueAttributes {
   queueGone?: Set<number>;
 }
 
-/** How long the head's holder has to commit before the next ticket may pass it over. */
-export const TURN_LEASE_MS = 1_000;
+/**
+ * How long the head's holder has to commit before the next ticket may pass it over: on a loaded
+ * store a call can take most of a second, and a writer passed over while alive starts again.
+ */
+export const TURN_LEASE_MS = 2_000;
 /** The pace assumed (ms per commit) until this writer has seen the head move. */
 const FIRST_PACE_MS = 25;
 /** The longest pause between two reads: a stale pace or a dead holder is found out this soon. */
