@@ -1,11 +1,11 @@
-import { getItem, type Item } from './collection';
-import { LOST_ROUND, Pause, RETRY_NOW, whileContended } from './contention';
+import { getItem } from './collection';
+import { currentTurn, LOST_ROUND, Pause, RETRY_NOW, whileContended } from './contention';
 import { applyComment, asComment, heldBy, isOf, writeOut, type Prewritten } from './comment-items';
 import { keys } from './keys';
 import { inTurn } from './process-queue';
 import { forget, runFrom, see, type Latest, type SeenRun } from './run-cache';
 import { isRefused, writeOnce } from './single-write';
-import { joinQueue, leaveQueue, newTurn, queuedCommit, stepAfter, waitedBehind, type QueueOf } from './turn-queue';
+import { joinQueue, queuedCommit, stepAfter, waitedBehind, type QueueOf } from './turn-queue';
 import { afterCommit } from './write-outcome';
 import type { Comment } from '../comments/comment';
 
@@ -50,7 +50,6 @@ export function commitComment(
   return inTurn(input.runId, async () => {
     let expected = expectedAtStart;
     const record = keys.run(input.runId);
-    const turn = newTurn();
     const queue: QueueOf = {
       record,
       owned: { condition: 'organization = :organization', values: { ':organization': input.organization } },
@@ -65,7 +64,7 @@ export function commitComment(
     /** A held comment this writer found written out while next in line: its commit may drop it unread. */
     let checked: string | undefined;
     /** What the writer's step in the run's queue leaves for whileContended. */
-    const queued = async (step: Awaited<ReturnType<typeof stepAfter>>): Promise<Step> => {
+    const queued = async (step: Awaited<ReturnType<typeof joinQueue>>): Promise<Step> => {
       if (step === 'not-owned') return notFound(input.runId);
       if (step === 'conflict') return LOST_ROUND;
       if (step === 'go') return RETRY_NOW;
@@ -76,80 +75,74 @@ export function commitComment(
         if (isOf(await getItem(keys.runComment(input.runId, latest.number)), latest)) checked = latest.id;
       return new Pause(step.ms);
     };
-    try {
-      return await whileContended('run', { runId: input.runId }, async () => {
-        if (joinFirst) {
-          joinFirst = false;
-          return queued(await joinQueue(queue, turn));
-        }
-        if (turn.readFirst) {
-          const run = await getItem(record);
-          if (run?.organization !== input.organization) return notFound(input.runId);
-          return queued(await stepAfter(queue, turn, run));
-        }
-        const dropped = expected.prior;
-        if (dropped && dropped.number > (expected.writtenThrough ?? 0) && dropped.id !== checked) {
-          if ((await writeOut(dropped)) === 'wait') return LOST_ROUND;
-          expected = { ...expected, writtenThrough: dropped.number };
-        }
-        const number = expected.commentCount + 1;
-        const latest = prewritten?.latest.number === number ? prewritten.latest : attemptOf(input, id, expected);
-        const count =
-          number === 1
-            ? '(attribute_not_exists(commentCount) OR commentCount = :expected)'
-            : 'commentCount = :expected';
-        const inQueue = queuedCommit(turn);
-        const outcome = await writeOnce({
-          Update: {
-            Key: record,
-            // The right-hand side reads the record as it was: its latest comment becomes the prior.
-            UpdateExpression: `SET commentCount = :number, lastCommentAt = :createdAt, #prior = if_not_exists(latest, :none), latest = :latest${inQueue.set}${inQueue.clauses}`,
-            ConditionExpression: `organization = :organization AND ${count} AND ${inQueue.condition}`,
-            ExpressionAttributeNames: { '#prior': 'prior' }, // a reserved word
-            ExpressionAttributeValues: {
-              ':number': number,
-              ':expected': number - 1,
-              ':createdAt': latest.createdAt,
-              ':latest': latest,
-              ':none': null,
-              ':organization': input.organization,
-              ...inQueue.values,
-            },
-          },
-        });
-        if (outcome === 'written') {
-          const busy = waitedBehind(turn);
-          turn.ticket = undefined;
-          await afterCommit(() => applyComment(latest, prewritten));
-          const writtenThrough = (expected.writtenThrough ?? 0) >= number - 1 ? number : expected.writtenThrough;
-          see(input.runId, {
-            organization: input.organization,
-            commentCount: number,
-            lastCommentAt: latest.createdAt,
-            latest,
-            ...(expected.latest ? { prior: expected.latest } : {}),
-            writtenThrough,
-            busy,
-          });
-          return asComment(latest);
-        }
-        // Another Region was writing the record: nothing changed in the queue, so try again.
-        if (!isRefused(outcome)) return LOST_ROUND;
-        const run = outcome.refused;
+    return whileContended('run', { runId: input.runId }, async () => {
+      // This writer's place in the run's queue, kept across its attempts (and left if it gives up).
+      const turn = currentTurn();
+      if (joinFirst) {
+        joinFirst = false;
+        return queued(await joinQueue(queue, turn));
+      }
+      if (turn.readFirst) {
+        const run = await getItem(record);
         if (run?.organization !== input.organization) return notFound(input.runId);
-        // A retry that took over this comment's receipt committed it meanwhile.
-        const mine = heldBy(run).find((held) => held.id === id);
-        if (mine) {
-          await afterCommit(() => applyComment(mine));
-          return asComment(mine);
-        }
         return queued(await stepAfter(queue, turn, run));
+      }
+      const dropped = expected.prior;
+      if (dropped && dropped.number > (expected.writtenThrough ?? 0) && dropped.id !== checked) {
+        if ((await writeOut(dropped)) === 'wait') return LOST_ROUND;
+        expected = { ...expected, writtenThrough: dropped.number };
+      }
+      const number = expected.commentCount + 1;
+      const latest = prewritten?.latest.number === number ? prewritten.latest : attemptOf(input, id, expected);
+      const count =
+        number === 1 ? '(attribute_not_exists(commentCount) OR commentCount = :expected)' : 'commentCount = :expected';
+      const inQueue = queuedCommit(turn);
+      const outcome = await writeOnce({
+        Update: {
+          Key: record,
+          // The right-hand side reads the record as it was: its latest comment becomes the prior.
+          UpdateExpression: `SET commentCount = :number, lastCommentAt = :createdAt, #prior = if_not_exists(latest, :none), latest = :latest${inQueue.set}${inQueue.clauses}`,
+          ConditionExpression: `organization = :organization AND ${count} AND ${inQueue.condition}`,
+          ExpressionAttributeNames: { '#prior': 'prior' }, // a reserved word
+          ExpressionAttributeValues: {
+            ':number': number,
+            ':expected': number - 1,
+            ':createdAt': latest.createdAt,
+            ':latest': latest,
+            ':none': null,
+            ':organization': input.organization,
+            ...inQueue.values,
+          },
+        },
       });
-    } catch (error) {
-      // Gave up (or failed) before committing: the writers behind it need not wait out its turn.
-      await leaveQueue(turn);
-      throw error;
-    }
+      if (outcome === 'written') {
+        const busy = waitedBehind(turn);
+        turn.ticket = undefined;
+        await afterCommit(() => applyComment(latest, prewritten));
+        const writtenThrough = (expected.writtenThrough ?? 0) >= number - 1 ? number : expected.writtenThrough;
+        see(input.runId, {
+          organization: input.organization,
+          commentCount: number,
+          lastCommentAt: latest.createdAt,
+          latest,
+          ...(expected.latest ? { prior: expected.latest } : {}),
+          writtenThrough,
+          busy,
+        });
+        return asComment(latest);
+      }
+      // Another Region was writing the record: nothing changed in the queue, so try again.
+      if (!isRefused(outcome)) return LOST_ROUND;
+      const run = outcome.refused;
+      if (run?.organization !== input.organization) return notFound(input.runId);
+      // A retry that took over this comment's receipt committed it meanwhile.
+      const mine = heldBy(run).find((held) => held.id === id);
+      if (mine) {
+        await afterCommit(() => applyComment(mine));
+        return asComment(mine);
+      }
+      return queued(await stepAfter(queue, turn, run));
+    });
   });
 }
 

@@ -92,7 +92,8 @@ const PAUSE_MAX_MS = 1_000;
 /**
  * Runs `attempt` on a hot spot (`where` names it in the log) until it returns something other than
  * LOST_ROUND, RETRY_NOW or a Pause; throws Contended when another attempt could not end before the
- * deadline, and records the wait when there was one. A Pause says how long; otherwise the pause is full jitter over a window that starts at
+ * deadline (leaving its place in a queue of turns, if it took one), and records the wait when there
+ * was one. A Pause says how long to pause; otherwise it is full jitter over a window that starts at
  * the last attempt's duration and doubles with each lost round, so writers spread over about as
  * many rounds as there are writers; it narrows (to half at most) as the wait nears its end, so the
  * longest waiters take the next rounds (docs/design.md, "Hot spots").
@@ -101,15 +102,13 @@ export async function whileContended<T>(
   hotSpot: HotSpot,
   where: Record<string, string>,
   attempt: () => Promise<T | typeof LOST_ROUND | typeof RETRY_NOW | Pause>,
-  /** The longest an attempt's calls can take beyond one store call at its slowest. */
-  { extraMsPerAttempt = 0 } = {},
 ): Promise<T> {
   // A wait inside another (a transaction retried within an update that re-reads its key) is part
   // of it: one request, one record.
   const outer = waits.getStore();
   const wait = outer ?? { started: Date.now(), lost: 0 };
   const deadline = storeDeadline() ?? wait.started + DEFAULT_BUDGET_MS;
-  const attemptMaxMs = ATTEMPT_ROOM_MS + extraMsPerAttempt;
+  const attemptMaxMs = ATTEMPT_ROOM_MS;
   const patience = Math.max(1, deadline - attemptMaxMs - wait.started);
   /** Attempts made: one per round lost, and the last one when it won. */
   const attempts = (gaveUp: boolean) => wait.lost + (gaveUp ? 0 : 1);
