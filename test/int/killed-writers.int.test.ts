@@ -312,6 +312,42 @@ describe('reserved tag key changes killed after each of their writes', () => {
   const remove = (organization: string, id: string) =>
     callRoute('reserved-tag-keys/delete', `/reserved-tag-keys/${id}`, owner(organization));
 
+  it("a create killed right after taking its place in the organization's queue: nothing seen, its name free; the next writer waits out its lease, then passes it", async () => {
+    shortLeases();
+    const organization = newOrganization();
+    expect((await create(organization, 'before')).status).toBe(201);
+    // Another writer's place gave up, so the head has a queue: the create must take a ticket.
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.reservedTagKeyCounter(organization),
+        UpdateExpression: 'SET queueNext = :one, queueHead = :zero, queueGone = :gone',
+        ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':gone': new Set([0]) },
+      }),
+    );
+    let placed = false;
+    writeHooks.afterWritten = (write) => {
+      placed ||= isQueueWrite(write);
+    };
+    writeHooks.beforeWrite = () => {
+      if (placed) throw new WriterKilled('killed after taking its ticket');
+    };
+    try {
+      expectKilled(await create(organization, 'env'), false);
+    } finally {
+      writeHooks.beforeWrite = undefined;
+      writeHooks.afterWritten = undefined;
+    }
+    expect(placed).toBe(true);
+    expect((await list(organization)).map((x: any) => x.key)).toEqual(['before']);
+    const started = Date.now();
+    expect((await create(organization, 'other')).status).toBe(201);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(TURN_LEASE_MS);
+    await pause(300);
+    expect((await create(organization, 'ENV')).status).toBe(201);
+    expect((await list(organization)).map((x: any) => x.key)).toEqual(['before', 'other', 'ENV']);
+  });
+
   // Writes: the receipt's claim, the head's commit, the guard and the copy (sent together), the member.
   for (const k of [1, 2, 3, 4]) {
     it(`a create, after write ${k}: ${k === 1 ? 'nothing visible' : 'listed, its name taken'}; the retry answers once`, async () => {
