@@ -207,7 +207,7 @@ export const handler = async (event) => {
   if (q.bad) return 'not a proxy result';
   return { statusCode: 200, body: String(process.pid) };
 };`;
-  // The throttling cases hold an invocation for 600 ms: a timeout of 5 s keeps a busy machine's cold start from
+  // The throttling cases hold an invocation for 2 s: a timeout of 5 s keeps a busy machine's cold start from
   // turning that one into a function timeout.
   const api = (gatewayResponses: FixtureApi['gatewayResponses'], timeout = 1): FixtureApi => ({
     functions: { Fails: { code: failing, timeout, properties: { ReservedConcurrentExecutions: 1 } } },
@@ -241,10 +241,11 @@ export const handler = async (event) => {
     expect(crashed.status).toBe(502);
     expect(crashed.headers.get('x-amzn-errortype')).toBe('InternalServerErrorException');
     expect(await crashed.json()).toEqual({ message: 'Internal server error' });
-    // A reservation of 1: a second invocation while one is in flight is throttled by Lambda.
+    // A reservation of 1: a second invocation while one is in flight is throttled by Lambda. The
+    // first holds it 2 s, so it is still in flight on a busy machine too.
     const [slow, throttled] = await Promise.all([
-      fetch(`${stack.url}/fails?wait=600`),
-      new Promise((r) => setTimeout(r, 200)).then(() => fetch(`${stack.url}/fails`)),
+      fetch(`${stack.url}/fails?wait=2000`),
+      new Promise((r) => setTimeout(r, 300)).then(() => fetch(`${stack.url}/fails`)),
     ]);
     expect(slow.status).toBe(200);
     expect(throttled.status).toBe(500);
@@ -256,8 +257,8 @@ export const handler = async (event) => {
     const stack = await serve(api(customized.gatewayResponses, 5));
     expect((await fetch(`${stack.url}/fails`)).status).toBe(200); // warm: the held invocation below starts at once
     const [slow, throttled] = await Promise.all([
-      fetch(`${stack.url}/fails?wait=600`),
-      new Promise((r) => setTimeout(r, 200)).then(() => fetch(`${stack.url}/fails`)),
+      fetch(`${stack.url}/fails?wait=2000`),
+      new Promise((r) => setTimeout(r, 300)).then(() => fetch(`${stack.url}/fails`)),
     ]);
     expect(slow.status).toBe(200);
     expect(throttled.status).toBe(504);
