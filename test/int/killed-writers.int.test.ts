@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import type { Principal } from '#shared/auth/principal';
 import { randomAlphanumeric } from '#shared/ids';
 import { getItem } from '#shared/store/collection';
-import { keys } from '#shared/store/keys';
+import { keys, type Key } from '#shared/store/keys';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '#shared/store/client';
 import { Contended } from '#shared/store/contention';
@@ -67,6 +67,35 @@ async function killedAfterCommit(
   } finally {
     writeHooks.beforeWrite = undefined;
     writeHooks.afterWritten = undefined;
+  }
+}
+
+/**
+ * Runs a change on a record that has a queue (another writer's ticket, given up), so the change
+ * must take a ticket of its own; stops it right after that, before its next write.
+ */
+async function killedAfterTicket(record: Key, request: () => Promise<RouteAnswer>): Promise<RouteAnswer> {
+  await documentClient.send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: record,
+      UpdateExpression: 'SET queueNext = :one, queueHead = :zero, queueGone = :gone',
+      ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':gone': new Set([0]) },
+    }),
+  );
+  let placed = false;
+  writeHooks.afterWritten = (write) => {
+    placed ||= isQueueWrite(write);
+  };
+  writeHooks.beforeWrite = () => {
+    if (placed) throw new WriterKilled('killed after taking its ticket');
+  };
+  try {
+    return await request();
+  } finally {
+    writeHooks.beforeWrite = undefined;
+    writeHooks.afterWritten = undefined;
+    expect(placed).toBe(true);
   }
 }
 
@@ -206,29 +235,10 @@ describe('a comment create killed after each of its writes (claim, copy, member,
 
   it("a create killed right after taking its place in the run's queue: nothing seen; the writer behind waits out its lease, then passes it", async () => {
     const { runId, path, caller } = await runWithComments('before');
-    // Another writer's place gave up, so the run has a queue: the create must take a ticket.
-    await documentClient.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.run(runId),
-        UpdateExpression: 'SET queueNext = :one, queueHead = :zero, queueGone = :gone',
-        ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':gone': new Set([0]) },
-      }),
+    expectKilled(
+      await killedAfterTicket(keys.run(runId), () => callRoute('comments/create', path, caller, comment('killed'))),
+      false,
     );
-    let placed = false;
-    writeHooks.afterWritten = (write) => {
-      placed ||= isQueueWrite(write);
-    };
-    writeHooks.beforeWrite = () => {
-      if (placed) throw new WriterKilled('killed after taking its ticket');
-    };
-    try {
-      expectKilled(await callRoute('comments/create', path, caller, comment('killed')), false);
-    } finally {
-      writeHooks.beforeWrite = undefined;
-      writeHooks.afterWritten = undefined;
-    }
-    expect(placed).toBe(true);
     expect(await listedAndShown(runId, caller)).toEqual(['before']);
     expect((await getItem(keys.run(runId)))?.queueNext).toBe(2);
     const started = Date.now();
@@ -316,29 +326,10 @@ describe('reserved tag key changes killed after each of their writes', () => {
     shortLeases();
     const organization = newOrganization();
     expect((await create(organization, 'before')).status).toBe(201);
-    // Another writer's place gave up, so the head has a queue: the create must take a ticket.
-    await documentClient.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.reservedTagKeyCounter(organization),
-        UpdateExpression: 'SET queueNext = :one, queueHead = :zero, queueGone = :gone',
-        ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':gone': new Set([0]) },
-      }),
+    expectKilled(
+      await killedAfterTicket(keys.reservedTagKeyCounter(organization), () => create(organization, 'env')),
+      false,
     );
-    let placed = false;
-    writeHooks.afterWritten = (write) => {
-      placed ||= isQueueWrite(write);
-    };
-    writeHooks.beforeWrite = () => {
-      if (placed) throw new WriterKilled('killed after taking its ticket');
-    };
-    try {
-      expectKilled(await create(organization, 'env'), false);
-    } finally {
-      writeHooks.beforeWrite = undefined;
-      writeHooks.afterWritten = undefined;
-    }
-    expect(placed).toBe(true);
     expect((await list(organization)).map((x: any) => x.key)).toEqual(['before']);
     const started = Date.now();
     expect((await create(organization, 'other')).status).toBe(201);
