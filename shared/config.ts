@@ -14,5 +14,14 @@ export function requiredEnv(name: string): string {
   return value;
 }
 
+/**
+ * Every API function's timeout. A request that waits its turn on a busy run or organization may
+ * wait for most of it (shared/store/contention.ts) before it answers 503: 15 s lets 60 writers
+ * arriving at once on one run all commit on a loaded store (docs/performance.md), where 10 s gave
+ * up on more than half of them. Lambda gives a cold start's init 10 s of its own, so even a cold
+ * request (≤ 25 s) ends inside API Gateway's 29 s integration timeout.
+ */
+export const FUNCTION_TIMEOUT_SECONDS = 15;
+
 /** How long API Gateway (and the local gateway) reuse an authorizer result for the same token. */
 export const AUTHORIZER_CACHE_TTL_SECONDS = 60;

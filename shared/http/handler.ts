@@ -26,6 +26,7 @@ import { reportFailure } from '../observability/failures';
 import { lambdaLogging, observeInvocation, type InvocationOutcome } from '../observability/invocation';
 import { countAuthorization } from '../observability/metrics';
 import { withOriginalStack } from '../observability/stack-traces';
+import { FUNCTION_TIMEOUT_SECONDS } from '../config';
 import { routeOf } from '../routes';
 import { publicUrl } from './public-address';
 import { distinctHeaderValues, mergeSpellings } from './headers';
@@ -134,7 +135,7 @@ const storeDeadline = (context: Context | undefined) =>
  */
 const STORE_ANSWER_MARGIN_MS = 500;
 /** A caller without a Lambda context (a test invoking the handler) gets the deployed timeout. */
-const DEFAULT_REMAINING_MS = 10_000;
+const DEFAULT_REMAINING_MS = FUNCTION_TIMEOUT_SECONDS * 1000;
 
 /** 403 and 404 from the role check are authorization outcomes too: count them, then let them answer. */
 function countingRefusals<T>(check: () => T): T {

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { FUNCTION_TIMEOUT_SECONDS } from '../config';
 
 /**
  * The time by which a request's store calls must have ended (epoch ms), set by the handler from
@@ -8,7 +9,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 const deadlines = new AsyncLocalStorage<number>();
 
 /** Without a handler's deadline (operator CLI, tests calling the store): the API function's own budget. */
-export const DEFAULT_BUDGET_MS = 9_500;
+export const DEFAULT_BUDGET_MS = FUNCTION_TIMEOUT_SECONDS * 1000 - 500;
 
 /** Runs `work` with its store calls bounded by `deadline` (epoch ms). */
 export const withStoreDeadline = <T>(deadline: number, work: () => Promise<T>): Promise<T> =>

@@ -321,7 +321,7 @@ describe('the authorizer when the token store fails', () => {
       expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
       expect(await response.json()).toEqual({ errors: [{ status: '503', title: 'service unavailable' }] });
       expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-      // Bounded by the store client's timeouts, well before the authorizer's 10 s Lambda timeout.
+      // Bounded by the store client's timeouts, well before the authorizer's 15 s Lambda timeout.
       expect(performance.now() - started).toBeLessThan(8_000);
     },
     60_000,

@@ -14,13 +14,13 @@ import { commentDocument, keyDocument } from '../support/documents';
  * disk, so that it can be killed and started again without losing the table; the run's shared one
  * keeps serving the other test files) is stalled with SIGSTOP, then killed, while clients keep
  * sending reads and writes. Every answer during a fault is the contract's 503 with Retry-After,
- * well before the function's 10 s timeout; a write whose fate is unknown says so; and the same
+ * within 10 s, well before the function's 15 s timeout; a write whose fate is unknown says so; and the same
  * stack, never restarted, answers normally once the store is back.
  */
 const ORG = 'faults-org';
 const TABLE = 'store-faults';
-/** Bound on a fault's answer: the function's timeout (10 s), before which it must have answered 503. */
-const FUNCTION_TIMEOUT_MS = 10_000;
+/** Bound on a fault's answer: a few store calls' timeouts, far inside the function's (15 s). */
+const FAULT_ANSWER_MS = 10_000;
 const UNKNOWN_OUTCOME = /outcome is unknown.*Idempotency-Key/;
 
 let dataDir: string;
@@ -167,7 +167,7 @@ function load(clients: number) {
   };
 }
 
-/** The contract's 503: JSON:API body, Retry-After in whole seconds, the request id, before the function's timeout. */
+/** The contract's 503: JSON:API body, Retry-After in whole seconds, the request id, within FAULT_ANSWER_MS. */
 function expectUnavailable(answer: Answer) {
   expect(answer).toMatchObject({
     status: 503,
@@ -176,7 +176,7 @@ function expectUnavailable(answer: Answer) {
     requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
   });
   expect(answer.body.errors).toEqual([expect.objectContaining({ status: '503', title: 'service unavailable' })]);
-  expect(answer.ms).toBeLessThan(FUNCTION_TIMEOUT_MS);
+  expect(answer.ms).toBeLessThan(FAULT_ANSWER_MS);
 }
 
 /** Polls until the store answers through the stack again; the time it took. */

@@ -9,7 +9,7 @@ import { TSX } from '../support/processes';
 
 /**
  * A store that fails or stalls ends as the contract's 503 (or, in the authorizer, a thrown error
- * that API Gateway answers as AUTHORIZER_FAILURE), within a bound far below the function's 10 s
+ * that API Gateway answers as AUTHORIZER_FAILURE), within a bound far below the function's 15 s
  * timeout. Each case runs the real handler in a fresh process whose store client is pointed at the
  * broken store, exactly as a Lambda instance would build it.
  */

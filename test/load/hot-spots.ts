@@ -11,22 +11,26 @@ import { supported } from './report';
  * p50/p90/p99 (each only with enough samples to show it) and the answers that were not 2xx, then
  * checks the run lists every comment answered 201, and beyond them at most those answered 503 with
  * an unknown outcome (exits 1 otherwise, or on any 5xx other than a 503 with Retry-After).
+ * Then bursts: N comment creates sent at once on a new run, one per client, three times; the first
+ * meets cold instances and authorizer caches, the others what a service in use has (--burst).
  */
 const USAGE = `Usage: npm run hot-spots -- [options]
 
   --writers LIST   writer counts, comma-separated (default 1,4,16,60)
   --seconds S      how long each writer count writes (default 10)
+  --burst N        then N comment creates at once on a new run, three bursts (default 60; 0: none)
   --target URL     a deployed API: its TfeAddress (with or without /api/v2); default: a local stack of its own (npm start)
   --token T        a token of the organization's owner (repeatable: spread over writers)
   --org O          the organization (with --target)
   --run R          a new registered run of that organization (no comments yet),
-                   one per writer count (repeatable)
+                   one per writer count and one per burst (repeatable)
   -h, --help       this text`;
 
 const { values } = parseArgs({
   options: {
     writers: { type: 'string', default: '1,4,16,60' },
     seconds: { type: 'string', default: '10' },
+    burst: { type: 'string', default: '60' },
     target: { type: 'string' },
     token: { type: 'string', multiple: true },
     org: { type: 'string' },
@@ -40,12 +44,21 @@ if (values.help) {
 }
 const writerCounts = values.writers.split(',').map(Number);
 const seconds = Number(values.seconds);
-if (writerCounts.some((n) => !Number.isInteger(n) || n < 1) || !(seconds > 0)) {
-  console.error(`hot-spots: --writers takes positive integers, --seconds a positive number\n\n${USAGE}`);
+const burst = Number(values.burst);
+const BURSTS = 3;
+if (
+  writerCounts.some((n) => !Number.isInteger(n) || n < 1) ||
+  !(seconds > 0) ||
+  !(Number.isInteger(burst) && burst >= 0)
+) {
+  console.error(
+    `hot-spots: --writers takes positive integers, --seconds a positive number, --burst a whole number\n\n${USAGE}`,
+  );
   process.exit(2);
 }
-if (values.target && (!values.token?.length || !values.org || (values.run?.length ?? 0) < writerCounts.length)) {
-  console.error(`hot-spots: --target needs --token, --org and one --run per writer count (${writerCounts.length})`);
+const runsNeeded = writerCounts.length + (burst > 0 ? BURSTS : 0);
+if (values.target && (!values.token?.length || !values.org || (values.run?.length ?? 0) < runsNeeded)) {
+  console.error(`hot-spots: --target needs --token, --org and ${runsNeeded} --run (one per writer count and burst)`);
   process.exit(2);
 }
 
@@ -175,6 +188,22 @@ function report(spot: string, writers: number, { answers, elapsed }: { answers: 
   ]);
 }
 
+/**
+ * The run lists every comment answered 201, and beyond them at most as many as were answered 503
+ * with an unknown outcome (a client learns which by retrying); counted as wrong otherwise.
+ */
+async function checkListed(target: Target, lister: string, runId: string, created: string[], answers: Answer[]) {
+  const listedIds = await listComments(target, lister, runId);
+  const unlisted = created.filter((id) => !listedIds.has(id));
+  const maybe = answers.filter((a) => a.status === 503 && /outcome is unknown/.test(a.detail ?? '')).length;
+  if (unlisted.length > 0 || listedIds.size > created.length + maybe) {
+    console.error(
+      `run ${runId}: ${created.length} comments answered 201 (${unlisted.length} of them not listed) and ${maybe} with an unknown outcome; ${listedIds.size} listed`,
+    );
+    wrong++;
+  }
+}
+
 async function main(): Promise<void> {
   const target: Target = values.target
     ? {
@@ -187,7 +216,8 @@ async function main(): Promise<void> {
       }
     : // A token per writer of every phase (run, organization) and one to list with: the WAF limits each
       // token to 30 req/s over a minute, which one writer alone would pass.
-      await startLocalTarget(2 * writerCounts.reduce((sum, n) => sum + n, 0) + 1);
+      // And one per client of the bursts, the same clients in each.
+      await startLocalTarget(2 * writerCounts.reduce((sum, n) => sum + n, 0) + burst + 1);
   let firstOfStep = 1;
   const token = (writer: number) => target.tokens[(firstOfStep + writer) % target.tokens.length]!;
   const lister = target.tokens[0]!;
@@ -213,16 +243,7 @@ async function main(): Promise<void> {
       });
       report('one run', writers, onRun);
       firstOfStep += writers;
-      const listedIds = await listComments(target, lister, runId);
-      const unlisted = created.filter((id) => !listedIds.has(id));
-      // A 503 whose outcome is unknown may have written its comment: the client learns which by retrying it.
-      const maybe = onRun.answers.filter((a) => a.status === 503 && /outcome is unknown/.test(a.detail ?? '')).length;
-      if (unlisted.length > 0 || listedIds.size > created.length + maybe) {
-        console.error(
-          `run ${runId}: ${created.length} comments answered 201 (${unlisted.length} of them not listed) and ${maybe} with an unknown outcome; ${listedIds.size} listed`,
-        );
-        wrong++;
-      }
+      await checkListed(target, lister, runId, created, onRun.answers);
       const inOrg = await writeFor(writers, async (writer, n) => {
         const create = await send(
           target,
@@ -248,6 +269,27 @@ async function main(): Promise<void> {
       report('one organization', writers, inOrg);
       console.log(`  ${writers} writers: done`);
       firstOfStep += writers;
+    }
+    for (let n = 1; burst > 0 && n <= BURSTS; n++) {
+      const runId = target.commentRunIds[writerCounts.length + n - 1]!;
+      const created: string[] = [];
+      const started = performance.now();
+      const answers = await Promise.all(
+        Array.from({ length: burst }, async (_, client) => {
+          const answer = await send(
+            target,
+            token(client),
+            'POST',
+            `/runs/${runId}/comments`,
+            { data: { type: 'comments', attributes: { body: `burst ${unique}: client ${client}` } } },
+            firstOfStep + client,
+          );
+          if (answer.status === 201) created.push(answer.json.data.id);
+          return answer;
+        }),
+      );
+      report(`${burst} at once, burst ${n}`, burst, { answers, elapsed: (performance.now() - started) / 1000 });
+      await checkListed(target, lister, runId, created, answers);
     }
   } finally {
     await target.stop();

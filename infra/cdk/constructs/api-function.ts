@@ -6,7 +6,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { APP_NAME } from '#shared/config';
+import { APP_NAME, FUNCTION_TIMEOUT_SECONDS } from '#shared/config';
 import { BUNDLE } from './bundling';
 import type { TableAccess } from '#shared/routes';
 import { DEFAULTS } from '../config';
@@ -43,13 +43,12 @@ export class ApiFunction extends NodejsFunction {
    *  memory, and the handlers are CPU-bound, not memory-bound (the cold start parses the bundle,
    *  a request builds JSON and hashes tokens), so the memory is bought for its CPU. */
   static readonly MEMORY_MB = DEFAULTS.memorySize;
-  /** A request's DynamoDB round trips are budgeted (docs/design.md); 10 s leaves room for the SDK's
-   *  retries with backoff when the table throttles, and for a writer waiting its turn on a busy run
-   *  or organization: the handler stops waiting when one more store call at its slowest (4 s)
-   *  would end past 9.5 s, and answers 503 (shared/store/contention.ts), so no request meets this
-   *  timeout. Init gets its own 10 s, so even a cold request (≤ 20 s) stays under API Gateway's
-   *  29 s integration timeout: the client gets our answer, not the gateway's. */
-  static readonly TIMEOUT = Duration.seconds(10);
+  /** A request's DynamoDB round trips are budgeted (docs/design.md); the timeout leaves room for
+   *  the SDK's retries with backoff when the table throttles, and for a writer waiting its turn on
+   *  a busy run or organization: the handler stops waiting when one more attempt could not end
+   *  before its deadline, and answers 503 (shared/store/contention.ts), so no request meets this
+   *  timeout. Why 15 s, and how it fits API Gateway's 29 s: FUNCTION_TIMEOUT_SECONDS. */
+  static readonly TIMEOUT = Duration.seconds(FUNCTION_TIMEOUT_SECONDS);
   static readonly LOG_RETENTION = DEFAULTS.logRetentionDays as RetentionDays;
 
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
