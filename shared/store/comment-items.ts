@@ -48,7 +48,10 @@ export interface Prewritten {
 /**
  * Writes a comment's items before its commit, side by side, each only where nothing is: the copy
  * under its fresh id, the member at the number the create expects to take. A member already there
- * (a create's that did not commit) is written over after the commit, the copy being written.
+ * (a create's that did not commit) is written over after the commit, the copy being written. A put
+ * whose answer was lost (a loaded store's timeout) may or may not have landed: neither counts
+ * until the commit, so the create goes on and writes that item after its commit, as for a member
+ * already there; only a put the store refused to take fails the create.
  */
 export async function prewrite(latest: Latest): Promise<Prewritten> {
   const [member, copy] = commentItems(asComment(latest), latest.number);
@@ -61,15 +64,16 @@ export async function prewrite(latest: Latest): Promise<Prewritten> {
     copy: copyPut.status === 'fulfilled' && copyPut.value,
     member: memberPut.status === 'fulfilled' && memberPut.value,
   };
-  const failed = [copyPut, memberPut].find((put) => put.status === 'rejected');
-  if (failed) {
+  const failed = [copyPut, memberPut].find((put) => put.status === 'rejected' && !isWriteOutcomeUnknown(put.reason));
+  if (failed?.status === 'rejected') {
     // Nothing is committed: what one write left is taken back (unless the store is not answering:
     // then it is left unseen), and the create fails as the other did.
-    if (!isStoreUnavailable(failed.reason) && !isWriteOutcomeUnknown(failed.reason)) await discard(written);
+    if (!isStoreUnavailable(failed.reason)) await discard(written);
     throw failed.reason;
   }
   // A fresh id's copy: only a retry under the same id (which does not prewrite) finds one there.
-  if (!written.copy) throw new Error(`comment ${latest.id} already had a copy before its commit`);
+  if (copyPut.status === 'fulfilled' && !copyPut.value)
+    throw new Error(`comment ${latest.id} already had a copy before its commit`);
   return written;
 }
 

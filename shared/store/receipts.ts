@@ -125,18 +125,27 @@ export async function beforeLookingAgain(spot: Spot, claim: Claim): Promise<void
 /** Claims `receipt` for the record `recordId` is about to create: undefined when claimed (no live receipt existed), else the claim that holds it. */
 export async function claimReceipt(spot: Spot, receipt: Receipt, recordId: string): Promise<Claim | undefined> {
   return whileContended(spot.hotSpot, spot.where, async () => {
-    const outcome = await writeOnce({
-      Put: {
-        Item: claimItem(receipt, recordId),
-        ConditionExpression: 'attribute_not_exists(PK) OR sweepAt < :now',
-        ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },
-      },
-    });
+    let outcome: Awaited<ReturnType<typeof writeOnce>>;
+    try {
+      outcome = await writeOnce({
+        Put: {
+          Item: claimItem(receipt, recordId),
+          ConditionExpression: 'attribute_not_exists(PK) OR sweepAt < :now',
+          ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },
+        },
+      });
+    } catch (error) {
+      // Its answer was lost (a loaded store's timeout): claim again, and a refusal naming this
+      // create's record is the first claim, landed. Nothing is committed either way.
+      if (isWriteOutcomeUnknown(error)) return LOST_ROUND;
+      throw error;
+    }
     if (outcome === 'written') return undefined;
     // Another Region wrote the receipt at this moment: the next try reads what it wrote.
     if (outcome === LOST_ROUND) return LOST_ROUND;
     // Expired between its write and ours (or the item vanished): claim it again.
-    return outcome.refused && !hasExpired(outcome.refused) ? claimOf(outcome.refused) : LOST_ROUND;
+    if (!outcome.refused || hasExpired(outcome.refused)) return LOST_ROUND;
+    return outcome.refused.recordId === recordId ? undefined : claimOf(outcome.refused);
   });
 }
 

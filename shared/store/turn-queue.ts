@@ -3,6 +3,7 @@ import { documentClient, tableName, withinDeadline } from './client';
 import type { Item } from './collection';
 import { isConditionFailed, isReplicatedWriteConflict } from './errors';
 import type { Key } from './keys';
+import { isWriteOutcomeUnknown } from './write-outcome';
 import { writeHooks, type Write } from './writes';
 
 /**
@@ -219,7 +220,9 @@ export async function takeTicket(
     return item;
   } catch (error) {
     if (isConditionFailed(error)) return undefined;
-    if (isReplicatedWriteConflict(error)) return 'conflict';
+    // Another Region was writing the record, or the answer was lost (a loaded store's timeout): try
+    // again. A lost ticket that was taken nonetheless is passed over once its lease ends.
+    if (isReplicatedWriteConflict(error) || isWriteOutcomeUnknown(error)) return 'conflict';
     throw error;
   }
 }

@@ -7,7 +7,10 @@ import { documentClient, tableName } from '#shared/store/client';
 import { keys } from '#shared/store/keys';
 import { getItem } from '#shared/store/collection';
 import { ATTEMPT_ROOM_MS, Contended, withStoreDeadline } from '#shared/store/contention';
-import { TURN_LEASE_MS } from '#shared/store/turn-queue';
+import { isQueueWrite, TURN_LEASE_MS } from '#shared/store/turn-queue';
+import { afterCommit } from '#shared/store/write-outcome';
+import { writeHooks, type Write } from '#shared/store/writes';
+import type { Receipt } from '#shared/store/receipts';
 
 async function registeredRun(organization = 'acme') {
   return (await registerNewRun(organization)).runId;
@@ -134,5 +137,98 @@ describe('the queue of turns on a busy run', () => {
     expect(Date.now() - started).toBeLessThan(TURN_LEASE_MS / 2);
     expect(await queueOf(runId)).toEqual({ queueNext: 3, queueHead: 3, queueGone: undefined });
     expect((await listStoredComments(runId, page(1, 20)))?.page.items.map((c) => c.body)).toEqual(['next']);
+  });
+});
+
+/**
+ * A loaded store answers some writes too late: the SDK gives up on the answer, and the write may or
+ * may not have landed. Before its commit a create has written nothing anyone can see, so such a
+ * write does not make the create's outcome unknown: it goes on, and its answer is the truth.
+ */
+describe('a write before the commit whose answer was lost', () => {
+  /** The error a timed-out write ends in: marked as possibly applied, as the store client marks it. */
+  const lostAnswer = () => afterCommit(() => Promise.reject(new Error('socket timed out'))).catch((error) => error);
+  /** Loses the answer of the first write `which` picks, after it landed (`landed`) or before. */
+  async function losing<T>(which: (write: Write) => boolean, landed: boolean, work: () => Promise<T>): Promise<T> {
+    const error = await lostAnswer();
+    let lost = false;
+    const hook = (write: Write) => {
+      if (lost || !which(write)) return;
+      lost = true;
+      throw error;
+    };
+    if (landed) writeHooks.afterWritten = hook;
+    else writeHooks.beforeWrite = hook;
+    try {
+      return await work();
+    } finally {
+      writeHooks.afterWritten = undefined;
+      writeHooks.beforeWrite = undefined;
+      expect(lost).toBe(true);
+    }
+  }
+  const isPutOf = (prefix: string) => (write: Write) =>
+    'Put' in write && String(write.Put.Item?.PK).startsWith(prefix) && write.Put.ConditionExpression !== undefined;
+  const once = (): Receipt => ({
+    id: `receipt-${newId('wsc')}`,
+    fingerprint: 'same request',
+    expiresAt: Math.floor(Date.now() / 1000) + 60,
+    keyed: true,
+  });
+
+  it.each([
+    ['its copy, landed', 'COMMENT#', true],
+    ['its copy, not landed', 'COMMENT#', false],
+    ['its member, landed', 'RUN#', true],
+    ['its member, not landed', 'RUN#', false],
+  ])(
+    'a comment create whose prewrite of %s answers 201, exactly once, with its items right',
+    async (_, prefix, landed) => {
+      const runId = await registeredRun();
+      const before = await insertComment({ runId, organization: 'acme', body: 'first', createdBy: 'user-a' });
+      const created = await losing(isPutOf(prefix), landed, () =>
+        insertComment({ runId, organization: 'acme', body: 'second', createdBy: 'user-a' }),
+      );
+      expect(created).toMatchObject({ body: 'second' });
+      const { id } = created as { id: string };
+      expect(await findComment(id)).toEqual(created);
+      expect((await listStoredComments(runId, page(1, 20)))?.page).toEqual({ items: [before, created], totalCount: 2 });
+      expect((await getItem(keys.runComment(runId, 2)))?.id).toBe(id);
+    },
+  );
+
+  it('a claim of a receipt that landed is found to be its own: the create commits once, and its retry replays it', async () => {
+    const runId = await registeredRun();
+    const receipt = once();
+    const input = { runId, organization: 'acme', body: 'claimed', createdBy: 'user-a' };
+    const created = await losing(isPutOf('RECEIPT#'), true, () => insertComment(input, receipt));
+    expect(created).toMatchObject({ body: 'claimed' });
+    expect(await insertComment(input, receipt)).toEqual({ replayOf: { fingerprint: 'same request', record: created } });
+    expect((await listStoredComments(runId, page(1, 20)))?.page).toEqual({ items: [created], totalCount: 1 });
+  });
+
+  it('a ticket taken whose answer was lost: the writer takes another and commits, passing the lost one after its lease', async () => {
+    const runId = await registeredRun();
+    // A writer elsewhere holds ticket 0 and died: this one must queue.
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.run(runId),
+        UpdateExpression: 'SET queueNext = :next, queueHead = :head, queueAt = :at',
+        ExpressionAttributeValues: { ':next': 1, ':head': 0, ':at': Date.now() },
+      }),
+    );
+    const created = await losing(isQueueWrite, true, () =>
+      insertComment({ runId, organization: 'acme', body: 'queued', createdBy: 'user-a' }),
+    );
+    expect(created).toMatchObject({ body: 'queued' });
+    const run = (await getItem(keys.run(runId)))!;
+    // Tickets 0 (dead) and 1 (lost) were passed; 2 committed.
+    expect({ next: run.queueNext, head: run.queueHead, count: run.commentCount }).toEqual({
+      next: 3,
+      head: 3,
+      count: 1,
+    });
+    expect((await listStoredComments(runId, page(1, 20)))?.page).toEqual({ items: [created], totalCount: 1 });
   });
 });
