@@ -1,11 +1,11 @@
 import { getItem, type Item } from './collection';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { STORE_TIMEOUTS } from './client';
-import { Contended, currentDeadline, LOST_ROUND, whileContended, type HotSpot } from './contention';
+import { Contended, currentDeadline, LOST_ROUND, RETRY_NOW, whileContended, type HotSpot } from './contention';
 import { expiring, hasExpired } from './expiry';
 import { Entity, keys } from './keys';
 import { writeOnce, type Write } from './single-write';
-import { isWriteOutcomeUnknown } from './write-outcome';
+import { isWriteOutcomeUnknown, repairing } from './write-outcome';
 
 /**
  * A create's receipt: what makes a retried create safe. A create claims it before it commits,
@@ -124,21 +124,27 @@ export async function beforeLookingAgain(spot: Spot, claim: Claim): Promise<void
 
 /** Claims `receipt` for the record `recordId` is about to create: undefined when claimed (no live receipt existed), else the claim that holds it. */
 export async function claimReceipt(spot: Spot, receipt: Receipt, recordId: string): Promise<Claim | undefined> {
+  let lostOnce = false;
   return whileContended(spot.hotSpot, spot.where, async () => {
+    const claim: Write = {
+      Put: {
+        Item: claimItem(receipt, recordId),
+        ConditionExpression: 'attribute_not_exists(PK) OR sweepAt < :now',
+        ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },
+      },
+    };
     let outcome: Awaited<ReturnType<typeof writeOnce>>;
     try {
-      outcome = await writeOnce({
-        Put: {
-          Item: claimItem(receipt, recordId),
-          ConditionExpression: 'attribute_not_exists(PK) OR sweepAt < :now',
-          ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },
-        },
-      });
+      outcome = await writeOnce(claim);
     } catch (error) {
-      // Its answer was lost (a loaded store's timeout): claim again, and a refusal naming this
-      // create's record is the first claim, landed. Nothing is committed either way.
-      if (isWriteOutcomeUnknown(error)) return LOST_ROUND;
-      throw error;
+      // Its answer was lost (a loaded store's timeout): claim once more, and a refusal naming this
+      // create's record is the first claim, landed.
+      if (isWriteOutcomeUnknown(error) && !lostOnce) {
+        lostOnce = true;
+        return RETRY_NOW;
+      }
+      // A claim commits nothing: its failure is the store's, never an unknown outcome of the create.
+      return repairing(() => Promise.reject(error));
     }
     if (outcome === 'written') return undefined;
     // Another Region wrote the receipt at this moment: the next try reads what it wrote.

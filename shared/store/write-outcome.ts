@@ -88,9 +88,10 @@ export async function afterCommit<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Runs writes that finish someone else's change (a repair) for a request that has not committed
- * its own: whatever happens to them, this request's outcome is known (nothing of its own was
- * written), so their failure is answered as the store being unavailable, never "outcome unknown".
+ * Runs writes for a request that has not committed its own change: finishing someone else's (a
+ * repair), or preparing its own (a receipt's claim). Whatever happens to them, this request's
+ * outcome is known (nothing of its own is committed), so their failure is answered as the store
+ * being unavailable, never "outcome unknown".
  */
 export async function repairing<T>(work: () => Promise<T>): Promise<T> {
   try {
