@@ -370,7 +370,10 @@ const rows: Row[] = [];
 /** Create calls by key id: the delete baseline recreates each victim (untimed) before deleting it. */
 const keyCreations = new Map<string, Call[]>();
 
-// Fixture through the handlers themselves: keys to update (a few, cycled) and a comment to show.
+// Fixture through the handlers themselves: a first page of keys that stay (the oldest list first:
+// without them page 1 would show the keys the delete scenario removes, and read past their
+// tombstones, docs/design.md "Round-trip budgets"), keys to update (a few, cycled) and a comment to show.
+for (let i = 0; i < 20; i++) await invoke('reserved-tag-keys/create', 2_000_000 + i);
 for (let i = 0; i < 4; i++)
   fixture.keyIds.push(JSON.parse((await invoke('reserved-tag-keys/create', 1_000_000 + i)).body).data.id);
 fixture.commentId = JSON.parse((await invoke('comments/create', 1_000_000)).body).data.id;

@@ -57,6 +57,7 @@ const keyDocument = (attributes: Record<string, unknown>) => ({ data: { type: 'r
 export const scenarios: Record<string, Scenario> = {
   ping: { budget: 0, request: () => ({ method: 'GET', path: '/ping' }) },
   'reserved-tag-keys/list': {
+    // Page 1: one Query, more only past the tombstones of keys deleted in the last 5 minutes.
     budget: 1,
     request: (f) => ({ method: 'GET', path: `/organizations/${f.organization}/reserved-tag-keys` }),
   },
