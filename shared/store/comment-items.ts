@@ -48,10 +48,12 @@ export interface Prewritten {
 /**
  * Writes a comment's items before its commit, side by side, each only where nothing is: the copy
  * under its fresh id, the member at the number the create expects to take. A member already there
- * (a create's that did not commit) is written over after the commit, the copy being written. A put
- * whose answer was lost (a loaded store's timeout) may or may not have landed: neither counts
- * until the commit, so the create goes on and writes that item after its commit, as for a member
- * already there; only a put the store refused to take fails the create.
+ * (a create's that did not commit) is written over after the commit, the copy being written.
+ * A put whose answer was lost (a loaded store's timeout) may or may not have landed. The member's
+ * then counts as not written: the create writes it after its commit. The copy's is put once more,
+ * whole: the member may have landed, and a member may name a committed comment only once its copy
+ * is there. The create fails only when the store refused a put, or did not answer the copy twice
+ * (nothing committed: then its answer is the store's 503, not an unknown outcome).
  */
 export async function prewrite(latest: Latest): Promise<Prewritten> {
   const [member, copy] = commentItems(asComment(latest), latest.number);
@@ -64,12 +66,18 @@ export async function prewrite(latest: Latest): Promise<Prewritten> {
     copy: copyPut.status === 'fulfilled' && copyPut.value,
     member: memberPut.status === 'fulfilled' && memberPut.value,
   };
-  const failed = [copyPut, memberPut].find((put) => put.status === 'rejected' && !isWriteOutcomeUnknown(put.reason));
-  if (failed?.status === 'rejected') {
-    // Nothing is committed: what one write left is taken back (unless the store is not answering:
-    // then it is left unseen), and the create fails as the other did.
-    if (!isStoreUnavailable(failed.reason)) await discard(written);
-    throw failed.reason;
+  try {
+    if (memberPut.status === 'rejected' && !isWriteOutcomeUnknown(memberPut.reason)) throw memberPut.reason;
+    if (copyPut.status === 'rejected') {
+      if (!isWriteOutcomeUnknown(copyPut.reason)) throw copyPut.reason;
+      // A fresh id's copy: no one else writes it before this create commits.
+      written.copy = await repairing(() => writeDerived('run', where, { Put: { Item: copy! } }));
+    }
+  } catch (error) {
+    // Nothing is committed: what a write left is taken back (unless the store is not answering:
+    // then it is left unseen), and the create fails as that write did.
+    if (!isStoreUnavailable(error) && !isWriteOutcomeUnknown(error)) await discard(written);
+    throw error;
   }
   // A fresh id's copy: only a retry under the same id (which does not prewrite) finds one there.
   if (copyPut.status === 'fulfilled' && !copyPut.value)

@@ -197,6 +197,35 @@ describe('a write before the commit whose answer was lost', () => {
     },
   );
 
+  it('a copy whose prewrite was lost is put again before the commit: a writer that dies after its commit leaves it shown by id', async () => {
+    const runId = await registeredRun();
+    const lost = await lostAnswer();
+    let copyLost = false;
+    writeHooks.beforeWrite = (write) => {
+      if (!copyLost && isPutOf('COMMENT#')(write)) {
+        copyLost = true;
+        throw lost;
+      }
+    };
+    // The commit lands, and its writer dies right after it: nothing after the commit is written.
+    writeHooks.afterWritten = (write) => {
+      if ('Update' in write && /^SET commentCount/.test(write.Update.UpdateExpression ?? ''))
+        throw new Error('killed after its commit');
+    };
+    try {
+      await expect(
+        insertComment({ runId, organization: 'acme', body: 'orphan?', createdBy: 'user-a' }),
+      ).rejects.toThrow('killed after its commit');
+    } finally {
+      writeHooks.beforeWrite = undefined;
+      writeHooks.afterWritten = undefined;
+    }
+    expect(copyLost).toBe(true);
+    const [listed] = (await listStoredComments(runId, page(1, 20)))!.page.items;
+    expect(listed).toMatchObject({ body: 'orphan?' });
+    expect(await findComment(listed!.id)).toEqual(listed);
+  });
+
   it('a claim of a receipt that landed is found to be its own: the create commits once, and its retry replays it', async () => {
     const runId = await registeredRun();
     const receipt = once();
