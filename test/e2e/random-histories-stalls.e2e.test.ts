@@ -1,10 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ensureTable, startDynamoDbLocal, useLocalEndpoint, type DynamoDbLocal } from '#infra/local/aws/dynamodb-local';
-import { startLocalStack, type LocalStack } from '#infra/local/local-stack';
+import { useLocalEndpoint } from '#infra/local/aws/dynamodb-local';
+import { startOwnStore, type OwnStore } from '../support/own-store';
 
 /**
  * Seeded random histories (test/support/random-history.ts) with the store stalled for 2 s in the
@@ -13,35 +10,21 @@ import { startLocalStack, type LocalStack } from '#infra/local/local-stack';
  * What was acknowledged must still be exactly what the API lists, shows and replays.
  */
 const TABLE = 'random-histories-stalls';
-let dataDir: string;
-let store: DynamoDbLocal;
-let stack: LocalStack;
+let own: OwnStore;
 let run: (seed: number, during: () => Promise<void>) => Promise<{ comments: number; keyOps: number }>;
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'random-histories-'));
-  store = await startDynamoDbLocal({ dataDir });
+  own = await startOwnStore(TABLE);
   // The store modules this file loads from here on (the history's own reads) use this store.
-  useLocalEndpoint(store.endpoint);
+  useLocalEndpoint(own.store.endpoint);
   process.env.TABLE_NAME = TABLE;
-  await ensureTable(store.endpoint, TABLE);
-  stack = await startLocalStack({ dynamoDbEndpoint: store.endpoint, tableName: TABLE, log: () => undefined });
   const { TestApi } = await import('../support/api');
   const { history } = await import('../support/random-history');
-  const api = new TestApi(stack.url);
+  const api = new TestApi(own.stack.url);
   run = (seed, during) => history(api, seed, during);
 }, 180_000);
 
-afterAll(async () => {
-  try {
-    process.kill(store.pid, 'SIGCONT');
-  } catch {
-    /* gone */
-  }
-  await stack?.close();
-  await store?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => own?.stop());
 
 describe('seeded random histories with the store stalled for 2 s', () => {
   it.each([1, 2])(
@@ -49,9 +32,9 @@ describe('seeded random histories with the store stalled for 2 s', () => {
     async (seed) => {
       const stall = async () => {
         await sleep(400 + 200 * seed);
-        process.kill(store.pid, 'SIGSTOP');
+        process.kill(own.store.pid, 'SIGSTOP');
         await sleep(2_000);
-        process.kill(store.pid, 'SIGCONT');
+        process.kill(own.store.pid, 'SIGCONT');
       };
       const done = await run(seed, stall);
       expect(done.comments + done.keyOps).toBe(80);

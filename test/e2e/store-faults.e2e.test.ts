@@ -1,13 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/aws/dynamodb-local';
-import { startLocalStack, type LocalStack } from '#infra/local/local-stack';
+import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/aws/dynamodb-local';
+import type { LocalStack } from '#infra/local/local-stack';
 import { newId } from '#shared/ids';
 import { TestApi } from '../support/api';
 import { adminStreams } from '../support/admin-cli';
 import { commentDocument, keyDocument } from '../support/documents';
+import { startOwnStore, type OwnStore } from '../support/own-store';
 
 /**
  * Store faults under load, over HTTP through the local stack: this file's own DynamoDB Local (on
@@ -23,6 +21,7 @@ const TABLE = 'store-faults';
 const FAULT_ANSWER_MS = 10_000;
 const UNKNOWN_OUTCOME = /outcome is unknown.*Idempotency-Key/;
 
+let own: OwnStore;
 let dataDir: string;
 let store: DynamoDbLocal;
 let stack: LocalStack;
@@ -41,10 +40,8 @@ async function admin(...args: string[]): Promise<any> {
 }
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'store-faults-'));
-  store = await startDynamoDbLocal({ dataDir });
-  await ensureTable(store.endpoint, TABLE);
-  stack = await startLocalStack({ dynamoDbEndpoint: store.endpoint, tableName: TABLE, log: () => undefined });
+  own = await startOwnStore(TABLE);
+  ({ dataDir, store, stack } = own);
   api = new TestApi(stack.url);
   owner = (await admin('token', 'create', '--org', ORG, '--role', 'owner')).token;
   for (let i = 0; i < 2; i++) freshTokens.push((await admin('token', 'create', '--org', ORG, '--role', 'owner')).token);
@@ -52,16 +49,7 @@ beforeAll(async () => {
   await admin('run', 'register', runId, '--org', ORG);
 }, 180_000);
 
-afterAll(async () => {
-  try {
-    process.kill(store.pid, 'SIGCONT');
-  } catch {
-    /* gone */
-  }
-  await stack?.close();
-  await store?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => own?.stop());
 
 interface Answer {
   kind: string;
@@ -253,7 +241,7 @@ describe('a store that faults under load', () => {
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, 5_000 - (performance.now() - killedAt))));
     await traffic.stop();
     const killed = traffic.answers.slice(firstOfFault);
-    store = await startDynamoDbLocal({ dataDir, port: store.port });
+    store = own.store = await startDynamoDbLocal({ dataDir, port: store.port });
     const recovered = await recovery();
 
     summary(

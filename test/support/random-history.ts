@@ -3,6 +3,7 @@ import { newId } from '#shared/ids';
 import { registerNewRun } from '#shared/store/runs';
 import { getItem } from '#shared/store/collection';
 import { keys } from '#shared/store/keys';
+import { seededRandom } from '#infra/local/aws/mrsc';
 import { tokenFor, type ApiResponse, type TestApi } from './api';
 import { organizationState } from './organization-state';
 
@@ -14,18 +15,6 @@ import { organizationState } from './organization-state';
  * acknowledged: a 201 is there once, a 503 that wrote nothing is not, one whose outcome is unknown
  * may be; names stay unique; the stored items agree (a serial order of the requests).
  */
-
-/** mulberry32: a small seeded generator, so a failing history can be run again. */
-export function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const NAMES = ['env', 'team', 'cost-center', 'owner', 'tier'];
 const UNKNOWN = /outcome is unknown/;
@@ -51,7 +40,7 @@ export async function history(api: TestApi, seed: number, during?: () => Promise
 
   // Each client its own generator: its choices are the seed's; which key it meets, the timing's.
   const client = async (c: number) => {
-    const next = random(seed * 1_000 + c);
+    const next = seededRandom(seed * 1_000 + c);
     const pick = <T>(items: T[]) => items[Math.floor(next() * items.length)]!;
     const casing = (name: string) => [...name].map((ch) => (next() < 0.5 ? ch.toUpperCase() : ch)).join('');
     const token = await tokenFor({ [organization]: 'owner' }, `user-${c}`);
