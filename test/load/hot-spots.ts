@@ -12,7 +12,8 @@ import { supported } from './report';
  * checks the run lists every comment answered 201, and beyond them at most those answered 503 with
  * an unknown outcome (exits 1 otherwise, or on any 5xx other than a 503 with Retry-After).
  * Then bursts: N comment creates sent at once on a new run, one per client, three times; the first
- * meets cold instances and authorizer caches, the others what a service in use has (--burst).
+ * meets cold instances and authorizer caches, the others what a service in use has: instances
+ * started, and each client's token authorized in the last minute (--burst).
  */
 const USAGE = `Usage: npm run hot-spots -- [options]
 
@@ -86,39 +87,44 @@ async function send(
   const url = new URL(`${target.apiUrl}${path}`);
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/vnd.api+json' };
   const payload = body === undefined ? undefined : JSON.stringify(body);
-  const { status, retryAfter, text } =
+  const { status, retryAfter, errorType, text } =
     url.protocol === 'http:' && url.hostname === '127.0.0.1'
-      ? await new Promise<{ status: number; retryAfter: string | null; text: string }>((resolve, reject) => {
-          const request = httpRequest(
-            url,
-            { method, headers, localAddress: `127.0.0.${2 + (client % 250)}` },
-            (response) => {
-              let received = '';
-              response
-                .setEncoding('utf8')
-                .on('data', (chunk: string) => {
-                  received += chunk;
-                })
-                .on('end', () =>
-                  resolve({
-                    status: response.statusCode!,
-                    retryAfter: (response.headers['retry-after'] as string | undefined) ?? null,
-                    text: received,
-                  }),
-                );
-            },
-          ).on('error', reject);
-          request.end(payload);
-        })
+      ? await new Promise<{ status: number; retryAfter: string | null; errorType: string | null; text: string }>(
+          (resolve, reject) => {
+            const request = httpRequest(
+              url,
+              { method, headers, localAddress: `127.0.0.${2 + (client % 250)}` },
+              (response) => {
+                let received = '';
+                response
+                  .setEncoding('utf8')
+                  .on('data', (chunk: string) => {
+                    received += chunk;
+                  })
+                  .on('end', () =>
+                    resolve({
+                      status: response.statusCode!,
+                      retryAfter: (response.headers['retry-after'] as string | undefined) ?? null,
+                      errorType: (response.headers['x-amzn-errortype'] as string | undefined) ?? null,
+                      text: received,
+                    }),
+                  );
+              },
+            ).on('error', reject);
+            request.end(payload);
+          },
+        )
       : await fetch(url, { method, headers, ...(payload === undefined ? {} : { body: payload }) }).then(
           async (response) => ({
             status: response.status,
             retryAfter: response.headers.get('retry-after'),
+            errorType: response.headers.get('x-amzn-errortype'),
             text: await response.text(),
           }),
         );
   const json = text ? JSON.parse(text) : undefined;
-  return { status, ms: performance.now() - started, retryAfter, json, detail: json?.errors?.[0]?.detail };
+  const detail = json?.errors?.[0]?.detail ?? (errorType ? `(the gateway's ${errorType})` : undefined);
+  return { status, ms: performance.now() - started, retryAfter, json, detail };
 }
 
 /** `writers` clients each sending `request(writer, n)` in a loop until the time is up. */
@@ -204,6 +210,32 @@ async function checkListed(target: Target, lister: string, runId: string, create
   }
 }
 
+/**
+ * One read per client, a few at a time (not a burst of its own), until each was answered 200: its
+ * token's authorization is then in the gateway's cache for a minute.
+ */
+async function authorizeEach(
+  target: Target,
+  runId: string,
+  clients: number,
+  tokenOf: (client: number) => string,
+  firstClient: number,
+): Promise<void> {
+  const AT_ONCE = 6;
+  for (let from = 0; from < clients; from += AT_ONCE) {
+    await Promise.all(
+      Array.from({ length: Math.min(AT_ONCE, clients - from) }, async (_, i) => {
+        const client = from + i;
+        for (let tries = 1; tries <= 5; tries++) {
+          const path = `/runs/${runId}/comments?page[size]=1`;
+          if ((await send(target, tokenOf(client), 'GET', path, undefined, firstClient + client)).status === 200)
+            return;
+        }
+      }),
+    );
+  }
+}
+
 async function main(): Promise<void> {
   const target: Target = values.target
     ? {
@@ -272,6 +304,9 @@ async function main(): Promise<void> {
     }
     for (let n = 1; burst > 0 && n <= BURSTS; n++) {
       const runId = target.commentRunIds[writerCounts.length + n - 1]!;
+      // After the first burst, each client has been answered within the last minute, as the
+      // clients of a service in use have: the gateway holds its token's authorization.
+      if (n > 1) await authorizeEach(target, runId, burst, (client) => token(client), firstOfStep);
       const created: string[] = [];
       const started = performance.now();
       const answers = await Promise.all(
