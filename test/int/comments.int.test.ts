@@ -9,7 +9,8 @@ import { getItem } from '#shared/store/collection';
 import { ATTEMPT_ROOM_MS, Contended, withStoreDeadline } from '#shared/store/contention';
 import { isQueueWrite, TURN_LEASE_MS } from '#shared/store/turn-queue';
 import { afterCommit } from '#shared/store/write-outcome';
-import { writeHooks, type Write } from '#shared/store/writes';
+import type { Write } from '#shared/store/writes';
+import { withWriteHooks } from '../support/write-hooks';
 import type { Receipt } from '#shared/store/receipts';
 
 async function registeredRun(organization = 'acme') {
@@ -157,13 +158,9 @@ describe('a write before the commit whose answer was lost', () => {
       lost = true;
       throw error;
     };
-    if (landed) writeHooks.afterWritten = hook;
-    else writeHooks.beforeWrite = hook;
     try {
-      return await work();
+      return await withWriteHooks(landed ? { afterWritten: hook } : { beforeWrite: hook }, work);
     } finally {
-      writeHooks.afterWritten = undefined;
-      writeHooks.beforeWrite = undefined;
       expect(lost).toBe(true);
     }
   }
@@ -201,25 +198,22 @@ describe('a write before the commit whose answer was lost', () => {
     const runId = await registeredRun();
     const lost = await lostAnswer();
     let copyLost = false;
-    writeHooks.beforeWrite = (write) => {
-      if (!copyLost && isPutOf('COMMENT#')(write)) {
-        copyLost = true;
-        throw lost;
-      }
+    const hooks = {
+      beforeWrite: (write: Write) => {
+        if (!copyLost && isPutOf('COMMENT#')(write)) {
+          copyLost = true;
+          throw lost;
+        }
+      },
+      // The commit lands, and its writer dies right after it: nothing after the commit is written.
+      afterWritten: (write: Write) => {
+        if ('Update' in write && /^SET commentCount/.test(write.Update.UpdateExpression ?? ''))
+          throw new Error('killed after its commit');
+      },
     };
-    // The commit lands, and its writer dies right after it: nothing after the commit is written.
-    writeHooks.afterWritten = (write) => {
-      if ('Update' in write && /^SET commentCount/.test(write.Update.UpdateExpression ?? ''))
-        throw new Error('killed after its commit');
-    };
-    try {
-      await expect(
-        insertComment({ runId, organization: 'acme', body: 'orphan?', createdBy: 'user-a' }),
-      ).rejects.toThrow('killed after its commit');
-    } finally {
-      writeHooks.beforeWrite = undefined;
-      writeHooks.afterWritten = undefined;
-    }
+    await expect(
+      withWriteHooks(hooks, () => insertComment({ runId, organization: 'acme', body: 'orphan?', createdBy: 'user-a' })),
+    ).rejects.toThrow('killed after its commit');
     expect(copyLost).toBe(true);
     const [listed] = (await listStoredComments(runId, page(1, 20)))!.page.items;
     expect(listed).toMatchObject({ body: 'orphan?' });

@@ -9,9 +9,10 @@ import { Contended } from '#shared/store/contention';
 import { lease } from '#shared/store/receipts';
 import { see } from '#shared/store/run-cache';
 import { registerNewRun } from '#shared/store/runs';
-import { writeHooks, type Write } from '#shared/store/single-write';
+import type { Write } from '#shared/store/single-write';
 import { isQueueWrite, TURN_LEASE_MS } from '#shared/store/turn-queue';
 import { callRoute, type RouteAnswer } from '../support/call-route';
+import { withWriteHooks } from '../support/write-hooks';
 
 /**
  * A writer killed between any two of its writes, through the real handlers over DynamoDB Local.
@@ -26,14 +27,10 @@ class WriterKilled extends Error {}
 /** Runs `request` letting it make `k` writes; the (k+1)-th and any after it are never sent. */
 async function killedAfter(k: number, request: () => Promise<RouteAnswer>): Promise<RouteAnswer> {
   let writes = 0;
-  writeHooks.beforeWrite = () => {
+  const beforeWrite = () => {
     if (++writes > k) throw new WriterKilled(`killed after write ${k}`);
   };
-  try {
-    return await request();
-  } finally {
-    writeHooks.beforeWrite = undefined;
-  }
+  return withWriteHooks({ beforeWrite }, request);
 }
 
 /** The item a write is to. */
@@ -55,19 +52,18 @@ async function killedAfterCommit(
   stop: () => Error = () => new WriterKilled('killed after its commit'),
 ): Promise<RouteAnswer> {
   let committed = false;
-  writeHooks.afterWritten = (write) => {
-    if (COMMIT_POINTS.has(keyOf(write).SK) && !isQueueWrite(write)) committed = true;
-  };
-  writeHooks.beforeWrite = (write) => {
-    const { PK, SK } = keyOf(write);
-    if (committed && !COMMIT_POINTS.has(SK) && !PK.startsWith(RECEIPTS)) throw stop();
-  };
-  try {
-    return await request();
-  } finally {
-    writeHooks.beforeWrite = undefined;
-    writeHooks.afterWritten = undefined;
-  }
+  return withWriteHooks(
+    {
+      afterWritten: (write) => {
+        if (COMMIT_POINTS.has(keyOf(write).SK) && !isQueueWrite(write)) committed = true;
+      },
+      beforeWrite: (write) => {
+        const { PK, SK } = keyOf(write);
+        if (committed && !COMMIT_POINTS.has(SK) && !PK.startsWith(RECEIPTS)) throw stop();
+      },
+    },
+    request,
+  );
 }
 
 /**
@@ -84,19 +80,19 @@ async function killedAfterTicket(record: Key, request: () => Promise<RouteAnswer
     }),
   );
   let placed = false;
-  writeHooks.afterWritten = (write) => {
-    placed ||= isQueueWrite(write);
-  };
-  writeHooks.beforeWrite = () => {
-    if (placed) throw new WriterKilled('killed after taking its ticket');
-  };
-  try {
-    return await request();
-  } finally {
-    writeHooks.beforeWrite = undefined;
-    writeHooks.afterWritten = undefined;
-    expect(placed).toBe(true);
-  }
+  const answer = await withWriteHooks(
+    {
+      afterWritten: (write) => {
+        placed ||= isQueueWrite(write);
+      },
+      beforeWrite: () => {
+        if (placed) throw new WriterKilled('killed after taking its ticket');
+      },
+    },
+    request,
+  );
+  expect(placed).toBe(true);
+  return answer;
 }
 
 /**
@@ -252,16 +248,15 @@ describe('a comment create killed after each of its writes (claim, copy, member,
   it('a create whose member write fails before its commit takes back its copy: nothing of it is left', async () => {
     const { caller, runId, path } = await runWithComments();
     let copyId: string | undefined;
-    writeHooks.beforeWrite = (write) => {
+    const beforeWrite = (write: Write) => {
       const { PK, SK } = keyOf(write);
       if ('Put' in write && PK.startsWith(keys.comment('').PK)) copyId = write.Put.Item?.id as string;
       if (SK === keys.runComment(runId, 1).SK) throw new WriterKilled('the member write failed');
     };
-    try {
-      expect((await callRoute('comments/create', path, caller, comment('failed'))).status).toBe(500);
-    } finally {
-      writeHooks.beforeWrite = undefined;
-    }
+    const failed = await withWriteHooks({ beforeWrite }, () =>
+      callRoute('comments/create', path, caller, comment('failed')),
+    );
+    expect(failed.status).toBe(500);
     expect(copyId).toBeDefined();
     expect(await getItem(keys.comment(copyId!))).toBeUndefined();
     expect(await listedAndShown(runId, caller)).toEqual([]);
