@@ -43,6 +43,28 @@ export function scheduleEveryMs(env: NodeJS.ProcessEnv = process.env): number | 
   return Math.max(1, Math.round(seconds * 1000));
 }
 
+/**
+ * The variable that sets the function instances' niceness (infra/local/aws/lambda.ts). On AWS an
+ * instance has its own CPU share, and DynamoDB and API Gateway answer from capacity of their own;
+ * here they all share this machine's cores. Instances run niced (default 10), so DynamoDB Local
+ * and the emulator answer first, as AWS's services do, however many instances are starting.
+ */
+export const LAMBDA_NICENESS_ENV = 'LOCAL_LAMBDA_NICENESS';
+export const DEFAULT_LAMBDA_NICENESS = 10;
+
+/** LOCAL_LAMBDA_NICENESS as a number, 10 when unset or empty; anything but a whole number from 0 to 19 throws, naming it. */
+export function lambdaNiceness(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env[LAMBDA_NICENESS_ENV]?.trim();
+  if (!raw) return DEFAULT_LAMBDA_NICENESS;
+  const niceness = Number(raw);
+  if (!Number.isInteger(niceness) || niceness < 0 || niceness > 19) {
+    throw new Error(
+      `${LAMBDA_NICENESS_ENV}=${raw} is not a niceness: give a whole number from 0 (the share of DynamoDB Local and the emulator) to 19 (the least)`,
+    );
+  }
+  return niceness;
+}
+
 export const SEED_ORGANIZATION = 'example-org';
 /** The seed token's secret, in the data folder, so that every npm start can print it (infra/local/seed.ts). */
 export const SEED_TOKEN_FILE = 'seed-token';

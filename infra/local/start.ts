@@ -3,6 +3,7 @@ import { ensureAssembly, ensureTemplate } from './assembly';
 import { ensureTable, startDynamoDbLocal, useLocalEndpoint } from './aws/dynamodb-local';
 import { portInUse } from './ports';
 import {
+  lambdaNiceness,
   localSettings,
   REPLICATED_WRITE_CONFLICT_RATE_ENV,
   replicatedWriteConflictRate,
@@ -35,6 +36,8 @@ Environment: PORT (3000) the API on 127.0.0.1, DDB_PORT (8000) DynamoDB Local, D
              refused, unapplied, with ReplicatedWriteConflictException, as an MRSC global table may (npm start only).
              LOCAL_SCHEDULE_SECONDS (off) runs the template's schedules every N seconds instead of their rate:
              the sweeper of expired items runs every 15 minutes otherwise (npm start only).
+             LOCAL_LAMBDA_NICENESS (10) from 0 to 19: the function instances' niceness, so that DynamoDB Local
+             and the emulator answer first however many instances start, as AWS's services do (0: an even share).
              REGIONS (off) e.g. us-east-1,us-east-2: one local API per Region over the one DynamoDB Local, and a
              health-checked front on PORT that routes to the first healthy Region; HEALTH_CHECK_INTERVAL_SECONDS (2)
              and HEALTH_CHECK_FAILURE_THRESHOLD (3) set its checks. npm run admin -- region fail|recover REGION.
@@ -61,39 +64,22 @@ const refuse = (line: string): never => {
   process.exit(1);
 };
 
-// A bad rate stops the start in one line, before anything is started.
-const conflictRate = (() => {
+/** A setting read from the environment; a bad one stops the start in one line, before anything is started. */
+function setting<T>(read: () => T): T {
   try {
-    return replicatedWriteConflictRate();
+    return read();
   } catch (error) {
     return refuse((error as Error).message);
   }
-})();
+}
 
-const regionNames = (() => {
-  try {
-    const names = localRegionNames();
-    if (names && dev) return refuse(`${REGIONS_ENV} is for npm start: npm run dev serves one in-process stack`);
-    return names;
-  } catch (error) {
-    return refuse((error as Error).message);
-  }
-})();
-const healthCheck = (() => {
-  try {
-    return regionNames ? healthCheckSettings() : undefined;
-  } catch (error) {
-    return refuse((error as Error).message);
-  }
-})();
-
-const scheduleEvery = (() => {
-  try {
-    return scheduleEveryMs();
-  } catch (error) {
-    return refuse((error as Error).message);
-  }
-})();
+const conflictRate = setting(() => replicatedWriteConflictRate());
+const regionNames = setting(() => localRegionNames());
+if (regionNames && dev) refuse(`${REGIONS_ENV} is for npm start: npm run dev serves one in-process stack`);
+const healthCheck = setting(() => (regionNames ? healthCheckSettings() : undefined));
+const scheduleEvery = setting(() => scheduleEveryMs());
+// Read by the local Lambda itself (infra/local/aws/lambda.ts); checked here, before the start.
+setting(() => lambdaNiceness());
 
 /** Never serve, or write to, a port or a data folder this start did not take itself. */
 async function refuseWhatIsTaken(): Promise<void> {

@@ -1,11 +1,13 @@
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Stack } from './cloudformation';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './cloudformation';
 import { PROJECT_ROOT } from '../assembly';
 import { lambdaTraceHeader } from './xray';
+import { lambdaNiceness } from '../settings';
 
 /**
  * The local stand-in for Lambda: every function of the template runs its synthesized bundle with
@@ -56,6 +58,8 @@ export interface LambdaOptions {
   environmentFor(fn: FunctionConfig): Record<string, string>;
   /** Where each log line goes, labelled with its function (like its log stream). */
   log(functionName: string, line: string): void;
+  /** The instances' niceness (default: LOCAL_LAMBDA_NICENESS, infra/local/settings.ts). */
+  niceness?: number;
   /** Each invocation once it ended, with the trace header it ran under (X-Ray's function segment). */
   onInvoked?(invocation: { name: string; traceHeader: string; startedAt: number; endedAt: number; ok: boolean }): void;
 }
@@ -101,6 +105,7 @@ export class LambdaService {
   /** Invocations in flight, by function logical id (all versions: what a reservation caps). */
   private readonly inFlight = new Map<string, number>();
   private readonly options: LambdaOptions;
+  private readonly niceness: number;
   /** Every instance ever started, by function logical id (tests count cold starts with it). */
   readonly started = new Map<string, number>();
   /** The latest invocations as Lambda resolved them (newest last). */
@@ -108,6 +113,7 @@ export class LambdaService {
 
   constructor(stack: Stack, options: LambdaOptions) {
     this.options = options;
+    this.niceness = options.niceness ?? lambdaNiceness();
     this.functions = new Map(
       stack.resourcesOf('AWS::Lambda::Function').map(([logicalId, resource]) => {
         const p = resource.Properties;
@@ -258,7 +264,7 @@ export class LambdaService {
   private startInstance(fn: FunctionConfig, version: string, options: { suppressedInit?: boolean } = {}): Instance {
     this.started.set(fn.logicalId, (this.started.get(fn.logicalId) ?? 0) + 1);
     const env = { ...lambdaEnvironment(fn, version), ...fn.environment, ...this.options.environmentFor(fn) };
-    return new Instance(fn, env, this.options.log, options.suppressedInit ?? false);
+    return new Instance(fn, env, this.options.log, this.niceness, options.suppressedInit ?? false);
   }
 }
 
@@ -322,7 +328,13 @@ class Instance {
   /** An Init retried with the first invocation: it counts against the function's timeout. */
   private readonly suppressedInit: boolean;
 
-  constructor(fn: FunctionConfig, env: Record<string, string>, log: LambdaOptions['log'], suppressedInit: boolean) {
+  constructor(
+    fn: FunctionConfig,
+    env: Record<string, string>,
+    log: LambdaOptions['log'],
+    niceness: number,
+    suppressedInit: boolean,
+  ) {
     this.suppressedInit = suppressedInit;
     // execArgv empty: the emulator's own loader flags must not reach the function, only its NODE_OPTIONS.
     this.child = fork(RUNTIME, [], {
@@ -332,6 +344,12 @@ class Instance {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'json',
     });
+    // The services answer first, as on AWS, where an instance never takes their CPU (settings.ts).
+    try {
+      if (niceness > 0 && this.child.pid !== undefined) setPriority(this.child.pid, niceness);
+    } catch {
+      // Already gone: its exit is reported below like any other.
+    }
     for (const stream of [this.child.stdout!, this.child.stderr!]) {
       createInterface({ input: stream }).on('line', (line) => log(fn.name, line));
     }

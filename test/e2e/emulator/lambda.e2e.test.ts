@@ -32,6 +32,37 @@ describe('Lambda: instances', () => {
   });
 });
 
+describe('Lambda: CPU', () => {
+  const niceOf = async (env: string | undefined) => {
+    const before = process.env.LOCAL_LAMBDA_NICENESS;
+    if (env === undefined) delete process.env.LOCAL_LAMBDA_NICENESS;
+    else process.env.LOCAL_LAMBDA_NICENESS = env;
+    try {
+      const stack = await serve({
+        functions: {
+          Nice: {
+            code: `import { getPriority } from 'node:os'; export const handler = async () => ({ statusCode: 200, body: String(getPriority()) });`,
+          },
+        },
+        methods: [{ method: 'GET', path: '/nice', function: 'Nice' }],
+      });
+      return Number(await (await fetch(`${stack.url}/nice`)).text());
+    } finally {
+      if (before === undefined) delete process.env.LOCAL_LAMBDA_NICENESS;
+      else process.env.LOCAL_LAMBDA_NICENESS = before;
+    }
+  };
+
+  it('runs instances niced (10), so DynamoDB Local and the emulator answer first, as AWS services do', async () => {
+    expect(await niceOf(undefined)).toBe(10);
+  });
+
+  it('takes the niceness from LOCAL_LAMBDA_NICENESS: 0 shares the CPU evenly', async () => {
+    expect(await niceOf('0')).toBe(0);
+    expect(await niceOf('19')).toBe(19);
+  });
+});
+
 describe('Lambda: init and invocation', () => {
   it('gives a function’s init its own time: an init longer than the timeout does not time the first invocation out', async () => {
     const stack = await serve({
