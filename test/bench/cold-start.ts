@@ -1,4 +1,5 @@
 import { coldStartCost, type ColdStartCost } from './bundles';
+import { median } from './stats';
 
 /**
  * Cold starts as a user feels them (issue 28): per function, fresh processes that import its
@@ -45,8 +46,6 @@ export interface ColdStartFloorRow {
   coldMs: number;
   coldCpuMs: number;
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 export function benchColdStarts(options: {
   subjects: ColdStartSubject[];

@@ -24,6 +24,7 @@ import { WarmSandbox } from './warm';
 import type { DynamoDbCall } from '../support/round-trips';
 import { GOALS, WRITE_UNIT_GOALS, kb, missedGoals, type ExtraFigure, type Figures } from './goals';
 import { indexUnitsOf, recordCapacity, writeUnitsOf, type Capacity } from './capacity';
+import { median, percentile } from './stats';
 
 /**
  * `npm run bench`: per function, in one process and one run —
@@ -331,11 +332,6 @@ async function replayInProcess(calls: Call[]): Promise<{ ms: number; cpuMs: numb
   const ms = performance.now() - started;
   return { ms, cpuMs: cpuMs() - cpuStarted };
 }
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-};
 
 const f = (v: number | null, digits = 2) => (v === null ? '—' : v.toFixed(digits));
 function printTable(header: string[], table: string[][], leftColumns = 1): void {
@@ -814,7 +810,6 @@ for (let i = 0; i < INIT_SAMPLES; i++) {
   process.stderr.write('.');
 }
 process.stderr.write('\n');
-const median = (values: number[]) => percentile(values, 50);
 const nodeOptionsOf = (environment: Record<string, string>) => environment.NODE_OPTIONS ?? '(none)';
 const initRow = (name: string, candidate: string) => {
   const pairs = samples.get(sampleKey(candidate, name))!;

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { dirname } from 'node:path';
 import { newTraceId } from '#infra/local/aws/xray';
+import { median } from './stats';
 
 /**
  * Warm cost of each tracer in a Lambda-like sandbox (issue 23): per candidate and function, one
@@ -86,7 +87,6 @@ function runBatch(
 
 const header = (mode: Mode) =>
   `Root=${newTraceId()};Parent=${randomBytes(8).toString('hex')};Sampled=${mode === 'sampled' ? 1 : 0}`;
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 export async function benchTracersWarm(options: {
   candidates: WarmCandidate[];

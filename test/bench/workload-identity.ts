@@ -9,6 +9,7 @@ import { LOOPBACK_ISSUERS_ENV } from '#shared/workload-identity/issuer-keys';
 import { mintToken, newIssuerKey } from '#infra/local/oidc-issuer';
 import type { ExtraContext, ExtraMeasurement } from './extras';
 import type { ExtraFigure } from './goals';
+import { median } from './stats';
 
 /**
  * What workload identity costs the authorizer (issue 27), on its deployed bundle against
@@ -26,7 +27,6 @@ const ORGANIZATION = 'bench-identity';
 const AUDIENCE = 'tfc-tags-comments';
 const CLAIMS = { terraform_workspace_id: 'ws-bench' };
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const eventOf = (credential: string, n: number) => ({
   type: 'REQUEST',
   methodArn: 'arn:aws:execute-api:us-east-1:000000000000:bench/local/GET/api/v2/ping',
