@@ -1,6 +1,5 @@
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Stack } from './cloudformation';
@@ -114,6 +113,15 @@ export class LambdaService {
   constructor(stack: Stack, options: LambdaOptions) {
     this.options = options;
     this.niceness = options.niceness ?? lambdaNiceness();
+    if (this.niceness > 0) {
+      try {
+        execFileSync('nice', ['-n', String(this.niceness), 'true'], { stdio: 'ignore' });
+      } catch {
+        throw new Error(
+          'the local Lambda starts its instances with nice(1), which is not on PATH: set LOCAL_LAMBDA_NICENESS=0',
+        );
+      }
+    }
     this.functions = new Map(
       stack.resourcesOf('AWS::Lambda::Function').map(([logicalId, resource]) => {
         const p = resource.Properties;
@@ -337,19 +345,16 @@ class Instance {
   ) {
     this.suppressedInit = suppressedInit;
     // execArgv empty: the emulator's own loader flags must not reach the function, only its NODE_OPTIONS.
+    // Niced, the services answer first, as on AWS, where an instance never takes their CPU
+    // (settings.ts). Started through nice(1), so every thread of the runtime is born niced.
+    const niced = niceness > 0;
     this.child = fork(RUNTIME, [], {
       env,
-      execPath: fn.node,
-      execArgv: [],
+      execPath: niced ? 'nice' : fn.node,
+      execArgv: niced ? ['-n', String(niceness), fn.node] : [],
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'json',
     });
-    // The services answer first, as on AWS, where an instance never takes their CPU (settings.ts).
-    try {
-      if (niceness > 0 && this.child.pid !== undefined) setPriority(this.child.pid, niceness);
-    } catch {
-      // Already gone: its exit is reported below like any other.
-    }
     for (const stream of [this.child.stdout!, this.child.stderr!]) {
       createInterface({ input: stream }).on('line', (line) => log(fn.name, line));
     }
