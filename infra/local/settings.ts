@@ -52,7 +52,10 @@ export function scheduleEveryMs(env: NodeJS.ProcessEnv = process.env): number | 
 export const LAMBDA_NICENESS_ENV = 'LOCAL_LAMBDA_NICENESS';
 export const DEFAULT_LAMBDA_NICENESS = 10;
 
-/** LOCAL_LAMBDA_NICENESS as a number, 10 when unset or empty; anything but a whole number from 0 to 19 throws, naming it. */
+/**
+ * LOCAL_LAMBDA_NICENESS as a number (added to the emulator's own niceness, as nice(1) adds), 10
+ * when unset or empty; anything but a whole number from 0 to 19 throws, naming it.
+ */
 export function lambdaNiceness(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env[LAMBDA_NICENESS_ENV]?.trim();
   if (!raw) return DEFAULT_LAMBDA_NICENESS;

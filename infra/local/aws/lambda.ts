@@ -344,9 +344,9 @@ class Instance {
     suppressedInit: boolean,
   ) {
     this.suppressedInit = suppressedInit;
-    // execArgv empty: the emulator's own loader flags must not reach the function, only its NODE_OPTIONS.
-    // Niced, the services answer first, as on AWS, where an instance never takes their CPU
-    // (settings.ts). Started through nice(1), so every thread of the runtime is born niced.
+    // No Node flag in execArgv: the emulator's own loader flags must not reach the function, only
+    // its NODE_OPTIONS. Niced, the services answer first, as on AWS, where an instance never takes
+    // their CPU (settings.ts). Started through nice(1), so every thread of the runtime is born niced.
     const niced = niceness > 0;
     this.child = fork(RUNTIME, [], {
       env,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { getPriority } from 'node:os';
 import { serve } from './fixture-stacks';
 import type { FixtureApi } from '../../support/fixture-assembly';
 import { expectWith } from '../../support/expect-with';
@@ -54,13 +55,16 @@ describe('Lambda: CPU', () => {
     }
   };
 
+  // nice(1) adds to the niceness of the process that starts it (this one's, 0 unless run niced).
+  const above = (n: number) => [Math.min(19, getPriority() + n)];
+
   it('runs instances niced (10), every thread, so DynamoDB Local and the emulator answer first, as AWS services do', async () => {
-    expect(await niceOf(undefined)).toEqual([10]);
+    expect(await niceOf(undefined)).toEqual(above(10));
   });
 
   it('takes the niceness from LOCAL_LAMBDA_NICENESS: 0 shares the CPU evenly', async () => {
-    expect(await niceOf('0')).toEqual([0]);
-    expect(await niceOf('19')).toEqual([19]);
+    expect(await niceOf('0')).toEqual(above(0));
+    expect(await niceOf('19')).toEqual(above(19));
   });
 });
 
