@@ -39,6 +39,11 @@ const scratch = mkdtempSync(join(projectTmp, 'jest-'));
 process.env.TMPDIR = scratch;
 process.once('exit', () => rmSync(scratch, { recursive: true, force: true }));
 
+// The tests' local stacks run their Lambda instances at the emulator's niceness, not niced (the
+// default, infra/local/settings.ts): jest's other worker is no AWS service, and niced instances
+// would yield the CPU to its tests. The emulator's own tests of the setting set it themselves.
+process.env.LOCAL_LAMBDA_NICENESS ??= '0';
+
 const common = {
   // jest's Node environment, less Node's warning about VM modules (see the file).
   testEnvironment: '<rootDir>/test/support/environment.ts',
