@@ -1,8 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDynamoDbLocal } from '#infra/local/aws/dynamodb-local';
+import { PROJECT_TMP } from '#infra/local/settings';
 import { eventually, isAlive, run, runToEnd, TSX } from '../support/processes';
 
 describe('embedded DynamoDB Local', () => {
@@ -41,6 +42,30 @@ describe('embedded DynamoDB Local', () => {
     process.kill(Number(node), 'SIGKILL'); // the node process itself, not tsx's wrapper around it
     expect(await eventually(() => !isAlive(javaPid))).toBe(true);
   });
+});
+
+describe('a DynamoDB Local that dies without stop()', () => {
+  it('takes its watchdog with it, holds nothing of its parent open, and is no longer registered', async () => {
+    // Before, the watchdog waited on, holding a pipe that kept its parent (a jest worker) from exiting.
+    const pipes = () => process.getActiveResourcesInfo().filter((name) => name === 'PipeWrap').length;
+    const pipesBefore = pipes();
+    const store = await startDynamoDbLocal();
+    const watchdogs = () =>
+      readdirSync('/proc')
+        .filter((entry) => /^\d+$/.test(entry))
+        .filter((entry) => {
+          try {
+            return readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(`kill -9 ${store.pid}`);
+          } catch {
+            return false; // gone meanwhile
+          }
+        });
+    const registered = () => existsSync(join(PROJECT_TMP, 'dynamodb-local', `${store.pid}.json`));
+    expect([watchdogs().length, registered()]).toEqual([1, true]);
+    process.kill(store.pid, 'SIGKILL');
+    expect(await eventually(() => watchdogs().length === 0 && pipes() === pipesBefore && !registered())).toBe(true);
+    await store.stop(); // stopping it afterwards is harmless
+  }, 60_000);
 });
 
 describe('a DynamoDB Local orphaned with its watchdog', () => {

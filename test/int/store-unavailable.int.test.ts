@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { createServer, type Server, type Socket } from 'node:net';
 import { promisify } from 'node:util';
-import { freePort } from '#infra/local/aws/dynamodb-local';
+import { freePort } from '#infra/local/ports';
 import type { Principal } from '#shared/auth/principal';
 import type { Invocation, InvocationOutcome } from '../support/invoke-in-process';
 import { TSX } from '../support/processes';

@@ -30,4 +30,8 @@ export async function adminStreams(args: string[], env: Env = {}): Promise<{ cod
 }
 
 /** The first line of the output that is a JSON object (what `--json` prints), parsed. */
-export const jsonLine = (output: string) => JSON.parse(output.split('\n').find((line) => line.startsWith('{'))!);
+export function jsonLine(output: string) {
+  const line = output.split('\n').find((candidate) => candidate.startsWith('{'));
+  if (line === undefined) throw new Error(`no JSON object in the output:\n${output}`);
+  return JSON.parse(line);
+}

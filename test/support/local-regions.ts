@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from '@jest/globals';
-import { freePort } from '#infra/local/aws/dynamodb-local';
+import { freePort } from '#infra/local/ports';
 import type { HealthCheckSettings } from '#infra/local/front-router';
 import { startMultiRegion, type MultiRegion } from '#infra/local/multi-region';
 import { TestApi } from './api';

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-export { freePort } from '#infra/local/aws/dynamodb-local';
+export { freePort } from '#infra/local/ports';
 
 export const TSX = 'node_modules/.bin/tsx';
 

