@@ -7,7 +7,7 @@ import { useLocalStack } from '../support/local-stack';
 import { runToEnd } from '../support/processes';
 import { expectWith } from '../support/expect-with';
 import { PROJECT_ROOT } from '#infra/local/assembly';
-import { TYPES_FILE } from '#infra/openapi/main';
+import { TYPES_FILE } from '#infra/openapi/files';
 
 /**
  * docs/api.md's TypeScript client as a reader uses it: the ```ts block saved as client.ts in an ESM
