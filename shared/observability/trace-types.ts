@@ -6,9 +6,9 @@
 /** One DynamoDB call as recorded: what X-Ray shows of it, and nothing of its items. */
 export interface DynamoDbSpan {
   id: string;
-  /** The API operation: GetItem, Query, TransactWriteItems… */
+  /** The API operation: GetItem, Query, PutItem… */
   operation: string;
-  /** The table(s) the call names; several only for a multi-table batch or transaction. */
+  /** The table(s) the call names; several only for a multi-table batch. */
   tables: string[];
   /** Epoch seconds, microsecond precision. */
   start: number;

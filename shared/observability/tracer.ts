@@ -107,21 +107,13 @@ export function closeInvocationTrace(
   exportInvocation(trace.span);
 }
 
-type Input = Record<string, unknown> & {
-  TableName?: string;
-  TransactItems?: Array<Record<string, { TableName?: string } | undefined>>;
-  RequestItems?: Record<string, unknown>;
-};
+type Input = Record<string, unknown> & { TableName?: string; RequestItems?: Record<string, unknown> };
 
-/** The tables a call names: TableName, or each item's of a transaction, or a batch's keys. */
+/** The tables a call names: TableName, or a batch's keys (the store sends no transaction). */
 function tablesOf(input: Input | undefined): string[] {
   if (!input) return [];
   if (typeof input.TableName === 'string') return [input.TableName];
-  const tables = new Set<string>();
-  for (const item of input.TransactItems ?? [])
-    for (const action of Object.values(item)) if (action?.TableName) tables.add(action.TableName);
-  for (const table of Object.keys(input.RequestItems ?? {})) tables.add(table);
-  return [...tables];
+  return Object.keys(input.RequestItems ?? {});
 }
 
 type Metadata = { httpStatusCode?: number; requestId?: string; attempts?: number };

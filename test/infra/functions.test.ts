@@ -268,6 +268,16 @@ describe('the bundles', () => {
     },
   );
 
+  it.each(bundledFunctions())(
+    '%s can send no transaction: a global table in multi-Region strong consistency refuses them',
+    (name) => {
+      // Every change commits with one single-item write (docs/design.md, "Commit points").
+      const code = readFileSync(bundleOf(name), 'utf8');
+      for (const operation of ['TransactWriteItems', 'TransactGetItems', 'ExecuteTransaction'])
+        expect(code).not.toContain(operation);
+    },
+  );
+
   it('serves ping from the bundle as deployed: 204 with the contract headers', async () => {
     const { handler } = (await import(pathToFileURL(bundleOf('ping')).href)) as {
       handler: (e: unknown, c: unknown) => Promise<any>;
