@@ -50,23 +50,28 @@ const transaction = (PK: string, puts: number) =>
     }),
   );
 
+const COMMENT_CALLS = 'comment create: PutItem ×3 side by side, then UpdateItem';
+const COMMENT_TRANSACTION = 'comment create as one transaction (4 items)';
+const KEY_CALLS = 'key create: GetItem, UpdateItem, PutItem ×2 side by side, PutItem';
+const KEY_TRANSACTION = 'key create as one transaction (5 items)';
+
 /** The shapes, each on partitions of its own (a run's or an organization's among seven). */
 const SHAPES: Record<string, (n: number) => Promise<unknown>> = {
   PutItem: (n) => put(`put-${n}`),
   GetItem: (n) => read(`get-${n % 7}`),
   UpdateItem: (n) => update(`update-${n % 7}`),
-  'comment create: PutItem ×3 side by side, then UpdateItem': async (n) => {
+  [COMMENT_CALLS]: async (n) => {
     await Promise.all([put(`receipt-${n}`), put(`copy-${n}`), put(`member-${n}`)]);
     await update(`run-${n % 7}`);
   },
-  'comment create as one transaction (4 items)': (n) => transaction(`run-tx-${n % 7}`, 3),
-  'key create: GetItem, UpdateItem, PutItem ×2 side by side, PutItem': async (n) => {
+  [COMMENT_TRANSACTION]: (n) => transaction(`run-tx-${n % 7}`, 3),
+  [KEY_CALLS]: async (n) => {
     await read(`org-${n % 7}`);
     await update(`org-${n % 7}`);
     await Promise.all([put(`guard-${n}`), put(`copy-${n}`)]);
     await put(`member-${n}`);
   },
-  'key create as one transaction (5 items)': (n) => transaction(`org-tx-${n % 7}`, 4),
+  [KEY_TRANSACTION]: (n) => transaction(`org-tx-${n % 7}`, 4),
 };
 
 const times = new Map(Object.keys(SHAPES).map((name) => [name, [] as number[]]));
@@ -90,6 +95,6 @@ console.log(
 for (const name of times.keys()) console.log(`${p50(name).toFixed(2).padStart(6)}  ${name}`);
 const ratio = (calls: string, tx: string) => (p50(calls) / p50(tx)).toFixed(2);
 console.log(
-  `\nsingle-item calls / one transaction: comment create ${ratio('comment create: PutItem ×3 side by side, then UpdateItem', 'comment create as one transaction (4 items)')}×, key create ${ratio('key create: GetItem, UpdateItem, PutItem ×2 side by side, PutItem', 'key create as one transaction (5 items)')}×`,
+  `\nsingle-item calls / one transaction: comment create ${ratio(COMMENT_CALLS, COMMENT_TRANSACTION)}×, key create ${ratio(KEY_CALLS, KEY_TRANSACTION)}×`,
 );
 process.exit(0);
