@@ -280,8 +280,9 @@ describe('API Gateway: per-method throttling', () => {
   it('applies a method’s own MethodSettings entry over the stage-wide one, field by field', async () => {
     const stack = await serve(
       throttled([
-        { HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 1, ThrottlingBurstLimit: 100 },
-        { HttpMethod: 'GET', ResourcePath: '/~1limited', ThrottlingBurstLimit: 2 }, // the stage's rate of 1 a second, its own burst
+        // A token every 20 s: three requests in a row see no refill, even cold on a busy machine.
+        { HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 0.05, ThrottlingBurstLimit: 100 },
+        { HttpMethod: 'GET', ResourcePath: '/~1limited', ThrottlingBurstLimit: 2 }, // the stage's rate, its own burst
       ]),
     );
     const statuses = async (method: string, path: string, n: number) => {
@@ -306,13 +307,14 @@ describe('API Gateway: per-method throttling', () => {
         methods: [{ method: 'GET', path: '/slow', function: 'Slow' }],
         stage: {
           MethodSettings: [
-            { HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 1, ThrottlingBurstLimit: burst },
+            { HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 0.05, ThrottlingBurstLimit: burst },
           ],
         },
       });
     const statuses = async (stack: LocalStack) =>
       (await Promise.all(Array.from({ length: 8 }, () => fetch(`${stack.url}/slow`)))).map((r) => r.status).sort();
-    // burst + rate × 1 s = 3 + 1 ≤ 4: what the gateway lets through, Lambda runs.
+    // burst + rate × 1 s = 3 + 0.05 ≤ 4: what the gateway lets through, Lambda runs. (A token every
+    // 20 s: the 8 may arrive spread out on a busy machine and still find no refill.)
     expect(await statuses(await burstOf(3))).toEqual([200, 200, 200, 429, 429, 429, 429, 429]);
     // 8 + 1 > 4: past the reservation, Lambda refuses the rest (INTEGRATION_FAILURE, 500 when not customized).
     expect(await statuses(await burstOf(8))).toEqual([200, 200, 200, 200, 500, 500, 500, 500]);
