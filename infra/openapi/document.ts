@@ -158,7 +158,7 @@ const ERROR_MEANINGS: Record<ErrorStatus, string> = {
   409: "Conflict: data.type is not this endpoint's, or data.id differs from the path's id",
   413: `Payload too large: the body is over ${MAX_BODY_BYTES} bytes (the web application firewall's answer is application/json)`,
   415: 'Unsupported media type: the body is neither application/vnd.api+json (with at most ext or profile) nor application/json',
-  422: 'Invalid attribute: an attribute breaks its rule (source.pointer names it), a taken key, bad page parameters, or an Idempotency-Key reused for another request',
+  422: 'Invalid attribute: an attribute breaks its rule (source.pointer names it), a taken key, an organization at its limit of reserved tag keys, bad page parameters, or an Idempotency-Key reused for another request',
   429: `Too many requests: over ${RATE_LIMIT_PER_SECOND} requests per second for this token, or over the per-address limit; wait Retry-After seconds (the web application firewall's answer is application/json)`,
   503: 'Service unavailable: the store failed or a run or organization was too busy to wait for; nothing was written unless the detail says the outcome is unknown. Retry after Retry-After seconds',
 };

@@ -18,11 +18,16 @@ import {
   type ReservedTagKey,
   type ReservedTagKeyChanges,
 } from './reserved-tag-key';
+import { KEYS_PER_ORGANIZATION } from './key-rule';
 
 /** Checks the caller's role in an organization (throws 404 or 403); see ApiRequest.authorize. */
 export type Authorize = (organization: string) => unknown;
 
 const nameTaken = () => new InvalidAttribute('Key has already been taken', '/data/attributes/key');
+const organizationFull = () =>
+  new InvalidAttribute(
+    `Organization has reached its limit of ${KEYS_PER_ORGANIZATION.toLocaleString('en')} reserved tag keys: delete one to add another`,
+  );
 
 export async function listKeys(
   organization: string,
@@ -46,6 +51,7 @@ export async function createKey(
   authorize(organization);
   const created = await insertReservedTagKey(organization, parseCreateAttributes(attributes), receipt);
   if (isReplay<ReservedTagKey>(created)) return replayed(receipt, created);
+  if (created === 'full') throw organizationFull();
   if (typeof created === 'string') throw nameTaken();
   countMetric(METRIC.reservedTagKeyCreated, { reservedTagKeyId: created.id, organization });
   return firstAnswer(created);

@@ -20,6 +20,7 @@ import { nameOwner, nameTaken, stillAt } from './tag-key-names';
 import { atHead, keyRecord } from './tag-key-records';
 import { WINDOW_CAPACITY, WINDOW_MS, windowOf } from './tag-key-windows';
 import { afterCommit } from './write-outcome';
+import { KEYS_PER_ORGANIZATION } from '../reserved-tag-keys/key-rule';
 import type { ReservedTagKey, ReservedTagKeyChanges } from '../reserved-tag-keys/reserved-tag-key';
 import { newId, now } from '../ids';
 
@@ -37,6 +38,8 @@ import { newId, now } from '../ids';
  * (deleted, or changed by another write meanwhile: read it again).
  */
 export type WriteRefusal = 'name-taken' | 'gone';
+/** Why a create was refused: 'name-taken', or 'full' (the organization holds KEYS_PER_ORGANIZATION keys). */
+export type CreateRefusal = 'name-taken' | 'full';
 
 export { WINDOW_CAPACITY, WINDOW_MS };
 export { listReservedTagKeys } from './tag-key-pages';
@@ -65,17 +68,17 @@ const spotOf = (organization: string) => ({ hotSpot: 'organization' as const, wh
 export async function insertReservedTagKey(
   organization: string,
   attributes: Required<ReservedTagKeyChanges>,
-): Promise<ReservedTagKey | WriteRefusal>;
+): Promise<ReservedTagKey | CreateRefusal>;
 export async function insertReservedTagKey(
   organization: string,
   attributes: Required<ReservedTagKeyChanges>,
   receipt: Receipt,
-): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>>;
+): Promise<ReservedTagKey | CreateRefusal | Replay<ReservedTagKey>>;
 export async function insertReservedTagKey(
   organization: string,
   attributes: Required<ReservedTagKeyChanges>,
   receipt?: Receipt,
-): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>> {
+): Promise<ReservedTagKey | CreateRefusal | Replay<ReservedTagKey>> {
   if (receipt?.keyed) return insertClaimed(organization, attributes, receipt);
   return insertByName(organization, attributes, receipt);
 }
@@ -85,7 +88,7 @@ async function insertByName(
   organization: string,
   attributes: Required<ReservedTagKeyChanges>,
   receipt?: Receipt,
-): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>> {
+): Promise<ReservedTagKey | CreateRefusal | Replay<ReservedTagKey>> {
   const kept = receipt && { id: receipt.id, until: receipt.expiresAt };
   const created = await createKey(organization, attributes, newId('rtk'), undefined, kept);
   if (created !== 'name-taken' || !receipt) return created;
@@ -105,7 +108,7 @@ async function insertClaimed(
   organization: string,
   attributes: Required<ReservedTagKeyChanges>,
   receipt: Receipt,
-): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>> {
+): Promise<ReservedTagKey | CreateRefusal | Replay<ReservedTagKey>> {
   const id = newId('rtk');
   // The first attempt's reads go out with the claim: they ask nothing of the receipt.
   const prepared = prepare(organization, attributes.key);
@@ -130,7 +133,7 @@ async function resolveClaim(
   attributes: Required<ReservedTagKeyChanges>,
   receipt: Receipt,
   claim: Claim,
-): Promise<ReservedTagKey | WriteRefusal | Replay<ReservedTagKey>> {
+): Promise<ReservedTagKey | CreateRefusal | Replay<ReservedTagKey>> {
   const replay = (record: ReservedTagKey): Replay<ReservedTagKey> => ({
     replayOf: { fingerprint: claim.fingerprint, record },
   });
@@ -189,7 +192,7 @@ async function prepare(organization: string, key: string): Promise<Prepared> {
 
 /**
  * Commits the create of key `id` on the organization's head: the name must be free at the head's
- * version, and the window of its creation time must have room (a full one, over WINDOW_CAPACITY
+ * version, the organization must hold fewer than KEYS_PER_ORGANIZATION keys, and the window of its creation time must have room (a full one, over WINDOW_CAPACITY
  * creates in 100 ms, is retried in the next).
  */
 function createKey(
@@ -198,7 +201,7 @@ function createKey(
   id: string,
   prepared?: Promise<Prepared>,
   receipt?: KeyReceipt,
-): Promise<ReservedTagKey | WriteRefusal> {
+): Promise<ReservedTagKey | CreateRefusal> {
   return whileContended('organization', { organization }, async () => {
     const { seen, taken, settled } = await (prepared ?? prepare(organization, attributes.key));
     prepared = undefined;
@@ -207,6 +210,7 @@ function createKey(
     if (mine) return mine.record;
     // A 422 needs nothing written out: the change that took the name is committed, and readers finish it.
     if (taken) return (await stillAt(seen)) ? ('name-taken' as const) : RETRY_NOW;
+    if (seen.head.itemCount >= KEYS_PER_ORGANIZATION) return (await stillAt(seen)) ? ('full' as const) : RETRY_NOW;
     if ((await settled) === 'wait') return LOST_ROUND;
     const createdAt = now();
     if ((seen.head.windows.get(windowOf(createdAt)) ?? 0) >= WINDOW_CAPACITY) {

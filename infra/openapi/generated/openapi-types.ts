@@ -547,7 +547,7 @@ export interface components {
                 } & components["schemas"]["Errors"];
             };
         };
-        /** @description Invalid attribute: an attribute breaks its rule (source.pointer names it), a taken key, bad page parameters, or an Idempotency-Key reused for another request */
+        /** @description Invalid attribute: an attribute breaks its rule (source.pointer names it), a taken key, an organization at its limit of reserved tag keys, bad page parameters, or an Idempotency-Key reused for another request */
         Error422: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
