@@ -151,8 +151,7 @@ export const REQUEST_TYPES = [
       'member), 4 write units (10 before: the key keeps its receipt; with an Idempotency-Key, its claim ' +
       "and the entry make 6), and 1 read unit for its name's guard (2 when the function does not know " +
       "the head). The organization's head, which every change of a key writes whole, is under 1 KB up " +
-      'to about 25 keys and grows about 14 bytes per key: at 200 keys a change of a key writes 4 more ' +
-      'units, at 1,000 keys 18 more (design.md, "Data model")',
+      'to about 1,000 keys: 1 or 2 more units at the limit of 10,000 (design.md, "Data model")',
     readUnits: 0,
     writeUnits: 4,
     expiringItems: 1,

@@ -4,8 +4,9 @@ export const KEY_MAX_LENGTH = 128;
 /** 1-128 of ASCII letters, digits, space and . = + - @ : _ — with no space at either end (the OpenAPI document's too). */
 export const KEY_PATTERN = new RegExp(`^(?! )[A-Za-z0-9 .=+\\-@:_]{1,${KEY_MAX_LENGTH}}(?<! )$`);
 /**
- * The live keys an organization may hold. Each one adds about 14 bytes to the organization's head
- * (its creation window's count, shared/store/tag-key-windows.ts), which every change of a key
- * writes whole: at this many, about 150 KB, well under DynamoDB's 400 KB item limit.
+ * The live keys an organization may hold. The organization's head, which every change of a key
+ * writes whole, grows with them (a count per span of up to 100 keys: shared/store/tag-key-windows.ts):
+ * at this many a change writes 2 to 3 units there, and the head stays far from DynamoDB's 400 KB
+ * item limit.
  */
 export const KEYS_PER_ORGANIZATION = 10_000;

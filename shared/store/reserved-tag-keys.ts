@@ -18,7 +18,7 @@ import { currentAt, knownHead, noteRead, remember, seenHead, settle, type SeenHe
 import { pendingChangeOf, pendingOf, readHead, writeOut, type KeyReceipt } from './tag-key-log';
 import { nameOwner, nameTaken, stillAt } from './tag-key-names';
 import { atHead, keyRecord } from './tag-key-records';
-import { WINDOW_CAPACITY, WINDOW_MS, windowOf } from './tag-key-windows';
+import { placeOf, WINDOW_CAPACITY, WINDOW_MS, windowOf } from './tag-key-windows';
 import { afterCommit } from './write-outcome';
 import { KEYS_PER_ORGANIZATION } from '../reserved-tag-keys/key-rule';
 import type { ReservedTagKey, ReservedTagKeyChanges } from '../reserved-tag-keys/reserved-tag-key';
@@ -192,8 +192,9 @@ async function prepare(organization: string, key: string): Promise<Prepared> {
 
 /**
  * Commits the create of key `id` on the organization's head: the name must be free at the head's
- * version, the organization must hold fewer than KEYS_PER_ORGANIZATION keys, and the window of its creation time must have room (a full one, over WINDOW_CAPACITY
- * creates in 100 ms, is retried in the next).
+ * version, the organization must hold fewer than KEYS_PER_ORGANIZATION keys, and a span of
+ * creation time must have room for it (tag-key-windows.ts: after WINDOW_CAPACITY creates in one
+ * 100 ms window, the next create waits for the next window).
  */
 function createKey(
   organization: string,
@@ -213,12 +214,13 @@ function createKey(
     if (seen.head.itemCount >= KEYS_PER_ORGANIZATION) return (await stillAt(seen)) ? ('full' as const) : RETRY_NOW;
     if ((await settled) === 'wait') return LOST_ROUND;
     const createdAt = now();
-    if ((seen.head.windows.get(windowOf(createdAt)) ?? 0) >= WINDOW_CAPACITY) {
-      await sleep(WINDOW_MS - (Date.now() % WINDOW_MS));
+    if (placeOf(seen.head.windows, seen.head.lastWindow, windowOf(createdAt)) === 'wait') {
+      // Until past the last window counted (the next one, but for a writer whose clock is behind).
+      await sleep(Math.min(WINDOW_MS, (seen.head.lastWindow + 1) * WINDOW_MS - Date.now()));
       return RETRY_NOW;
     }
     const record: ReservedTagKey = { id, organization, ...attributes, createdAt, updatedAt: createdAt };
-    const committed = await commit(seen, { kind: 'create', record, ...(receipt ? { receipt } : {}) }, { delta: 1 });
+    const committed = await commit(seen, { kind: 'create', record, ...(receipt ? { receipt } : {}) }, 1);
     if (isCommitted(committed)) return committed.record;
     // Refused for a change that took this name (the head the refusal carried): the answer is known.
     const refusedBy = seenHead(organization);
@@ -276,7 +278,7 @@ export async function updateStoredReservedTagKey(
   const committed = await commit(
     seen,
     { kind: 'update', record: updated, ...(renamed ? { previousKey: key.key } : {}) },
-    { delta: 0 },
+    0,
   );
   return isCommitted(committed) ? committed.record : 'gone';
 }
@@ -285,7 +287,6 @@ export async function updateStoredReservedTagKey(
 export async function deleteStoredReservedTagKey(current: ReservedTagKey): Promise<undefined | WriteRefusal> {
   const { seen, key, wait } = await atKnownHead(current);
   if (!key || wait) return 'gone';
-  const windowGoes = (seen.head.windows.get(windowOf(key.createdAt)) ?? 0) <= 1;
-  const committed = await commit(seen, { kind: 'delete', record: key }, { delta: -1, windowGoes });
+  const committed = await commit(seen, { kind: 'delete', record: key }, -1);
   return isCommitted(committed) ? undefined : 'gone';
 }

@@ -4,47 +4,55 @@ import { Entity, keys } from './keys';
 import { isRefused, writeOnce } from './single-write';
 import { applied, noteRead, remember, type SeenHead } from './tag-key-heads';
 import { applyChange, headOf, windowAttribute, type Change, type Head } from './tag-key-log';
+import { spansAfter, windowOf } from './tag-key-windows';
 import { queuedCommit, stepAfter, type QueueOf, type Turn } from './turn-queue';
 import { afterCommit } from './write-outcome';
 
 /**
  * Committing a change of a reserved tag key on its organization's head: one conditional
  * UpdateItem that moves the head's version by one, holds the change as its `latest` (the one
- * before as its `prior`) and moves the counts of keys and of creation windows. The change is
+ * before as its `prior`) and moves the counts of keys and of spans of creation time. The change is
  * written out after it (tag-key-log.ts). A refused commit leaves the head it found for the next
  * attempt; the writers of a busy organization take turns in the head's queue (turn-queue.ts).
  */
 
 /** The change that moves the head from `head` to the next version, and how the counts move. */
-export function commitChange(
-  head: Head,
-  change: Omit<Change, 'version' | 'at'>,
-  counts: { delta: 1 | -1 | 0; windowGoes?: boolean },
-  turn: Turn,
-) {
+export function commitChange(head: Head, change: Omit<Change, 'version' | 'at'>, delta: 1 | -1 | 0, turn: Turn) {
   const next: Change = { ...change, version: head.version + 1, at: Date.now() };
   const queue = queuedCommit(turn);
-  const removed = counts.windowGoes ? ' REMOVE #window' : '';
-  const window = windowAttribute(change.record.createdAt);
-  const counted =
-    counts.delta === 0 ? '' : counts.windowGoes ? ' ADD itemCount :delta' : ' ADD itemCount :delta, #window :delta';
+  // The spans as they are after the change, set whole: the commit is at the head's version.
+  const after = spansAfter(head.windows, head.lastWindow, windowOf(change.record.createdAt), delta);
+  const changed = [...after.spans].filter(([start, count]) => head.windows.get(start) !== count);
+  const gone = [...head.windows.keys()].filter((start) => !after.spans.has(start));
+  const name = (start: number) => `#${windowAttribute(start)}`;
+  const value = (start: number) => `:${windowAttribute(start)}`;
+  const spans = changed.map(([start]) => `, ${name(start)} = ${value(start)}`).join('');
+  const removed = gone.length === 0 ? '' : ` REMOVE ${gone.map(name).join(', ')}`;
+  const counted = delta === 0 ? '' : ' ADD itemCount :delta';
   return {
     change: next,
     write: {
       Update: {
         Key: keys.reservedTagKeyCounter(head.organization),
         // The right-hand side reads the head as it was: its latest change becomes the prior.
-        UpdateExpression: `SET entity = :entity, version = :version, #prior = if_not_exists(latest, :none), latest = :latest${queue.set}${counted}${removed}${queue.clauses}`,
+        UpdateExpression: `SET entity = :entity, version = :version, #prior = if_not_exists(latest, :none), latest = :latest, lastWindow = :lastWindow${spans}${queue.set}${counted}${removed}${queue.clauses}`,
         ConditionExpression: `${head.version === 0 ? 'attribute_not_exists(version)' : 'version = :expected'} AND ${queue.condition}`,
-        ExpressionAttributeNames: { '#prior': 'prior', ...(counts.delta === 0 ? {} : { '#window': window }) }, // prior: a reserved word
+        ExpressionAttributeNames: {
+          '#prior': 'prior', // a reserved word
+          ...Object.fromEntries(
+            [...changed.map(([start]) => start), ...gone].map((start) => [name(start), windowAttribute(start)]),
+          ),
+        },
         ExpressionAttributeValues: {
           ':entity': Entity.ReservedTagKeyCounter,
           ':version': next.version,
           ':latest': next,
           ':none': null,
+          ':lastWindow': after.lastWindow,
+          ...Object.fromEntries(changed.map(([start, count]) => [value(start), count])),
           ...queue.values,
           ...(head.version === 0 ? {} : { ':expected': head.version }),
-          ...(counts.delta === 0 ? {} : { ':delta': counts.delta }),
+          ...(delta === 0 ? {} : { ':delta': delta }),
         },
       },
     },
@@ -83,13 +91,13 @@ async function round(organization: string, turn: Turn, item: Item | undefined) {
 export async function commit(
   seen: SeenHead,
   change: Omit<Change, 'version' | 'at'>,
-  counts: { delta: 1 | -1 | 0; windowGoes?: boolean },
+  delta: 1 | -1 | 0,
 ): Promise<Change | typeof LOST_ROUND | typeof RETRY_NOW | Pause> {
   const turn = currentTurn();
   turn.last = undefined;
   const organization = seen.head.organization;
   if (turn.readFirst) return round(organization, turn, await getItem(keys.reservedTagKeyCounter(organization)));
-  const { change: next, write } = commitChange(seen.head, change, counts, turn);
+  const { change: next, write } = commitChange(seen.head, change, delta, turn);
   const outcome = await writeOnce(write);
   // Another Region was writing the head: nothing changed in the queue, so try again.
   if (outcome === LOST_ROUND) return LOST_ROUND;

@@ -1,5 +1,5 @@
 import { pendingChangeOf, pendingOf, readHead, writeOut, type Change, type Head } from './tag-key-log';
-import { windowOf } from './tag-key-windows';
+import { spansAfter, windowOf } from './tag-key-windows';
 import { repairing } from './write-outcome';
 import type { ReservedTagKey } from '../reserved-tag-keys/reserved-tag-key';
 
@@ -94,17 +94,14 @@ export const settle = (seen: SeenHead) =>
 
 /** The head after `change`, as the commit wrote it. */
 export function applied(head: Head, change: Change): Head {
-  const windows = new Map(head.windows);
-  const window = windowOf(change.record.createdAt);
   const delta = change.kind === 'create' ? 1 : change.kind === 'delete' ? -1 : 0;
-  const count = (windows.get(window) ?? 0) + delta;
-  if (count > 0) windows.set(window, count);
-  else windows.delete(window);
+  const { spans, lastWindow } = spansAfter(head.windows, head.lastWindow, windowOf(change.record.createdAt), delta);
   return {
     organization: head.organization,
     version: change.version,
     itemCount: head.itemCount + delta,
-    windows,
+    windows: spans,
+    lastWindow,
     latest: change,
     ...(head.latest ? { prior: head.latest } : {}),
   };

@@ -1,6 +1,5 @@
 import { getItem, type Item } from './collection';
 import { whileItsWriterMayBeAtIt } from './write-out';
-import { windowOf } from './tag-key-windows';
 import { expiring, nowSeconds } from './expiry';
 import { Entity, keys } from './keys';
 import { writeDerived, type Write } from './single-write';
@@ -54,8 +53,10 @@ export interface Head {
   organization: string;
   version: number;
   itemCount: number;
-  /** Live keys per window of creation time (tag-key-windows.ts). */
+  /** Live keys per span of creation time, by the span's first window (tag-key-windows.ts). */
   windows: Map<number, number>;
+  /** The newest window a key was counted in: a new span starts past it. */
+  lastWindow: number;
   /** The change of `version`, and the one before it. */
   latest?: Change;
   prior?: Change;
@@ -69,7 +70,8 @@ export const pendingChangeOf = (head: Head, id: string): Change | undefined =>
   pendingOf(head).findLast((change) => change.record.id === id);
 
 const WINDOW_ATTRIBUTE = /^w(\d+)$/;
-export const windowAttribute = (createdAt: string) => `w${windowOf(createdAt)}`;
+/** The head's attribute that counts the span starting at `window`. */
+export const windowAttribute = (window: number) => `w${window}`;
 
 export function headOf(organization: string, item: Item | undefined): Head {
   const windows = new Map<number, number>();
@@ -82,6 +84,8 @@ export function headOf(organization: string, item: Item | undefined): Head {
     version: (item?.version as number | undefined) ?? 0,
     itemCount: (item?.itemCount as number | undefined) ?? 0,
     windows,
+    // A head written before spans has no lastWindow: every key it counts is in a window of its own.
+    lastWindow: (item?.lastWindow as number | undefined) ?? Math.max(-1, ...windows.keys()),
     ...(item?.latest ? { latest: item.latest as Change } : {}),
     ...(item?.prior ? { prior: item.prior as Change } : {}),
   };

@@ -12,13 +12,18 @@ import {
 import type { ReservedTagKey } from '#shared/reserved-tag-keys/reserved-tag-key';
 import { randomAlphanumeric } from '#shared/ids';
 import { deleteKey } from '#shared/reserved-tag-keys/operations';
+import { windowOf } from '#shared/store/tag-key-windows';
+import { updateStoredReservedTagKey } from '#shared/store/reserved-tag-keys';
+import { recordCapacity } from '../bench/capacity';
+import { organizationState } from '../support/organization-state';
 import { roundTrips } from '../support/round-trips';
 import { written } from '../support/written';
 
 /**
- * The organization's key counter (shared/store/tag-key-commits.ts) keeps a count per 100 ms
- * creation window: it must hold only the windows of live keys, or it grows with every key ever
- * created until DynamoDB's 400 KB item limit refuses the organization's next create.
+ * The organization's key counter (shared/store/tag-key-commits.ts) keeps a count per span of
+ * creation time (shared/store/tag-key-windows.ts): it must hold only the spans of live keys, and
+ * about one per 100 keys, or it grows with every key until DynamoDB's 400 KB item limit refuses
+ * the organization's next create, and every change of a key writes it whole.
  */
 const windowsOf = async (organization: string) => {
   const { Item: counter } = await documentClient.send(
@@ -120,5 +125,75 @@ describe('the key counter', () => {
     }
     expect(await windowsOf(organization)).toBe(0);
     expect(await listReservedTagKeys(organization, { offset: 0, limit: 20 })).toEqual({ items: [], totalCount: 0 });
+  });
+
+  it('counts keys created in windows far apart in one span: the head stays small, and a create writes 1 unit on it', async () => {
+    const organization = newOrganization();
+    const created: ReservedTagKey[] = [];
+    for (let i = 0; i < 12; i++) {
+      created.push(written(await insertReservedTagKey(organization, { key: `apart-${i}`, disableOverrides: false })));
+      await pause(110); // the next key in another window
+    }
+    expect(new Set(created.map((key) => windowOf(key.createdAt))).size).toBe(12);
+    expect(await windowsOf(organization)).toBe(1);
+    const { capacity } = await recordCapacity(() =>
+      insertReservedTagKey(organization, { key: 'apart-last', disableOverrides: false }),
+    );
+    expect(capacity.perCall.find((call) => call.command === 'UpdateItem')?.write).toBe(1);
+    expect((await organizationState(organization)).problems).toEqual([]);
+  });
+
+  it('merges the spans of a head written before spans (a window per key) as its next commits go; pages stay right', async () => {
+    const organization = newOrganization();
+    const created: ReservedTagKey[] = [];
+    for (let i = 0; i < 30; i++) {
+      created.push(written(await insertReservedTagKey(organization, { key: `old-${i}`, disableOverrides: false })));
+      await pause(110);
+    }
+    // The head as the store before spans left it: a count per window of a live key, no lastWindow,
+    // and a commit on it this process has not seen (a no-op update of the last key, as yet unwritten).
+    const head = keys.reservedTagKeyCounter(organization);
+    const { Item: before } = await documentClient.send(new GetCommand({ TableName: tableName(), Key: head }));
+    const spanNames = Object.keys(before!).filter((name) => /^w\d+$/.test(name));
+    const windows = created.map((key) => `w${windowOf(key.createdAt)}`);
+    const removed = spanNames.filter((name) => !windows.includes(name));
+    const version = before!.version as number;
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: head,
+        UpdateExpression: `SET version = :next, #prior = latest, latest = :change, ${windows.map((_, i) => `#n${i} = :one`).join(', ')} REMOVE lastWindow${removed.map((name) => `, ${name}`).join('')}`,
+        ConditionExpression: 'version = :version',
+        ExpressionAttributeNames: {
+          '#prior': 'prior',
+          ...Object.fromEntries(windows.map((name, i) => [`#n${i}`, name])),
+        },
+        ExpressionAttributeValues: {
+          ':one': 1,
+          ':version': version,
+          ':next': version + 1,
+          ':change': { version: version + 1, at: Date.now(), kind: 'update', record: created.at(-1) },
+        },
+      }),
+    );
+    expect(await windowsOf(organization)).toBe(30);
+    const everyPage = async () => {
+      const ids: string[] = [];
+      for (let offset = 0; offset < 35; offset += 7)
+        ids.push(...(await listReservedTagKeys(organization, { offset, limit: 7 })).items.map((key) => key.id));
+      return ids;
+    };
+    const order = created.map((key) => key.id);
+    expect(await everyPage()).toEqual(order);
+    expect((await organizationState(organization)).problems).toEqual([]);
+    // Each commit merges up to 20 spans, never into the newest: an update (after a refusal: this
+    // process knew an older head), then a create, which the newest span takes.
+    written(await updateStoredReservedTagKey(created[0]!, { disableOverrides: true }));
+    expect(await windowsOf(organization)).toBe(10);
+    expect(await everyPage()).toEqual(order);
+    const late = written(await insertReservedTagKey(organization, { key: 'new', disableOverrides: false }));
+    expect(await windowsOf(organization)).toBe(2);
+    expect(await everyPage()).toEqual([...order, late.id]);
+    expect((await organizationState(organization)).problems).toEqual([]);
   });
 });

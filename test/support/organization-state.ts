@@ -1,6 +1,7 @@
 import { getItem, queryPrefix, type Item } from '#shared/store/collection';
 import { keys, organizationPartition } from '#shared/store/keys';
-import { WINDOW_MS } from '#shared/store/reserved-tag-keys';
+import { headOf } from '#shared/store/tag-key-log';
+import { spanOf, WINDOW_CAPACITY, windowOf } from '#shared/store/tag-key-windows';
 import type { ReservedTagKey } from '#shared/reserved-tag-keys/reserved-tag-key';
 
 /** The record a key's items hold, and the version of the change that wrote it. */
@@ -11,7 +12,7 @@ const recordOf = (item: Item) => {
 
 /**
  * An organization's reserved tag keys as stored, and every way the items disagree: the head's
- * count and windows, each live key's copy by id and its name guard. After any race whose writers
+ * count and spans of creation time, each live key's copy by id and its name guard. After any race whose writers
  * all finished, a serial order of the requests leaves `problems` empty. (Tombstones of deleted keys
  * are not keys.)
  */
@@ -26,10 +27,13 @@ export async function organizationState(organization: string): Promise<{ keys: R
   if (((counter?.itemCount as number | undefined) ?? 0) !== members.length) {
     problems.push(`counter says ${String(counter?.itemCount)} keys, ${members.length} stored`);
   }
-  const windows = new Map<string, number>();
+  const head = headOf(organization, counter);
+  const counted = new Map<number | undefined, number>();
   for (const member of members) {
-    const window = `w${Math.floor(Date.parse(member.createdAt) / WINDOW_MS)}`;
-    windows.set(window, (windows.get(window) ?? 0) + 1);
+    const window = windowOf(member.createdAt);
+    const span = spanOf(head.windows, window);
+    counted.set(span, (counted.get(span) ?? 0) + 1);
+    if (window > head.lastWindow) problems.push(`key ${member.id} is past the last window counted`);
     const copy = await getItem(keys.reservedTagKeyById(member.id));
     if (!copy || copy.deleted || JSON.stringify(recordOf(copy)) !== JSON.stringify(recordOf(member))) {
       problems.push(`key ${member.id} (${member.key}): its copy by id differs`);
@@ -41,13 +45,12 @@ export async function organizationState(organization: string): Promise<{ keys: R
   for (const guard of guards) {
     if (!members.some((m) => m.id === guard.id)) problems.push(`guard ${String(guard.SK)} points to no key`);
   }
-  for (const [name, count] of Object.entries(counter ?? {})) {
-    if (/^w\d+$/.test(name) && windows.get(name) !== count)
-      problems.push(`window ${name} counts ${String(count)}, holds ${windows.get(name) ?? 0}`);
+  for (const [span, count] of head.windows) {
+    if (counted.get(span) !== count) problems.push(`span w${span} counts ${count}, holds ${counted.get(span) ?? 0}`);
+    if (count > WINDOW_CAPACITY) problems.push(`span w${span} counts ${count}, over ${WINDOW_CAPACITY}`);
   }
-  for (const [window, count] of windows) {
-    if (counter?.[window] !== count)
-      problems.push(`window ${window} holds ${count}, counter says ${String(counter?.[window])}`);
+  for (const [span, count] of counted) {
+    if (span === undefined || !head.windows.has(span)) problems.push(`${count} keys are in no span the head counts`);
   }
   return {
     keys: members.map((member) => {
