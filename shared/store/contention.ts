@@ -117,6 +117,12 @@ export async function whileContended<T>(
     if (outer || wait.lost === 0) return;
     countContention(hotSpot, { attempts: attempts(gaveUp), waitedMs: Date.now() - wait.started, gaveUp });
   };
+  /** Gives up before an attempt that could not end by the deadline: the writers behind it need not wait out its turn. */
+  const giveUp = async (now: number) => {
+    finish(true);
+    if (!outer && wait.turn) await leaveQueue(wait.turn);
+    return new Contended(hotSpot, where, attempts(true), now - wait.started);
+  };
   for (let lostHere = 1; ; lostHere++) {
     const attemptStarted = Date.now();
     let outcome: T | typeof LOST_ROUND | typeof RETRY_NOW | Pause;
@@ -139,12 +145,13 @@ export async function whileContended<T>(
     const urgency = Math.min(1, (now - wait.started) / patience);
     const pause =
       outcome instanceof Pause ? outcome.ms : outcome === RETRY_NOW ? 0 : Math.random() * window * (1 - urgency / 2);
-    if (now + pause + attemptMaxMs > deadline) {
-      finish(true);
-      if (!outer && wait.turn) await leaveQueue(wait.turn);
-      throw new Contended(hotSpot, where, attempts(true), now - wait.started);
-    }
+    if (now + pause + attemptMaxMs > deadline) throw await giveUp(now);
     // No timer for a retry that goes at once: one of 0 ms still waits a millisecond or more.
-    if (pause > 0) await sleep(pause);
+    if (pause > 0) {
+      await sleep(pause);
+      // A busy event loop fires a timer late: the next attempt still needs its room.
+      const woke = Date.now();
+      if (woke + attemptMaxMs > deadline) throw await giveUp(woke);
+    }
   }
 }

@@ -23,6 +23,25 @@ describe('whileContended', () => {
     expect(Date.now()).toBeLessThan(deadline - ROOM_MS + 200); // + a loaded event loop's delay
   });
 
+  it('gives up instead of starting an attempt that a late timer left without its room', async () => {
+    const deadline = Date.now() + ROOM_MS + 300;
+    const attemptStarts: number[] = [];
+    const outcome = withStoreDeadline(deadline, () =>
+      whileContended('run', { runId: 'run-x' }, async () => {
+        attemptStarts.push(Date.now());
+        // While this attempt's pause runs, the event loop is busy past the last moment an attempt
+        // may start (a loaded machine): its timer fires late.
+        if (attemptStarts.length === 1)
+          setImmediate(() => {
+            while (Date.now() <= deadline - ROOM_MS + 50);
+          });
+        return LOST_ROUND;
+      }),
+    );
+    await expect(outcome).rejects.toBeInstanceOf(Contended);
+    expect(attemptStarts).toHaveLength(1);
+  });
+
   it('returns the first attempt that did not lose, after as many rounds as it took', async () => {
     let attempts = 0;
     const outcome = await whileContended('organization', { organization: 'acme' }, async () =>
