@@ -29,7 +29,7 @@ import { newId, now } from '../ids';
  * organization's collection (what lists read, ordered by creation time, then id), a copy keyed by
  * id (what PATCH and DELETE find it by) and a guard item per lower-cased name (what makes names
  * unique, tag-key-names.ts). Every change commits on the organization's head (tag-key-commits.ts)
- * and is written out after it (tag-key-log.ts); pages skip by windows of creation time
+ * and is written out after it (tag-key-log.ts); pages skip by spans of creation time
  * (tag-key-windows.ts) and past tombstones (tag-key-pages.ts).
  */
 
@@ -214,7 +214,7 @@ function createKey(
     if (seen.head.itemCount >= KEYS_PER_ORGANIZATION) return (await stillAt(seen)) ? ('full' as const) : RETRY_NOW;
     if ((await settled) === 'wait') return LOST_ROUND;
     const createdAt = now();
-    if (placeOf(seen.head.windows, seen.head.lastWindow, windowOf(createdAt)) === 'wait') {
+    if (placeOf(seen.head.spans, seen.head.lastWindow, windowOf(createdAt)) === 'wait') {
       // Until past the last window counted (the next one, but for a writer whose clock is behind).
       await sleep(Math.min(WINDOW_MS, (seen.head.lastWindow + 1) * WINDOW_MS - Date.now()));
       return RETRY_NOW;

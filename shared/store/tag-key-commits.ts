@@ -2,8 +2,8 @@ import { getItem, type Item } from './collection';
 import { currentTurn, LOST_ROUND, Pause, RETRY_NOW } from './contention';
 import { Entity, keys } from './keys';
 import { isRefused, writeOnce } from './single-write';
-import { applied, noteRead, remember, type SeenHead } from './tag-key-heads';
-import { applyChange, headOf, windowAttribute, type Change, type Head } from './tag-key-log';
+import { noteRead, remember, type SeenHead } from './tag-key-heads';
+import { applyChange, headOf, spanAttribute, type Change, type Head } from './tag-key-log';
 import { spansAfter, windowOf } from './tag-key-windows';
 import { queuedCommit, stepAfter, type QueueOf, type Turn } from './turn-queue';
 import { afterCommit } from './write-outcome';
@@ -16,21 +16,30 @@ import { afterCommit } from './write-outcome';
  * attempt; the writers of a busy organization take turns in the head's queue (turn-queue.ts).
  */
 
-/** The change that moves the head from `head` to the next version, and how the counts move. */
+/** The change that moves the head from `head` to the next version, its write, and the head as that write leaves it. */
 export function commitChange(head: Head, change: Omit<Change, 'version' | 'at'>, delta: 1 | -1 | 0, turn: Turn) {
   const next: Change = { ...change, version: head.version + 1, at: Date.now() };
   const queue = queuedCommit(turn);
   // The spans as they are after the change, set whole: the commit is at the head's version.
-  const after = spansAfter(head.windows, head.lastWindow, windowOf(change.record.createdAt), delta);
-  const changed = [...after.spans].filter(([start, count]) => head.windows.get(start) !== count);
-  const gone = [...head.windows.keys()].filter((start) => !after.spans.has(start));
-  const name = (start: number) => `#${windowAttribute(start)}`;
-  const value = (start: number) => `:${windowAttribute(start)}`;
+  const after = spansAfter(head.spans, head.lastWindow, windowOf(change.record.createdAt), delta);
+  const changed = [...after.spans].filter(([start, count]) => head.spans.get(start) !== count);
+  const gone = [...head.spans.keys()].filter((start) => !after.spans.has(start));
+  const name = (start: number) => `#${spanAttribute(start)}`;
+  const value = (start: number) => `:${spanAttribute(start)}`;
   const spans = changed.map(([start]) => `, ${name(start)} = ${value(start)}`).join('');
   const removed = gone.length === 0 ? '' : ` REMOVE ${gone.map(name).join(', ')}`;
   const counted = delta === 0 ? '' : ' ADD itemCount :delta';
+  const headAfter: Head = {
+    organization: head.organization,
+    version: next.version,
+    itemCount: head.itemCount + delta,
+    ...after,
+    latest: next,
+    ...(head.latest ? { prior: head.latest } : {}),
+  };
   return {
     change: next,
+    head: headAfter,
     write: {
       Update: {
         Key: keys.reservedTagKeyCounter(head.organization),
@@ -40,7 +49,7 @@ export function commitChange(head: Head, change: Omit<Change, 'version' | 'at'>,
         ExpressionAttributeNames: {
           '#prior': 'prior', // a reserved word
           ...Object.fromEntries(
-            [...changed.map(([start]) => start), ...gone].map((start) => [name(start), windowAttribute(start)]),
+            [...changed.map(([start]) => start), ...gone].map((start) => [name(start), spanAttribute(start)]),
           ),
         },
         ExpressionAttributeValues: {
@@ -97,7 +106,7 @@ export async function commit(
   turn.last = undefined;
   const organization = seen.head.organization;
   if (turn.readFirst) return round(organization, turn, await getItem(keys.reservedTagKeyCounter(organization)));
-  const { change: next, write } = commitChange(seen.head, change, delta, turn);
+  const { change: next, head: committedHead, write } = commitChange(seen.head, change, delta, turn);
   const outcome = await writeOnce(write);
   // Another Region was writing the head: nothing changed in the queue, so try again.
   if (outcome === LOST_ROUND) return LOST_ROUND;
@@ -107,7 +116,7 @@ export async function commit(
     await applyChange(next);
     return next;
   });
-  const now = remember(applied(seen.head, next), seen.appliedVersion, [next.version]);
+  const now = remember(committedHead, seen.appliedVersion, [next.version]);
   // The key as this change left it is the key at the head just remembered, unless a later commit of this process came first.
   if (now.head.version === next.version) noteRead(committed.record, committed.version);
   return committed;

@@ -1,5 +1,4 @@
-import { pendingChangeOf, pendingOf, readHead, writeOut, type Change, type Head } from './tag-key-log';
-import { spansAfter, windowOf } from './tag-key-windows';
+import { pendingChangeOf, pendingOf, readHead, writeOut, type Head } from './tag-key-log';
 import { repairing } from './write-outcome';
 import type { ReservedTagKey } from '../reserved-tag-keys/reserved-tag-key';
 
@@ -91,18 +90,3 @@ export const settle = (seen: SeenHead) =>
     remember(seen.head, prior.version);
     return true;
   });
-
-/** The head after `change`, as the commit wrote it. */
-export function applied(head: Head, change: Change): Head {
-  const delta = change.kind === 'create' ? 1 : change.kind === 'delete' ? -1 : 0;
-  const { spans, lastWindow } = spansAfter(head.windows, head.lastWindow, windowOf(change.record.createdAt), delta);
-  return {
-    organization: head.organization,
-    version: change.version,
-    itemCount: head.itemCount + delta,
-    windows: spans,
-    lastWindow,
-    latest: change,
-    ...(head.latest ? { prior: head.latest } : {}),
-  };
-}

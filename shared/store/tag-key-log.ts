@@ -54,7 +54,7 @@ export interface Head {
   version: number;
   itemCount: number;
   /** Live keys per span of creation time, by the span's first window (tag-key-windows.ts). */
-  windows: Map<number, number>;
+  spans: Map<number, number>;
   /** The newest window a key was counted in: a new span starts past it. */
   lastWindow: number;
   /** The change of `version`, and the one before it. */
@@ -69,23 +69,23 @@ export const pendingOf = (head: Head): Change[] => [head.prior, head.latest].fil
 export const pendingChangeOf = (head: Head, id: string): Change | undefined =>
   pendingOf(head).findLast((change) => change.record.id === id);
 
-const WINDOW_ATTRIBUTE = /^w(\d+)$/;
+const SPAN_ATTRIBUTE = /^w(\d+)$/;
 /** The head's attribute that counts the span starting at `window`. */
-export const windowAttribute = (window: number) => `w${window}`;
+export const spanAttribute = (window: number) => `w${window}`;
 
 export function headOf(organization: string, item: Item | undefined): Head {
-  const windows = new Map<number, number>();
+  const spans = new Map<number, number>();
   for (const [name, count] of Object.entries(item ?? {})) {
-    const window = WINDOW_ATTRIBUTE.exec(name)?.[1];
-    if (window !== undefined && Number(count) > 0) windows.set(Number(window), Number(count));
+    const start = SPAN_ATTRIBUTE.exec(name)?.[1];
+    if (start !== undefined && Number(count) > 0) spans.set(Number(start), Number(count));
   }
   return {
     organization,
     version: (item?.version as number | undefined) ?? 0,
     itemCount: (item?.itemCount as number | undefined) ?? 0,
-    windows,
+    spans,
     // A head written before spans has no lastWindow: every key it counts is in a window of its own.
-    lastWindow: (item?.lastWindow as number | undefined) ?? Math.max(-1, ...windows.keys()),
+    lastWindow: (item?.lastWindow as number | undefined) ?? Math.max(-1, ...spans.keys()),
     ...(item?.latest ? { latest: item.latest as Change } : {}),
     ...(item?.prior ? { prior: item.prior as Change } : {}),
   };

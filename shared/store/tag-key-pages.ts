@@ -10,7 +10,7 @@ import { repairing } from './write-outcome';
 import type { ReservedTagKey } from '../reserved-tag-keys/reserved-tag-key';
 
 /**
- * Pages of an organization's reserved tag keys. A page after the first starts at the window of
+ * Pages of an organization's reserved tag keys. A page after the first starts at the span of
  * creation time it begins in (tag-key-windows.ts); a deleted key's member stays a while as a
  * tombstone, so a page reads on past tombstones, and removes those whose expiry has passed.
  */
@@ -18,7 +18,7 @@ import type { ReservedTagKey } from '../reserved-tag-keys/reserved-tag-key';
 /**
  * A range of the organization's live keys, oldest first, with their total. The first page is one
  * Query (the head sorts first in the collection); a later one reads the head, then the range from
- * the start of the window it begins in. Tombstones of recent deletes are skipped (reading on past
+ * the start of the span it begins in. Tombstones of recent deletes are skipped (reading on past
  * them). A page that would show a change the head holds before it is written out writes it first,
  * then reads again.
  */
@@ -41,7 +41,7 @@ async function listKeys(organization: string, range: Range, rewritten: boolean):
     read = await readLive(collection.PK, first, 1 + range.limit - (counterItem ? 1 : 0), end, range.limit);
   } else {
     head = await readHead(organization);
-    const start = range.offset < head.itemCount ? startOf(head.windows, range.offset) : undefined;
+    const start = range.offset < head.itemCount ? startOf(head.spans, range.offset) : undefined;
     if (!start) return { items: [], totalCount: head.itemCount };
     from = keys.reservedTagKey(organization, new Date(start.window * WINDOW_MS).toISOString(), '').SK;
     skip = start.skip;

@@ -11,9 +11,9 @@ import { keyDocument } from '../support/documents';
 
 /**
  * An organization holds at most KEYS_PER_ORGANIZATION live keys. Every change of a key writes the
- * organization's head whole, and the head grows with every live key (a count per creation window),
- * so without a limit a create past about 29,000 keys met DynamoDB's 400 KB item limit and answered
- * 500. Through the real handlers over DynamoDB Local; the head is given the count of a full
+ * organization's head whole, and the head grows with its live keys (a count per span of creation
+ * time; before spans, one per key, and a create past about 29,000 keys met DynamoDB's 400 KB item
+ * limit and answered 500). Through the real handlers over DynamoDB Local; the head is given the count of a full
  * organization directly, as creating 10,000 keys would take minutes.
  */
 const organization = () => `limit-${randomAlphanumeric(8).toLowerCase()}`;
@@ -76,7 +76,7 @@ describe(`an organization with ${KEYS_PER_ORGANIZATION.toLocaleString('en')} res
     expect([refused.status, refused.json]).toEqual([422, full]);
     const keyed = await create('keyed', { 'Idempotency-Key': 'limit-keyed' });
     expect([keyed.status, keyed.json]).toEqual([422, full]);
-    expect(await headOf(org)).toEqual(before); // no commit: the same version, count and windows
+    expect(await headOf(org)).toEqual(before); // no commit: the same version, count and spans
     expect((await list()).json.data.map((k: { id: string }) => k.id)).toEqual([first.json.data.id]);
 
     // A delete makes room; the keyed create, retried, creates its key (its refusal kept no receipt).

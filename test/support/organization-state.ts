@@ -12,9 +12,9 @@ const recordOf = (item: Item) => {
 
 /**
  * An organization's reserved tag keys as stored, and every way the items disagree: the head's
- * count and spans of creation time, each live key's copy by id and its name guard. After any race whose writers
- * all finished, a serial order of the requests leaves `problems` empty. (Tombstones of deleted keys
- * are not keys.)
+ * count and spans of creation time, each live key's copy by id and its name guard. After any race
+ * whose writers all finished, a serial order of the requests leaves `problems` empty. (Tombstones
+ * of deleted keys are not keys.)
  */
 export async function organizationState(organization: string): Promise<{ keys: ReservedTagKey[]; problems: string[] }> {
   const partition = await queryPrefix({ PK: organizationPartition(organization), SKPrefix: 'TAG' });
@@ -31,7 +31,7 @@ export async function organizationState(organization: string): Promise<{ keys: R
   const counted = new Map<number | undefined, number>();
   for (const member of members) {
     const window = windowOf(member.createdAt);
-    const span = spanOf(head.windows, window);
+    const span = spanOf(head.spans, window);
     counted.set(span, (counted.get(span) ?? 0) + 1);
     if (window > head.lastWindow) problems.push(`key ${member.id} is past the last window counted`);
     const copy = await getItem(keys.reservedTagKeyById(member.id));
@@ -45,12 +45,12 @@ export async function organizationState(organization: string): Promise<{ keys: R
   for (const guard of guards) {
     if (!members.some((m) => m.id === guard.id)) problems.push(`guard ${String(guard.SK)} points to no key`);
   }
-  for (const [span, count] of head.windows) {
+  for (const [span, count] of head.spans) {
     if (counted.get(span) !== count) problems.push(`span w${span} counts ${count}, holds ${counted.get(span) ?? 0}`);
     if (count > WINDOW_CAPACITY) problems.push(`span w${span} counts ${count}, over ${WINDOW_CAPACITY}`);
   }
   for (const [span, count] of counted) {
-    if (span === undefined || !head.windows.has(span)) problems.push(`${count} keys are in no span the head counts`);
+    if (span === undefined || !head.spans.has(span)) problems.push(`${count} keys are in no span the head counts`);
   }
   return {
     keys: members.map((member) => {
